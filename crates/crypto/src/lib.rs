@@ -1,0 +1,1 @@
+//! Payload ciphers (placeholder until the cipher-suite work lands).

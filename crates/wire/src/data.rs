@@ -1,0 +1,405 @@
+//! Data packets: the owned [`Data`] for building and full decoding, and the checked
+//! [`DataView`] for the forwarding path (name, freshness, implicit digest, no copies).
+//!
+//= https://docs.named-data.net/NDN-packet-spec/0.3/data.html
+//# Data = DATA-TYPE TLV-LENGTH Name [MetaInfo] [Content] DataSignature
+
+use core::ops::Range;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use sha2::{Digest, Sha256};
+
+use crate::error::{DecodeError, ErrorKind};
+use crate::name::{Component, Name};
+use crate::signature::{slice_abs, SignError, SignatureInfo, Signer, Verifier, VerifyError};
+use crate::tlv::{self, types, Element, Reader};
+
+/// ContentType values.
+pub mod content_type {
+    /// BLOB: the payload.
+    pub const BLOB: u64 = 0;
+    /// LINK: a list of delegation names.
+    pub const LINK: u64 = 1;
+    /// KEY: a public key or certificate.
+    pub const KEY: u64 = 2;
+    /// NACK: an application-level negative answer.
+    pub const NACK: u64 = 3;
+    /// PREFIX_ANN: a prefix announcement.
+    pub const PREFIX_ANN: u64 = 5;
+}
+
+/// MetaInfo.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MetaInfo {
+    /// ContentType; absent means BLOB.
+    pub content_type: Option<u64>,
+    /// FreshnessPeriod in milliseconds; absent means 0 (never fresh).
+    pub freshness_period: Option<u64>,
+    /// FinalBlockId: the last component of the last segment's name.
+    pub final_block_id: Option<Component>,
+}
+
+/// A Data packet with every field, owned.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Data {
+    /// Name.
+    pub name: Name,
+    /// MetaInfo; `None` when the element is absent.
+    pub meta_info: Option<MetaInfo>,
+    /// Content; `None` when the element is absent (distinct from empty).
+    pub content: Option<Bytes>,
+    /// SignatureInfo.
+    pub signature_info: SignatureInfo,
+    /// SignatureValue.
+    pub signature_value: Bytes,
+}
+
+/// Positions of every field of a Data, found in one checked pass.
+struct Fields {
+    name: Name,
+    content_type: Option<u64>,
+    freshness_period: Option<u64>,
+    final_block_id: Option<Range<usize>>,
+    has_meta_info: bool,
+    content: Option<Range<usize>>,
+    signature_info: Range<usize>,
+    signature_value: Range<usize>,
+    /// First byte of Name to last byte of SignatureInfo.
+    signed: Range<usize>,
+}
+
+fn rank(typ: u32) -> u8 {
+    match typ {
+        types::NAME => 1,
+        types::META_INFO => 2,
+        types::CONTENT => 3,
+        types::SIGNATURE_INFO => 4,
+        types::SIGNATURE_VALUE => 5,
+        _ => 0,
+    }
+}
+
+impl Fields {
+    fn parse(wire: &Bytes) -> Result<Self, DecodeError> {
+        if wire.len() > tlv::MAX_PACKET_SIZE {
+            return Err(DecodeError::in_element(ErrorKind::TooLarge, 0, types::DATA));
+        }
+        let top = tlv::read_single(wire)?;
+        if top.typ != types::DATA {
+            return Err(
+                top.error(ErrorKind::UnexpectedType { expected: types::DATA, found: top.typ })
+            );
+        }
+        let mut r = top.children();
+        let name_el = r.expect(types::NAME).map_err(|e| e.within(types::DATA))?;
+        let mut f = Fields {
+            name: Name::from_value(wire.slice(name_el.value_range()), name_el.value_start)?,
+            content_type: None,
+            freshness_period: None,
+            final_block_id: None,
+            has_meta_info: false,
+            content: None,
+            signature_info: 0..0,
+            signature_value: 0..0,
+            signed: name_el.start..name_el.start,
+        };
+        let mut last = 1;
+        while let Some(e) = r.read()? {
+            let rk = rank(e.typ);
+            if rk == 0 {
+                tlv::skip_unrecognized(&e)?;
+                continue;
+            }
+            if rk <= last {
+                return Err(e.error(ErrorKind::OutOfOrder { typ: e.typ }));
+            }
+            last = rk;
+            match e.typ {
+                types::META_INFO => f.parse_meta_info(&e)?,
+                types::CONTENT => f.content = Some(e.value_range()),
+                types::SIGNATURE_INFO => {
+                    // Check it now so that accessors cannot fail later.
+                    SignatureInfo::decode(&e, wire)?;
+                    f.signature_info = e.range();
+                    f.signed.end = e.end();
+                }
+                _ => f.signature_value = e.value_range(),
+            }
+        }
+        if last < 4 {
+            return Err(DecodeError::in_element(
+                ErrorKind::Missing { typ: types::SIGNATURE_INFO },
+                r.offset(),
+                types::DATA,
+            ));
+        }
+        if last < 5 {
+            return Err(DecodeError::in_element(
+                ErrorKind::Missing { typ: types::SIGNATURE_VALUE },
+                r.offset(),
+                types::DATA,
+            ));
+        }
+        Ok(f)
+    }
+
+    fn parse_meta_info(&mut self, e: &Element<'_>) -> Result<(), DecodeError> {
+        self.has_meta_info = true;
+        let mut r = e.children();
+        let mut last = 0;
+        let mrank = |typ| match typ {
+            types::CONTENT_TYPE => 1,
+            types::FRESHNESS_PERIOD => 2,
+            types::FINAL_BLOCK_ID => 3,
+            _ => 0,
+        };
+        while let Some(m) = r.read()? {
+            let rk = mrank(m.typ);
+            if rk == 0 {
+                tlv::skip_unrecognized(&m)?;
+                continue;
+            }
+            if rk <= last {
+                return Err(m.error(ErrorKind::OutOfOrder { typ: m.typ }));
+            }
+            last = rk;
+            match m.typ {
+                types::CONTENT_TYPE => self.content_type = Some(m.nni()?),
+                types::FRESHNESS_PERIOD => self.freshness_period = Some(m.nni()?),
+                _ => {
+                    let c = tlv::read_single(m.value).map_err(|err| err.shifted(m.value_start))?;
+                    if !(1..=0xffff).contains(&c.typ) {
+                        return Err(m.error(ErrorKind::InvalidValue("FinalBlockId component type")));
+                    }
+                    self.final_block_id = Some(m.value_range());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn component_at(wire: &Bytes, range: Range<usize>) -> Option<Component> {
+    let bytes = wire.get(range.clone())?;
+    let c = tlv::read_single(bytes).ok()?;
+    Some(Component { typ: c.typ, value: wire.slice(range.start + (c.value_start)..range.end) })
+}
+
+impl Data {
+    /// A Data named `name` with `content`, no MetaInfo, and an empty DigestSha256 signature
+    /// slot (call [`Data::sign`] before sending).
+    pub fn new(name: Name, content: impl Into<Bytes>) -> Self {
+        Self { name, content: Some(content.into()), ..Self::default() }
+    }
+
+    /// Decodes and checks a Data packet.
+    ///
+    /// # Errors
+    /// Any malformed or misplaced element, missing SignatureInfo or SignatureValue.
+    pub fn decode(wire: &Bytes) -> Result<Self, DecodeError> {
+        let f = Fields::parse(wire)?;
+        let si_bytes = wire.get(f.signature_info.clone()).unwrap_or_default();
+        let si_el = Reader::with_base(si_bytes, f.signature_info.start).read_element()?;
+        let meta_info = f.has_meta_info.then(|| MetaInfo {
+            content_type: f.content_type,
+            freshness_period: f.freshness_period,
+            final_block_id: f.final_block_id.clone().and_then(|r| component_at(wire, r)),
+        });
+        Ok(Self {
+            meta_info,
+            content: f.content.clone().map(|r| slice_abs(wire, r, 0)).transpose()?,
+            signature_info: SignatureInfo::decode(&si_el, wire)?,
+            signature_value: slice_abs(wire, f.signature_value.clone(), 0)?,
+            name: f.name,
+        })
+    }
+
+    fn meta_info_len(m: &MetaInfo) -> usize {
+        let mut n = 0;
+        if let Some(t) = m.content_type {
+            n += tlv::nni_tlv_len(types::CONTENT_TYPE, t);
+        }
+        if let Some(p) = m.freshness_period {
+            n += tlv::nni_tlv_len(types::FRESHNESS_PERIOD, p);
+        }
+        if let Some(c) = &m.final_block_id {
+            n += tlv::tlv_len(types::FINAL_BLOCK_ID, tlv::tlv_len(c.typ, c.value.len()));
+        }
+        n
+    }
+
+    /// Size of the signed portion (Name through SignatureInfo).
+    fn signed_len(&self) -> usize {
+        let mut n = self.name.encoded_len();
+        if let Some(m) = &self.meta_info {
+            n += tlv::tlv_len(types::META_INFO, Self::meta_info_len(m));
+        }
+        if let Some(c) = &self.content {
+            n += tlv::tlv_len(types::CONTENT, c.len());
+        }
+        n + self.signature_info.encoded_len(types::SIGNATURE_INFO)
+    }
+
+    fn encode_signed_portion(&self, buf: &mut impl BufMut) {
+        self.name.encode(buf);
+        if let Some(m) = &self.meta_info {
+            tlv::put_header(buf, types::META_INFO, Self::meta_info_len(m));
+            if let Some(t) = m.content_type {
+                tlv::put_nni_tlv(buf, types::CONTENT_TYPE, t);
+            }
+            if let Some(p) = m.freshness_period {
+                tlv::put_nni_tlv(buf, types::FRESHNESS_PERIOD, p);
+            }
+            if let Some(c) = &m.final_block_id {
+                tlv::put_header(buf, types::FINAL_BLOCK_ID, tlv::tlv_len(c.typ, c.value.len()));
+                tlv::put_tlv(buf, c.typ, &c.value);
+            }
+        }
+        if let Some(c) = &self.content {
+            tlv::put_tlv(buf, types::CONTENT, c);
+        }
+        self.signature_info.encode(types::SIGNATURE_INFO, buf);
+    }
+
+    /// Encodes the packet with its current SignatureInfo and SignatureValue.
+    pub fn encode(&self) -> Bytes {
+        let body = self.signed_len() + tlv::tlv_len(types::SIGNATURE_VALUE, self.signature_value.len());
+        let mut buf = BytesMut::with_capacity(tlv::tlv_len(types::DATA, body));
+        tlv::put_header(&mut buf, types::DATA, body);
+        self.encode_signed_portion(&mut buf);
+        tlv::put_tlv(&mut buf, types::SIGNATURE_VALUE, &self.signature_value);
+        buf.freeze()
+    }
+
+    /// Signs the packet: sets SignatureType and KeyLocator from `signer` (keeping any other
+    /// SignatureInfo fields) and computes SignatureValue over Name through SignatureInfo.
+    ///
+    /// # Errors
+    /// [`SignError`] from the signer.
+    pub fn sign(&mut self, signer: &dyn Signer) -> Result<(), SignError> {
+        self.signature_info.signature_type = signer.signature_type();
+        self.signature_info.key_locator = signer.key_locator();
+        let mut portion = Vec::with_capacity(self.signed_len());
+        self.encode_signed_portion(&mut portion);
+        self.signature_value = Bytes::from(signer.sign(&[&portion])?);
+        Ok(())
+    }
+
+    /// Verifies the SignatureValue with `verifier`.
+    ///
+    /// # Errors
+    /// The verifier's error.
+    pub fn verify(&self, verifier: &dyn Verifier) -> Result<(), VerifyError> {
+        let mut portion = Vec::with_capacity(self.signed_len());
+        self.encode_signed_portion(&mut portion);
+        verifier.verify(self.signature_info.signature_type, &[&portion], &self.signature_value)
+    }
+
+    /// FreshnessPeriod in milliseconds (0 when absent).
+    pub fn freshness_period(&self) -> u64 {
+        self.meta_info.as_ref().and_then(|m| m.freshness_period).unwrap_or(0)
+    }
+}
+
+/// A checked, zero-copy view of a Data packet for the forwarding path.
+#[derive(Clone, Debug)]
+pub struct DataView {
+    wire: Bytes,
+    name: Name,
+    content_type: Option<u64>,
+    freshness_period: Option<u64>,
+    final_block_id: Option<Range<usize>>,
+    content: Option<Range<usize>>,
+    signature_info: Range<usize>,
+    signature_value: Range<usize>,
+    signed: Range<usize>,
+}
+
+impl DataView {
+    /// Checks `wire` (one whole Data TLV) and records where its fields are.
+    ///
+    /// # Errors
+    /// As [`Data::decode`].
+    pub fn new_checked(wire: Bytes) -> Result<Self, DecodeError> {
+        let f = Fields::parse(&wire)?;
+        Ok(Self {
+            name: f.name,
+            content_type: f.content_type,
+            freshness_period: f.freshness_period,
+            final_block_id: f.final_block_id,
+            content: f.content,
+            signature_info: f.signature_info,
+            signature_value: f.signature_value,
+            signed: f.signed,
+            wire,
+        })
+    }
+
+    /// The whole Data TLV.
+    pub fn wire(&self) -> &Bytes {
+        &self.wire
+    }
+
+    /// The Name.
+    pub fn name(&self) -> &Name {
+        &self.name
+    }
+
+    /// ContentType (BLOB when absent).
+    pub fn content_type(&self) -> u64 {
+        self.content_type.unwrap_or(content_type::BLOB)
+    }
+
+    /// FreshnessPeriod in milliseconds (0, never fresh, when absent).
+    pub fn freshness_period_ms(&self) -> u64 {
+        self.freshness_period.unwrap_or(0)
+    }
+
+    /// FinalBlockId, if present.
+    pub fn final_block_id(&self) -> Option<Component> {
+        self.final_block_id.clone().and_then(|r| component_at(&self.wire, r))
+    }
+
+    /// Content bytes (empty when absent), shared with the packet.
+    pub fn content(&self) -> Bytes {
+        self.content.clone().map(|r| self.wire.slice(r)).unwrap_or_default()
+    }
+
+    /// Range of the Content TLV-VALUE in [`DataView::wire`], when present.
+    pub fn content_range(&self) -> Option<Range<usize>> {
+        self.content.clone()
+    }
+
+    /// The SignatureInfo.
+    pub fn signature_info(&self) -> SignatureInfo {
+        let bytes = self.wire.get(self.signature_info.clone()).unwrap_or_default();
+        Reader::with_base(bytes, self.signature_info.start)
+            .read_element()
+            .and_then(|e| SignatureInfo::decode(&e, &self.wire))
+            .unwrap_or_default()
+    }
+
+    /// The SignatureValue bytes.
+    pub fn signature_value(&self) -> Bytes {
+        self.wire.slice(self.signature_value.clone())
+    }
+
+    /// The signed portion (Name through SignatureInfo).
+    pub fn signed_portion(&self) -> &[u8] {
+        self.wire.get(self.signed.clone()).unwrap_or_default()
+    }
+
+    /// The implicit SHA-256 digest: the hash of the whole Data TLV.
+    pub fn implicit_digest(&self) -> [u8; 32] {
+        Sha256::digest(&self.wire).into()
+    }
+
+    /// The full name: Name plus the ImplicitSha256DigestComponent.
+    pub fn full_name(&self) -> Name {
+        let c = Component::implicit_digest(self.implicit_digest());
+        self.name.append(&c).unwrap_or_else(|_| self.name.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,128 @@
+//! Keyed hashes of every prefix of a name, computed in one pass.
+//!
+//! The forwarder's tables (PIT, FIB, CS filter) are indexed by these hashes (DESIGN §3). The hash
+//! is foldhash seeded with a per-process random key, so a remote party cannot choose names that
+//! collide in our tables without knowing the key; the tables still confirm the full name on a
+//! hit, so a collision costs time, never correctness.
+//!
+//! Prefix `i` covers the first `i` component TLVs (type, length and value bytes), so component
+//! boundaries are part of what is hashed: `/ab/c` and `/a/bc` hash differently.
+
+use core::hash::{BuildHasher, Hasher};
+use std::sync::OnceLock;
+
+use foldhash::fast::FixedState;
+use smallvec::SmallVec;
+
+use crate::name::Name;
+
+/// A keyed hasher for names.
+#[derive(Clone, Copy, Debug)]
+pub struct NameHasher {
+    state: FixedState,
+}
+
+/// The hashes of every prefix of one name: `get(0)` is the root name, `get(name.len())` the
+/// whole name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrefixHashes {
+    hashes: SmallVec<[u64; 12]>,
+}
+
+impl NameHasher {
+    /// A hasher with a fixed seed (for tests and for several processes that must agree).
+    pub const fn with_seed(seed: u64) -> Self {
+        Self { state: FixedState::with_seed(seed) }
+    }
+
+    /// The process-wide hasher, seeded once from the operating system's randomness (through
+    /// std's `RandomState`). Every table in the process uses it, so hashes agree across threads.
+    pub fn process() -> &'static Self {
+        static HASHER: OnceLock<NameHasher> = OnceLock::new();
+        HASHER.get_or_init(|| {
+            let seed = std::collections::hash_map::RandomState::new().hash_one(0x6e61_6d65_7761_79u64);
+            Self::with_seed(seed)
+        })
+    }
+
+    /// Hashes of every prefix of `name`, in one pass over its bytes.
+    pub fn prefix_hashes(&self, name: &Name) -> PrefixHashes {
+        let mut hashes = SmallVec::with_capacity(name.len() + 1);
+        let mut h = self.state.build_hasher();
+        hashes.push(h.finish());
+        for c in name.iter() {
+            h.write(c.wire());
+            hashes.push(h.finish());
+        }
+        PrefixHashes { hashes }
+    }
+
+    /// Hash of the whole name (the same value as `prefix_hashes(name).full()`).
+    pub fn hash_name(&self, name: &Name) -> u64 {
+        let mut h = self.state.build_hasher();
+        for c in name.iter() {
+            h.write(c.wire());
+        }
+        h.finish()
+    }
+}
+
+impl PrefixHashes {
+    /// Hash of the prefix made of the first `n` components.
+    pub fn get(&self, n: usize) -> Option<u64> {
+        self.hashes.get(n).copied()
+    }
+
+    /// Hash of the whole name.
+    pub fn full(&self) -> u64 {
+        self.hashes.last().copied().unwrap_or_default()
+    }
+
+    /// Number of components of the hashed name.
+    pub fn name_len(&self) -> usize {
+        self.hashes.len().saturating_sub(1)
+    }
+
+    /// All hashes, from the root prefix to the whole name.
+    pub fn as_slice(&self) -> &[u64] {
+        &self.hashes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(s: &str) -> Name {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn prefix_hashes_agree_with_prefix_names() {
+        let h = NameHasher::with_seed(7);
+        let name = n("/a/b/c/seg=4");
+        let ph = h.prefix_hashes(&name);
+        assert_eq!(ph.name_len(), 4);
+        for i in 0..=4 {
+            assert_eq!(ph.get(i), Some(h.hash_name(&name.prefix(i))), "prefix {i}");
+        }
+        assert_eq!(ph.full(), h.hash_name(&name));
+        assert_eq!(ph.get(5), None);
+    }
+
+    #[test]
+    fn component_boundaries_matter() {
+        let h = NameHasher::with_seed(1);
+        assert_ne!(h.hash_name(&n("/ab/c")), h.hash_name(&n("/a/bc")));
+        assert_eq!(h.hash_name(&n("/a")), h.hash_name(&n("/8=a")));
+        assert_ne!(h.hash_name(&n("/seg=1")), h.hash_name(&n("/%01")));
+    }
+
+    #[test]
+    fn seeds_change_hashes() {
+        let name = n("/x/y");
+        assert_ne!(NameHasher::with_seed(1).hash_name(&name), NameHasher::with_seed(2).hash_name(&name));
+        let p = NameHasher::process();
+        assert_eq!(p.hash_name(&name), NameHasher::process().hash_name(&name));
+    }
+}

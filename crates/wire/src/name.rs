@@ -1,0 +1,640 @@
+//! Names and name components, with the typed components of the naming conventions (rev3), NDN
+//! URI parsing and printing in canonical form, and canonical ordering.
+//!
+//= https://docs.named-data.net/NDN-packet-spec/0.3/name.html
+//# Name = NAME-TYPE TLV-LENGTH *NameComponent
+
+use core::cmp::Ordering;
+use core::fmt;
+use core::str::FromStr;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use smallvec::SmallVec;
+
+use crate::error::{DecodeError, ErrorKind, ParseError};
+use crate::tlv::{self, types, Reader};
+
+/// Length in bytes of the SHA-256 digest components.
+pub const DIGEST_LEN: usize = 32;
+
+/// An NDN name: the TLV-VALUE of a Name element (its components back to back), with the end
+/// offset of every component so that component access and prefixes are O(1).
+///
+/// Cloning is cheap: the bytes are shared.
+#[derive(Clone)]
+pub struct Name {
+    value: Bytes,
+    ends: SmallVec<[u16; 10]>,
+}
+
+/// A borrowed name component.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ComponentRef<'a> {
+    typ: u32,
+    value: &'a [u8],
+    wire: &'a [u8],
+}
+
+/// An owned name component, for building names.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Component {
+    /// TLV-TYPE (1..=65535).
+    pub typ: u32,
+    /// TLV-VALUE.
+    pub value: Bytes,
+}
+
+impl Name {
+    /// The name with no components (`/`).
+    pub const fn root() -> Self {
+        Self { value: Bytes::new(), ends: SmallVec::new_const() }
+    }
+
+    /// Decodes a whole Name element (`07 LL ...`).
+    ///
+    /// # Errors
+    /// A malformed element, another TLV-TYPE, or a bad component.
+    pub fn decode(wire: &Bytes) -> Result<Self, DecodeError> {
+        let e = tlv::read_single(wire)?;
+        if e.typ != types::NAME {
+            return Err(e.error(ErrorKind::UnexpectedType { expected: types::NAME, found: e.typ }));
+        }
+        Self::from_value(wire.slice(e.value_range()), e.value_start)
+    }
+
+    /// Builds a name from the TLV-VALUE of a Name element; `base` is the value's offset in the
+    /// enclosing packet, used for error locations.
+    ///
+    /// # Errors
+    /// A malformed component, a component type out of 1..=65535, a digest component whose
+    /// value is not 32 bytes, or a name longer than the packet size limit.
+    pub fn from_value(value: Bytes, base: usize) -> Result<Self, DecodeError> {
+        if value.len() > tlv::MAX_PACKET_SIZE {
+            return Err(DecodeError::in_element(ErrorKind::TooLarge, base, types::NAME));
+        }
+        let mut ends = SmallVec::new();
+        let mut r = Reader::with_base(&value, base);
+        while let Some(c) = r.read()? {
+            check_component(c.typ, c.value.len())
+                .map_err(|k| DecodeError::in_element(k, c.start, c.typ))?;
+            // Fits: the whole value is at most MAX_PACKET_SIZE (< u16::MAX) bytes.
+            ends.push((c.end() - base) as u16);
+        }
+        Ok(Self { value, ends })
+    }
+
+    /// Builds a name from owned components.
+    ///
+    /// # Errors
+    /// [`ParseError::TooLong`] past the packet size limit, [`ParseError::BadType`] for a
+    /// component type out of range or a digest of the wrong length.
+    pub fn from_components<'c>(
+        comps: impl IntoIterator<Item = &'c Component>,
+    ) -> Result<Self, ParseError> {
+        let mut buf = BytesMut::new();
+        let mut ends = SmallVec::new();
+        for c in comps {
+            check_component(c.typ, c.value.len())
+                .map_err(|_| ParseError::BadType(c.typ.to_string()))?;
+            tlv::put_tlv(&mut buf, c.typ, &c.value);
+            if buf.len() > tlv::MAX_PACKET_SIZE {
+                return Err(ParseError::TooLong);
+            }
+            ends.push(buf.len() as u16);
+        }
+        Ok(Self { value: buf.freeze(), ends })
+    }
+
+    /// Number of components.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether this is the root name (no components).
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Component `i`, or `None` past the end. Negative indexes are not supported; use
+    /// [`Name::last`].
+    pub fn get(&self, i: usize) -> Option<ComponentRef<'_>> {
+        let end = usize::from(*self.ends.get(i)?);
+        let start = if i == 0 { 0 } else { usize::from(*self.ends.get(i - 1)?) };
+        let wire = self.value.get(start..end)?;
+        parse_component(wire)
+    }
+
+    /// The last component.
+    pub fn last(&self) -> Option<ComponentRef<'_>> {
+        self.get(self.len().checked_sub(1)?)
+    }
+
+    /// Iterates over the components.
+    pub fn iter(&self) -> impl Iterator<Item = ComponentRef<'_>> + '_ {
+        (0..self.len()).filter_map(move |i| self.get(i))
+    }
+
+    /// The first `n` components (all of them when `n >= len`). Shares the bytes.
+    pub fn prefix(&self, n: usize) -> Self {
+        let n = n.min(self.len());
+        let end = if n == 0 { 0 } else { self.ends.get(n - 1).map_or(0, |e| usize::from(*e)) };
+        Self { value: self.value.slice(..end), ends: self.ends.iter().take(n).copied().collect() }
+    }
+
+    /// Byte length of the encoding of the first `n` components (TLV-VALUE bytes).
+    pub fn prefix_value_len(&self, n: usize) -> usize {
+        match n {
+            0 => 0,
+            n => self.ends.get(n.min(self.len()) - 1).map_or(0, |e| usize::from(*e)),
+        }
+    }
+
+    /// Whether `self` is a prefix of (or equal to) `other`.
+    pub fn is_prefix_of(&self, other: &Name) -> bool {
+        self.len() <= other.len() && other.value.starts_with(&self.value)
+    }
+
+    /// A new name with `c` appended.
+    ///
+    /// # Errors
+    /// As [`Name::from_components`].
+    pub fn append(&self, c: &Component) -> Result<Self, ParseError> {
+        check_component(c.typ, c.value.len()).map_err(|_| ParseError::BadType(c.typ.to_string()))?;
+        let mut buf = BytesMut::with_capacity(self.value.len() + c.value.len() + 8);
+        buf.put_slice(&self.value);
+        tlv::put_tlv(&mut buf, c.typ, &c.value);
+        if buf.len() > tlv::MAX_PACKET_SIZE {
+            return Err(ParseError::TooLong);
+        }
+        let mut ends = self.ends.clone();
+        ends.push(buf.len() as u16);
+        Ok(Self { value: buf.freeze(), ends })
+    }
+
+    /// The TLV-VALUE of the Name element (component TLVs back to back).
+    pub fn value_bytes(&self) -> &Bytes {
+        &self.value
+    }
+
+    /// Size of the whole Name element.
+    pub fn encoded_len(&self) -> usize {
+        tlv::tlv_len(types::NAME, self.value.len())
+    }
+
+    /// Writes the whole Name element.
+    pub fn encode(&self, buf: &mut impl BufMut) {
+        tlv::put_tlv(buf, types::NAME, &self.value);
+    }
+
+    /// The whole Name element as bytes.
+    pub fn to_wire(&self) -> Bytes {
+        let mut buf = BytesMut::with_capacity(self.encoded_len());
+        self.encode(&mut buf);
+        buf.freeze()
+    }
+
+    /// Compares two names in the canonical order of the spec: component by component, a
+    /// shorter name first when it is a prefix of the longer.
+    pub fn canonical_cmp(&self, other: &Name) -> Ordering {
+        for (a, b) in self.iter().zip(other.iter()) {
+            match a.canonical_cmp(&b) {
+                Ordering::Equal => {}
+                o => return o,
+            }
+        }
+        self.len().cmp(&other.len())
+    }
+}
+
+/// Checks the constraints of a component TLV-TYPE and length.
+fn check_component(typ: u32, len: usize) -> Result<(), ErrorKind> {
+    //= https://docs.named-data.net/NDN-packet-spec/0.3/name.html#name-component-types
+    //# NameComponent TLV-TYPE ... MUST be in the range 1-65535 (inclusive)
+    if !(1..=0xffff).contains(&typ) {
+        return Err(ErrorKind::InvalidValue("name component type outside 1..=65535"));
+    }
+    let is_digest = typ == types::IMPLICIT_SHA256_DIGEST_COMPONENT
+        || typ == types::PARAMETERS_SHA256_DIGEST_COMPONENT;
+    if is_digest && len != DIGEST_LEN {
+        return Err(ErrorKind::InvalidValue("digest component is not 32 bytes"));
+    }
+    Ok(())
+}
+
+/// Parses one already-validated component TLV.
+fn parse_component(wire: &[u8]) -> Option<ComponentRef<'_>> {
+    let (typ, tn) = tlv::read_var_number(wire).ok()?;
+    let (_, ln) = tlv::read_var_number(wire.get(tn..)?).ok()?;
+    Some(ComponentRef { typ: typ as u32, value: wire.get(tn + ln..)?, wire })
+}
+
+impl PartialEq for Name {
+    fn eq(&self, other: &Self) -> bool {
+        // VAR-NUMBERs are decoded only in shortest form, so equal names have equal bytes.
+        self.value == other.value
+    }
+}
+
+impl Eq for Name {}
+
+impl core::hash::Hash for Name {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        self.value.hash(state);
+    }
+}
+
+impl PartialOrd for Name {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Name {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.canonical_cmp(other)
+    }
+}
+
+impl Default for Name {
+    fn default() -> Self {
+        Self::root()
+    }
+}
+
+impl<'a> ComponentRef<'a> {
+    /// TLV-TYPE.
+    pub const fn typ(&self) -> u32 {
+        self.typ
+    }
+
+    /// TLV-VALUE.
+    pub const fn value(&self) -> &'a [u8] {
+        self.value
+    }
+
+    /// The whole component TLV.
+    pub const fn wire(&self) -> &'a [u8] {
+        self.wire
+    }
+
+    /// The value as a NonNegativeInteger (segment, version, ...), if it is one.
+    pub fn as_number(&self) -> Option<u64> {
+        tlv::read_nni(self.value).ok()
+    }
+
+    /// The segment number, if this is a SegmentNameComponent.
+    pub fn as_segment(&self) -> Option<u64> {
+        (self.typ == types::SEGMENT_NAME_COMPONENT).then(|| self.as_number()).flatten()
+    }
+
+    /// The version, if this is a VersionNameComponent.
+    pub fn as_version(&self) -> Option<u64> {
+        (self.typ == types::VERSION_NAME_COMPONENT).then(|| self.as_number()).flatten()
+    }
+
+    /// An owned copy.
+    pub fn to_owned(&self) -> Component {
+        Component { typ: self.typ, value: Bytes::copy_from_slice(self.value) }
+    }
+
+    /// Canonical order: by type, then by length, then byte-wise.
+    pub fn canonical_cmp(&self, other: &ComponentRef<'_>) -> Ordering {
+        self.typ
+            .cmp(&other.typ)
+            .then(self.value.len().cmp(&other.value.len()))
+            .then_with(|| self.value.cmp(other.value))
+    }
+}
+
+impl Component {
+    /// A GenericNameComponent.
+    pub fn generic(value: impl Into<Bytes>) -> Self {
+        Self { typ: types::GENERIC_NAME_COMPONENT, value: value.into() }
+    }
+
+    /// A component of type `typ` whose value is the NonNegativeInteger `n`.
+    pub fn number(typ: u32, n: u64) -> Self {
+        let mut v = BytesMut::with_capacity(8);
+        tlv::put_nni(&mut v, n);
+        Self { typ, value: v.freeze() }
+    }
+
+    /// A SegmentNameComponent (`seg=`).
+    pub fn segment(n: u64) -> Self {
+        Self::number(types::SEGMENT_NAME_COMPONENT, n)
+    }
+
+    /// A VersionNameComponent (`v=`).
+    pub fn version(n: u64) -> Self {
+        Self::number(types::VERSION_NAME_COMPONENT, n)
+    }
+
+    /// A TimestampNameComponent (`t=`, microseconds since the Unix epoch).
+    pub fn timestamp(n: u64) -> Self {
+        Self::number(types::TIMESTAMP_NAME_COMPONENT, n)
+    }
+
+    /// A SequenceNumNameComponent (`seq=`).
+    pub fn sequence_num(n: u64) -> Self {
+        Self::number(types::SEQUENCE_NUM_NAME_COMPONENT, n)
+    }
+
+    /// A ByteOffsetNameComponent (`off=`).
+    pub fn byte_offset(n: u64) -> Self {
+        Self::number(types::BYTE_OFFSET_NAME_COMPONENT, n)
+    }
+
+    /// An ImplicitSha256DigestComponent.
+    pub fn implicit_digest(digest: [u8; DIGEST_LEN]) -> Self {
+        Self {
+            typ: types::IMPLICIT_SHA256_DIGEST_COMPONENT,
+            value: Bytes::copy_from_slice(&digest),
+        }
+    }
+
+    /// A ParametersSha256DigestComponent.
+    pub fn parameters_digest(digest: [u8; DIGEST_LEN]) -> Self {
+        Self {
+            typ: types::PARAMETERS_SHA256_DIGEST_COMPONENT,
+            value: Bytes::copy_from_slice(&digest),
+        }
+    }
+
+    /// Parses one component in NDN URI form (`abc`, `seg=3`, `sha256digest=...`, `32=x`).
+    ///
+    /// # Errors
+    /// A bad escape, type or value.
+    pub fn from_uri(s: &str) -> Result<Self, ParseError> {
+        parse_uri_component(s)
+    }
+}
+
+/// The URI keyword for a typed component whose value is a number, as in naming conventions rev3.
+fn number_keyword(typ: u32) -> Option<&'static str> {
+    match typ {
+        types::SEGMENT_NAME_COMPONENT => Some("seg"),
+        types::BYTE_OFFSET_NAME_COMPONENT => Some("off"),
+        types::VERSION_NAME_COMPONENT => Some("v"),
+        types::TIMESTAMP_NAME_COMPONENT => Some("t"),
+        types::SEQUENCE_NUM_NAME_COMPONENT => Some("seq"),
+        _ => None,
+    }
+}
+
+fn digest_keyword(typ: u32) -> Option<&'static str> {
+    match typ {
+        types::IMPLICIT_SHA256_DIGEST_COMPONENT => Some("sha256digest"),
+        types::PARAMETERS_SHA256_DIGEST_COMPONENT => Some("params-sha256"),
+        _ => None,
+    }
+}
+
+impl fmt::Display for ComponentRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(kw) = digest_keyword(self.typ) {
+            f.write_str(kw)?;
+            f.write_str("=")?;
+            for b in self.value {
+                write!(f, "{b:02x}")?;
+            }
+            return Ok(());
+        }
+        if let (Some(kw), Some(n)) = (number_keyword(self.typ), self.as_number()) {
+            return write!(f, "{kw}={n}");
+        }
+        if self.typ != types::GENERIC_NAME_COMPONENT {
+            write!(f, "{}=", self.typ)?;
+        }
+        write_escaped(f, self.value)
+    }
+}
+
+impl fmt::Debug for ComponentRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// Percent-encodes a value as ndn-cxx does: unreserved characters stay, others become `%XX`;
+/// a value made only of periods gets three more periods.
+fn write_escaped(f: &mut fmt::Formatter<'_>, value: &[u8]) -> fmt::Result {
+    if value.iter().all(|&b| b == b'.') {
+        for _ in 0..value.len() + 3 {
+            f.write_str(".")?;
+        }
+        return Ok(());
+    }
+    for &b in value {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            write!(f, "{}", b as char)?;
+        } else {
+            write!(f, "%{b:02X}")?;
+        }
+    }
+    Ok(())
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_empty() {
+            return f.write_str("/");
+        }
+        for c in self.iter() {
+            write!(f, "/{c}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Name({self})")
+    }
+}
+
+impl FromStr for Name {
+    type Err = ParseError;
+
+    /// Parses an NDN URI: `/a/b`, `ndn:/a/b`, typed components (`seg=1`, `v=2`, `t=3`,
+    /// `seq=4`, `off=5`, `sha256digest=<hex>`, `params-sha256=<hex>`, `N=value`).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let path = s.strip_prefix("ndn:").unwrap_or(s);
+        let Some(path) = path.strip_prefix('/') else {
+            return Err(ParseError::NotAbsolute);
+        };
+        let comps = path
+            .split('/')
+            .filter(|c| !c.is_empty())
+            .map(parse_uri_component)
+            .collect::<Result<Vec<_>, _>>()?;
+        Name::from_components(&comps)
+    }
+}
+
+fn parse_uri_component(s: &str) -> Result<Component, ParseError> {
+    let (typ, rest) = match s.split_once('=') {
+        Some((t, v)) => (Some(t), v),
+        None => (None, s),
+    };
+    let Some(t) = typ else {
+        return Ok(Component::generic(unescape_value(s)?));
+    };
+    match t {
+        "seg" | "off" | "v" | "t" | "seq" => {
+            let n: u64 = rest.parse().map_err(|_| ParseError::BadValue(s.to_owned()))?;
+            let typ = match t {
+                "seg" => types::SEGMENT_NAME_COMPONENT,
+                "off" => types::BYTE_OFFSET_NAME_COMPONENT,
+                "v" => types::VERSION_NAME_COMPONENT,
+                "t" => types::TIMESTAMP_NAME_COMPONENT,
+                _ => types::SEQUENCE_NUM_NAME_COMPONENT,
+            };
+            Ok(Component::number(typ, n))
+        }
+        "sha256digest" | "params-sha256" => {
+            let digest = parse_hex32(rest).ok_or_else(|| ParseError::BadValue(s.to_owned()))?;
+            Ok(if t == "sha256digest" {
+                Component::implicit_digest(digest)
+            } else {
+                Component::parameters_digest(digest)
+            })
+        }
+        _ if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) => {
+            let typ: u32 = t.parse().map_err(|_| ParseError::BadType(s.to_owned()))?;
+            let value = unescape_value(rest)?;
+            check_component(typ, value.len()).map_err(|_| ParseError::BadType(s.to_owned()))?;
+            Ok(Component { typ, value })
+        }
+        _ => Err(ParseError::BadType(s.to_owned())),
+    }
+}
+
+fn parse_hex32(s: &str) -> Option<[u8; DIGEST_LEN]> {
+    if s.len() != 2 * DIGEST_LEN {
+        return None;
+    }
+    let mut out = [0u8; DIGEST_LEN];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// Decodes percent escapes and the period rule.
+fn unescape_value(s: &str) -> Result<Bytes, ParseError> {
+    if !s.is_empty() && s.bytes().all(|b| b == b'.') {
+        if s.len() < 3 {
+            return Err(ParseError::BadPeriods(s.to_owned()));
+        }
+        return Ok(Bytes::from(vec![b'.'; s.len() - 3]));
+    }
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b == b'%' {
+            let hex = bytes.get(i + 1..i + 3).ok_or(ParseError::BadPercent(i))?;
+            let hex = core::str::from_utf8(hex).map_err(|_| ParseError::BadPercent(i))?;
+            out.push(u8::from_str_radix(hex, 16).map_err(|_| ParseError::BadPercent(i))?);
+            i += 3;
+        } else {
+            out.push(b);
+            i += 1;
+        }
+    }
+    Ok(Bytes::from(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(s: &str) -> Name {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn uri_round_trips_in_canonical_form() {
+        let cases = [
+            ("/", "/"),
+            ("ndn:/a/b", "/a/b"),
+            ("/a/b/", "/a/b"),
+            ("/hello%20world/%7E", "/hello%20world/~"),
+            ("/.../....", "/.../...."),
+            ("/seg=3/v=1700000000000/t=5/seq=9/off=4096", "/seg=3/v=1700000000000/t=5/seq=9/off=4096"),
+            ("/8=abc", "/abc"),
+            ("/32=kw", "/32=kw"),
+            ("/1000=%00%01", "/1000=%00%01"),
+            ("/a%3Db", "/a%3Db"),
+        ];
+        for (input, canonical) in cases {
+            assert_eq!(n(input).to_string(), canonical, "{input}");
+            assert_eq!(n(canonical).to_string(), canonical);
+        }
+    }
+
+    #[test]
+    fn digest_components() {
+        let hex = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+        let name = n(&format!("/a/sha256digest={hex}"));
+        assert_eq!(name.last().unwrap().typ(), types::IMPLICIT_SHA256_DIGEST_COMPONENT);
+        assert_eq!(name.to_string(), format!("/a/sha256digest={hex}"));
+        let upper = n(&format!("/a/params-sha256={}", hex.to_uppercase()));
+        assert_eq!(upper.to_string(), format!("/a/params-sha256={hex}"));
+        assert!("/sha256digest=00".parse::<Name>().is_err());
+    }
+
+    #[test]
+    fn bad_uris() {
+        assert_eq!("a/b".parse::<Name>(), Err(ParseError::NotAbsolute));
+        assert!(matches!("/%4".parse::<Name>(), Err(ParseError::BadPercent(_))));
+        assert!(matches!("/..".parse::<Name>(), Err(ParseError::BadPeriods(_))));
+        assert!(matches!("/seg=x".parse::<Name>(), Err(ParseError::BadValue(_))));
+        assert!(matches!("/0=x".parse::<Name>(), Err(ParseError::BadType(_))));
+        // as ndn-cxx: an unknown keyword before '=' is an error ('=' in data is written %3D)
+        assert!(matches!("/a=b".parse::<Name>(), Err(ParseError::BadType(_))));
+        assert!(matches!("/65536=x".parse::<Name>(), Err(ParseError::BadType(_))));
+    }
+
+    #[test]
+    fn wire_encoding_matches_spec_example() {
+        // /example/x as python-ndn encodes it (nfd-interop.md §3.5)
+        let wire = hex::decode("070c08076578616d706c65080178").unwrap();
+        let name = Name::decode(&Bytes::from(wire.clone())).unwrap();
+        assert_eq!(name.to_string(), "/example/x");
+        assert_eq!(name.to_wire().as_ref(), &wire[..]);
+    }
+
+    #[test]
+    fn canonical_order() {
+        let mut names = vec![n("/b"), n("/a/b"), n("/aa"), n("/a"), n("/"), n("/seg=0"), n("/%00")];
+        names.sort();
+        let s: Vec<_> = names.iter().map(ToString::to_string).collect();
+        // generic (8) < segment (0x32); shorter value first; then bytes
+        assert_eq!(s, ["/", "/%00", "/a", "/a/b", "/b", "/aa", "/seg=0"]);
+    }
+
+    #[test]
+    fn prefixes() {
+        let name = n("/a/b/c");
+        assert_eq!(name.prefix(2), n("/a/b"));
+        assert_eq!(name.prefix(0), Name::root());
+        assert_eq!(name.prefix(9), name);
+        assert!(n("/a/b").is_prefix_of(&name));
+        assert!(!n("/a/bc").is_prefix_of(&n("/a/b")));
+        assert!(!n("/a/b").is_prefix_of(&n("/a/bc")));
+    }
+
+    #[test]
+    fn decode_rejects_bad_components() {
+        // digest component of length 1
+        let bad = Bytes::from_static(&[0x07, 0x03, 0x01, 0x01, 0xaa]);
+        assert!(Name::decode(&bad).is_err());
+        // component type 0
+        let bad = Bytes::from_static(&[0x07, 0x02, 0x00, 0x00]);
+        assert_eq!(Name::decode(&bad).unwrap_err().kind, ErrorKind::InvalidType);
+        // truncated
+        let bad = Bytes::from_static(&[0x07, 0x03, 0x08, 0x05, 0x61]);
+        assert_eq!(Name::decode(&bad).unwrap_err().kind, ErrorKind::LengthOverflow);
+    }
+}
