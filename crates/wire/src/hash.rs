@@ -40,7 +40,7 @@ impl NameHasher {
     pub fn process() -> &'static Self {
         static HASHER: OnceLock<NameHasher> = OnceLock::new();
         HASHER.get_or_init(|| {
-            let seed = std::collections::hash_map::RandomState::new().hash_one(0x6e61_6d65_7761_79u64);
+            let seed = std::collections::hash_map::RandomState::new().hash_one(0x006e_616d_6577_6179_u64);
             Self::with_seed(seed)
         })
     }

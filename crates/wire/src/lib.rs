@@ -19,13 +19,18 @@ pub mod error;
 pub mod hash;
 pub mod interest;
 pub mod name;
+pub mod security;
 pub mod signature;
 pub mod tlv;
+
+#[cfg(test)]
+mod testutil;
 
 pub use data::{Data, DataView, MetaInfo};
 pub use error::{DecodeError, ErrorKind, ParseError};
 pub use hash::{NameHasher, PrefixHashes};
 pub use interest::{Interest, InterestView};
 pub use name::{Component, ComponentRef, Name};
-pub use signature::{KeyLocator, SignatureInfo, Signer, Verifier};
+pub use security::KeyError;
+pub use signature::{KeyLocator, SignError, SignatureInfo, Signer, Verifier, VerifyError};
 pub use tlv::MAX_PACKET_SIZE;

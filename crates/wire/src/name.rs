@@ -607,7 +607,7 @@ mod tests {
 
     #[test]
     fn canonical_order() {
-        let mut names = vec![n("/b"), n("/a/b"), n("/aa"), n("/a"), n("/"), n("/seg=0"), n("/%00")];
+        let mut names = [n("/b"), n("/a/b"), n("/aa"), n("/a"), n("/"), n("/seg=0"), n("/%00")];
         names.sort();
         let s: Vec<_> = names.iter().map(ToString::to_string).collect();
         // generic (8) < segment (0x32); shorter value first; then bytes

@@ -1,1 +1,156 @@
+use bytes::Bytes;
+use proptest::prelude::*;
+use sha2::{Digest, Sha256};
 
+use super::*;
+use crate::signature::{signature_type, KeyLocator};
+use crate::testutil::{arb_component, arb_name};
+
+fn b(hex_str: &str) -> Bytes {
+    let clean: String = hex_str.split_whitespace().collect();
+    Bytes::from(hex::decode(clean).unwrap())
+}
+
+fn sample() -> Data {
+    Data {
+        name: "/example/data/seg=3".parse().unwrap(),
+        meta_info: Some(MetaInfo {
+            content_type: Some(content_type::BLOB),
+            freshness_period: Some(10_000),
+            final_block_id: Some(Component::segment(9)),
+        }),
+        content: Some(Bytes::from_static(b"hello")),
+        signature_info: SignatureInfo {
+            signature_type: signature_type::SHA256_WITH_ECDSA,
+            key_locator: Some(KeyLocator::Name("/key/KEY/1".parse().unwrap())),
+            ..SignatureInfo::default()
+        },
+        signature_value: Bytes::from_static(&[0x55; 64]),
+    }
+}
+
+#[test]
+fn round_trip_and_view() {
+    let d = sample();
+    let wire = d.encode();
+    assert_eq!(Data::decode(&wire).unwrap(), d);
+    let v = DataView::new_checked(wire.clone()).unwrap();
+    assert_eq!(v.name(), &d.name);
+    assert_eq!(v.freshness_period_ms(), 10_000);
+    assert_eq!(v.content_type(), content_type::BLOB);
+    assert_eq!(v.final_block_id(), Some(Component::segment(9)));
+    assert_eq!(&v.content()[..], b"hello");
+    assert_eq!(v.signature_info(), d.signature_info);
+    assert_eq!(v.signature_value(), d.signature_value);
+    let digest: [u8; 32] = Sha256::digest(&wire).into();
+    assert_eq!(v.implicit_digest(), digest);
+    assert_eq!(v.full_name().len(), 4);
+    assert_eq!(v.full_name().last().unwrap().value(), &digest[..]);
+    // The signed portion runs from Name to the end of SignatureInfo.
+    let portion = v.signed_portion();
+    assert_eq!(portion[0], 0x07);
+    assert!(wire.ends_with(&[&[0x17, 0x40][..], &[0x55; 64][..]].concat()));
+    assert_eq!(portion.len(), wire.len() - 2 - 2 - 64);
+}
+
+#[test]
+fn content_is_shared_not_copied() {
+    let wire = sample().encode();
+    let v = DataView::new_checked(wire.clone()).unwrap();
+    let c = v.content();
+    let off = c.as_ptr() as usize - wire.as_ptr() as usize;
+    assert_eq!(&wire[off..off + 5], b"hello");
+}
+
+#[test]
+fn control_response_example_decodes() {
+    // nfd-interop.md §5.3, with a short name: MetaInfo{FreshnessPeriod 1000},
+    // Content = ControlResponse, DigestSha256.
+    let wire = b("0636 0703 080161 1403 180100 1523 65 21 6601c8 67024f4b 6818 0709 0807 6578616d706c65 6902 0100 6f0100 6a0100 6c0101
+                  16031b0100 1700");
+    let d = Data::decode(&wire).unwrap();
+    assert_eq!(d.meta_info.unwrap().content_type, Some(0));
+    assert_eq!(d.content.unwrap()[0], 0x65);
+    assert_eq!(d.signature_info.signature_type, signature_type::DIGEST_SHA256);
+}
+
+#[test]
+fn negative_cases() {
+    let cases: &[(&str, ErrorKind)] = &[
+        // no SignatureInfo
+        ("0605 0703 080161", ErrorKind::Missing { typ: types::SIGNATURE_INFO }),
+        // SignatureInfo but no SignatureValue
+        ("060a 0703 080161 16031b0100", ErrorKind::Missing { typ: types::SIGNATURE_VALUE }),
+        // Content before MetaInfo
+        ("0610 0703 080161 1500 1400 16031b0100 1700", ErrorKind::OutOfOrder { typ: types::META_INFO }),
+        // unknown critical element in MetaInfo
+        ("0610 0703 080161 1402 1b00 16031b0100 1700", ErrorKind::UnrecognizedCritical { typ: 0x1b }),
+        // SignatureInfo without SignatureType
+        ("0609 0703 080161 1600 1700", ErrorKind::Missing { typ: types::SIGNATURE_TYPE }),
+        // FreshnessPeriod of 3 bytes
+        ("0613 0703 080161 1405 1903 000001 16031b0100 1700", ErrorKind::BadNonNegativeInteger),
+    ];
+    for (hex_str, kind) in cases {
+        let wire = b(hex_str);
+        let err = Data::decode(&wire).unwrap_err();
+        assert_eq!(err.kind, *kind, "{hex_str}: {err}");
+        assert!(DataView::new_checked(wire).is_err());
+    }
+}
+
+#[test]
+fn data_with_empty_name_is_allowed() {
+    // Only Interests must have a non-empty name.
+    let d = Data { name: Name::root(), ..sample() };
+    assert_eq!(Data::decode(&d.encode()).unwrap(), d);
+}
+
+fn arb_data() -> impl Strategy<Value = Data> {
+    (
+        arb_name(0, 8),
+        proptest::option::of((
+            proptest::option::of(0u64..10),
+            proptest::option::of(any::<u64>()),
+            proptest::option::of(arb_component()),
+        )),
+        proptest::option::of(proptest::collection::vec(any::<u8>(), 0..300)),
+        0u64..6,
+        proptest::option::of(arb_name(0, 3)),
+        proptest::collection::vec(any::<u8>(), 0..80),
+    )
+        .prop_map(|(name, meta, content, st, kl, sig)| Data {
+            name,
+            meta_info: meta.map(|(t, f, fb)| MetaInfo {
+                content_type: t,
+                freshness_period: f,
+                final_block_id: fb,
+            }),
+            content: content.map(Bytes::from),
+            signature_info: SignatureInfo {
+                signature_type: st,
+                key_locator: kl.map(KeyLocator::Name),
+                ..SignatureInfo::default()
+            },
+            signature_value: Bytes::from(sig),
+        })
+}
+
+proptest! {
+    #[test]
+    fn data_round_trip(d in arb_data()) {
+        let wire = d.encode();
+        prop_assert_eq!(Data::decode(&wire).unwrap(), d.clone());
+        let v = DataView::new_checked(wire).unwrap();
+        prop_assert_eq!(v.name(), &d.name);
+        prop_assert_eq!(v.freshness_period_ms(), d.freshness_period());
+        prop_assert_eq!(v.content(), d.content.clone().unwrap_or_default());
+    }
+
+    #[test]
+    fn data_decoders_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        let wire = Bytes::from(bytes);
+        let owned = Data::decode(&wire);
+        let view = DataView::new_checked(wire);
+        prop_assert_eq!(owned.is_ok(), view.is_ok());
+    }
+}
