@@ -1,0 +1,109 @@
+//! [`FaceSystemConfig`]: listeners and face defaults, with NFD's values where NFD has one.
+
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use nameway_wire::lp::ReassemblerConfig;
+
+use crate::fault::FaultConfig;
+use crate::uri::DEFAULT_PORT;
+
+/// NFD's Unix socket path, where python-ndn and NDNts look first.
+pub const DEFAULT_UNIX_PATH: &str = "/run/nfd/nfd.sock";
+
+/// MTU of unicast UDP faces: NFD's `face_system.udp.unicast_mtu` default. Packets are at most
+/// 8800 bytes, so with this MTU nothing is fragmented at the NDNLPv2 layer (IP fragments
+/// instead, as with NFD). NDNts' `cli-common` uses 1400.
+pub const DEFAULT_UDP_MTU: usize = 8800;
+
+/// Everything the face system needs to start. `Default` gives NFD's listeners on loopback.
+#[derive(Clone, Debug)]
+pub struct FaceSystemConfig {
+    /// Unix stream listener path; `None` disables it. Default `/run/nfd/nfd.sock`. The parent
+    /// directory is created, a stale socket file is replaced, the socket is made mode 0666,
+    /// and the file is removed on shutdown.
+    pub unix_path: Option<PathBuf>,
+    /// TCP listeners. Default `127.0.0.1:6363` and `[::1]:6363`. Port 0 picks a free port
+    /// (see [`crate::FaceSystem::listeners`]).
+    pub tcp: Vec<SocketAddr>,
+    /// UDP listeners (one shared socket each; peers get on-demand faces). Default as TCP.
+    pub udp: Vec<SocketAddr>,
+    /// Give UDP faces from loopback local scope. Default `false`, as NFD (python-ndn over
+    /// `udp://127.0.0.1` then cannot use `/localhost/nfd`).
+    pub udp_loopback_is_local: bool,
+    /// Close on-demand UDP faces that received nothing for this long. Default 600 s (NFD
+    /// `face_system.udp.idle_timeout`).
+    pub udp_idle_timeout: Duration,
+    /// MTU of UDP faces (NDNLPv2 fragmentation above it). Default [`DEFAULT_UDP_MTU`].
+    pub udp_mtu: usize,
+    /// Reassembly limits for UDP faces. Default NFD's (400 fragments, 500 ms).
+    pub reassembly: ReassemblerConfig,
+    /// Reassemble fragments on Unix and TCP faces too. Default `false`: NFD drops
+    /// fragmented LpPackets on stream faces (`allowReassembly` is set only for datagram
+    /// faces), and no client fragments on a stream.
+    pub stream_reassembly: bool,
+    /// Packets each face's send queue holds; more are dropped and counted. Default 1024.
+    pub tx_queue: usize,
+    /// Capacity of the event queue toward the forwarder. Default 4096.
+    pub event_queue: usize,
+    /// How long `create` waits for a TCP connection. Default 10 s.
+    pub connect_timeout: Duration,
+    /// First wait before a permanent TCP face reconnects; doubled up to
+    /// [`FaceSystemConfig::reconnect_max`]. Default 1 s.
+    pub reconnect_initial: Duration,
+    /// Longest wait between reconnection attempts. Default 60 s.
+    pub reconnect_max: Duration,
+    /// How long [`crate::FaceSystem::shutdown`] waits for writers to flush. Default 5 s.
+    pub shutdown_timeout: Duration,
+    /// Debug option: inject faults (delay, jitter, loss, rate) on every face's egress.
+    /// Default `None`.
+    pub fault: Option<FaultConfig>,
+}
+
+impl Default for FaceSystemConfig {
+    fn default() -> Self {
+        let loopback = vec![
+            SocketAddr::from((Ipv4Addr::LOCALHOST, DEFAULT_PORT)),
+            SocketAddr::from((Ipv6Addr::LOCALHOST, DEFAULT_PORT)),
+        ];
+        Self {
+            unix_path: Some(PathBuf::from(DEFAULT_UNIX_PATH)),
+            tcp: loopback.clone(),
+            udp: loopback,
+            udp_loopback_is_local: false,
+            udp_idle_timeout: Duration::from_secs(600),
+            udp_mtu: DEFAULT_UDP_MTU,
+            reassembly: ReassemblerConfig::default(),
+            stream_reassembly: false,
+            tx_queue: 1024,
+            event_queue: 4096,
+            connect_timeout: Duration::from_secs(10),
+            reconnect_initial: Duration::from_secs(1),
+            reconnect_max: Duration::from_secs(60),
+            shutdown_timeout: Duration::from_secs(5),
+            fault: None,
+        }
+    }
+}
+
+impl FaceSystemConfig {
+    /// No listeners at all (for tests and for daemons that add their own).
+    pub fn without_listeners() -> Self {
+        Self {
+            unix_path: None,
+            tcp: Vec::new(),
+            udp: Vec::new(),
+            ..Self::default()
+        }
+    }
+}
+
+/// Per-face options for [`crate::FaceSystem::create_with`].
+#[derive(Clone, Debug, Default)]
+pub struct FaceOptions {
+    /// MTU of a UDP face instead of [`FaceSystemConfig::udp_mtu`]. Ignored on stream faces.
+    pub mtu: Option<usize>,
+    /// Faults to inject on this face's egress (overrides [`FaceSystemConfig::fault`]).
+    pub fault: Option<FaultConfig>,
+}

@@ -1,0 +1,63 @@
+//! Errors of the face system's API. Packet drops are not errors: they are counted
+//! ([`crate::FaceCounters`]).
+
+use std::io;
+use std::path::PathBuf;
+
+use crate::id::FaceId;
+use crate::uri::UriError;
+
+/// Why a face system operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FaceError {
+    /// The URI is not usable.
+    #[error(transparent)]
+    Uri(#[from] UriError),
+    /// Management may not create this kind of face (`unix://`, `fd://`).
+    #[error("cannot create a face for this scheme")]
+    UnsupportedScheme,
+    /// Management may not create on-demand faces (NFD answers 406).
+    #[error("faces created by management must be persistent or permanent")]
+    InvalidPersistency,
+    /// A face to this remote endpoint exists already (its persistency was raised if asked;
+    /// NFD answers 409 with that face).
+    #[error("face {0} already exists for this remote endpoint")]
+    Exists(FaceId),
+    /// A listener could not be set up.
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        /// The address or path.
+        addr: String,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+    /// Another process is accepting connections on this Unix socket path.
+    #[error("Unix socket {0} is in use by another process")]
+    UnixPathInUse(PathBuf),
+    /// A TCP connection could not be made.
+    #[error("cannot connect: {0}")]
+    Connect(#[source] io::Error),
+    /// A socket operation failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// The face system is shutting down.
+    #[error("the face system is shutting down")]
+    ShuttingDown,
+}
+
+/// Why [`crate::FaceSystem::send`] did not queue a packet (the drop is already counted).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SendError {
+    /// No such face (never existed, or closed).
+    #[error("no such face")]
+    NoSuchFace,
+    /// The face's send queue is full; counted as `drop_queue_full`.
+    #[error("send queue full")]
+    QueueFull,
+    /// The face is closing.
+    #[error("face closed")]
+    Closed,
+}

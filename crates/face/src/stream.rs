@@ -1,0 +1,335 @@
+//! The I/O of stream faces (Unix, TCP): a reader that frames TLVs and hands packets up with
+//! backpressure, and a writer task that drains the face's send queue with vectored writes.
+//!
+//! One connection is run by [`run`]; the reader runs in the caller's task, the writer in its
+//! own. Whichever side fails first ends the connection for both. When the face itself is
+//! closed (destroy, shutdown), the writer flushes what is queued first, for at most
+//! [`crate::FaceSystemConfig::shutdown_timeout`].
+
+use std::io::{self, IoSlice};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use smallvec::SmallVec;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::{mpsc, watch};
+
+use crate::counters::{add, bump};
+use crate::event::{DownReason, FaceEvent};
+use crate::face::{closed, FaceHandle};
+use crate::framing::{FramingError, StreamFramer};
+use crate::link::{LinkRx, LinkTx, RxDrop, RxOutcome};
+use crate::system::Shared;
+
+/// Packets taken from the send queue per write.
+const WRITE_BATCH: usize = 64;
+
+type CloseTx = Arc<watch::Sender<Option<DownReason>>>;
+
+/// Runs one connection until it ends; returns why and, unless the writer task died, the send
+/// queue (a permanent face reuses it after reconnecting).
+pub(crate) async fn run<R, W>(
+    shared: &Arc<Shared>,
+    face: &Arc<FaceHandle>,
+    reader: R,
+    writer: W,
+    queue: mpsc::Receiver<Bytes>,
+) -> (DownReason, Option<mpsc::Receiver<Bytes>>)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let conn: CloseTx = Arc::new(watch::channel(None).0);
+    let mut write_task = tokio::spawn(write_loop(writer, queue, face.clone(), conn.clone()));
+    let reason = read_loop(reader, shared, face, &conn).await;
+    if face.close_reason().is_some() {
+        // The face is closing: give the writer time to flush the queue.
+        let flush = shared.config.shutdown_timeout;
+        if let Ok(result) = tokio::time::timeout(flush, &mut write_task).await {
+            return (reason, result.ok());
+        }
+    }
+    end(&conn, reason.clone());
+    (reason, write_task.await.ok())
+}
+
+/// Sets the connection's end reason if it is not set yet.
+fn end(conn: &CloseTx, reason: DownReason) {
+    conn.send_if_modified(|r| {
+        if r.is_some() {
+            return false;
+        }
+        *r = Some(reason);
+        true
+    });
+}
+
+async fn read_loop<R>(
+    mut reader: R,
+    shared: &Shared,
+    face: &FaceHandle,
+    conn: &CloseTx,
+) -> DownReason
+where
+    R: AsyncRead + Unpin,
+{
+    let mut face_closed = face.subscribe();
+    let mut conn_closed = conn.subscribe();
+    let mut framer = StreamFramer::default();
+    let reassembly = shared
+        .config
+        .stream_reassembly
+        .then_some(shared.config.reassembly);
+    let mut link = LinkRx::new(reassembly);
+    loop {
+        let read = tokio::select! {
+            biased;
+            reason = closed(&mut face_closed) => return reason,
+            reason = closed(&mut conn_closed) => return reason,
+            read = reader.read_buf(framer.read_buffer()) => read,
+        };
+        match read {
+            Ok(0) => return DownReason::PeerClosed,
+            Ok(_) => {}
+            Err(e) => return DownReason::Io(e.kind()),
+        }
+        if let Err(reason) =
+            drain_frames(&mut framer, &mut link, shared, face, &mut face_closed).await
+        {
+            return reason;
+        }
+    }
+}
+
+/// Hands up every whole packet in the framer.
+async fn drain_frames(
+    framer: &mut StreamFramer,
+    link: &mut LinkRx,
+    shared: &Shared,
+    face: &FaceHandle,
+    face_closed: &mut watch::Receiver<Option<DownReason>>,
+) -> Result<(), DownReason> {
+    let now = shared.now_ms();
+    loop {
+        let pkt = match framer.next_packet() {
+            Ok(Some(pkt)) => pkt,
+            Ok(None) => return Ok(()),
+            Err(e) => {
+                let counter = match e {
+                    FramingError::TooLarge { .. } => &face.counters.drop_too_large,
+                    _ => &face.counters.drop_malformed,
+                };
+                bump(counter);
+                tracing::debug!(face = %face.id, drop = %e, "closing stream face");
+                return Err(DownReason::Framing(e));
+            }
+        };
+        face.counters.received(pkt.len());
+        let outcome = link.on_receive(now, pkt);
+        // Counters first: whoever sees the event also sees them updated.
+        if let Some(c) = link.reassembly_counters() {
+            face.counters
+                .in_reassembled
+                .store(c.reassembled, Ordering::Relaxed);
+        }
+        add(&face.counters.drop_reassembly, link.take_reassembly_drops());
+        match outcome {
+            RxOutcome::Deliver(wire) => {
+                bump(&face.counters.in_network);
+                deliver(shared, face, wire, face_closed).await?;
+            }
+            RxOutcome::Idle => bump(&face.counters.in_idle),
+            RxOutcome::Fragment => {}
+            RxOutcome::Dropped(RxDrop::TooLarge) => bump(&face.counters.drop_too_large),
+            RxOutcome::Dropped(_) => bump(&face.counters.drop_malformed),
+        }
+    }
+}
+
+/// Puts a packet on the event queue, waiting for room (backpressure on the stream) unless the
+/// face closes meanwhile.
+async fn deliver(
+    shared: &Shared,
+    face: &FaceHandle,
+    wire: Bytes,
+    face_closed: &mut watch::Receiver<Option<DownReason>>,
+) -> Result<(), DownReason> {
+    let event = FaceEvent::Packet {
+        face: face.id,
+        wire,
+    };
+    match shared.events.try_send(event) {
+        Ok(()) | Err(TrySendError::Closed(_)) => Ok(()),
+        Err(TrySendError::Full(event)) => tokio::select! {
+            _ = shared.events.send(event) => Ok(()),
+            reason = closed(face_closed) => Err(reason),
+        },
+    }
+}
+
+async fn write_loop<W>(
+    mut writer: W,
+    mut queue: mpsc::Receiver<Bytes>,
+    face: Arc<FaceHandle>,
+    conn: CloseTx,
+) -> mpsc::Receiver<Bytes>
+where
+    W: AsyncWrite + Unpin,
+{
+    let mut face_closed = face.subscribe();
+    let mut conn_closed = conn.subscribe();
+    let mut link = LinkTx::new(None, 0);
+    let mut batch: Vec<Bytes> = Vec::with_capacity(WRITE_BATCH);
+    loop {
+        tokio::select! {
+            biased;
+            _ = closed(&mut conn_closed) => return queue,
+            _ = closed(&mut face_closed) => break,
+            pkt = queue.recv() => {
+                let Some(pkt) = pkt else { break };
+                batch.push(pkt);
+                while batch.len() < WRITE_BATCH {
+                    let Ok(pkt) = queue.try_recv() else { break };
+                    batch.push(pkt);
+                }
+                let result = tokio::select! {
+                    result = write_batch(&mut writer, &mut batch, &mut link, &face) => result,
+                    _ = closed(&mut conn_closed) => return queue,
+                };
+                if let Err(e) = result {
+                    bump(&face.counters.drop_send_error);
+                    end(&conn, DownReason::Io(e.kind()));
+                    return queue;
+                }
+            }
+        }
+    }
+    // The face is closing: flush what is queued, then close the write side.
+    while let Ok(pkt) = queue.try_recv() {
+        batch.push(pkt);
+    }
+    tokio::select! {
+        _ = async {
+            if write_batch(&mut writer, &mut batch, &mut link, &face).await.is_ok() {
+                let _ = writer.shutdown().await;
+            }
+        } => {}
+        _ = closed(&mut conn_closed) => {}
+    }
+    queue
+}
+
+/// Writes a batch of packets (passed through the link service, which never fragments on a
+/// stream) with as few system calls as possible.
+async fn write_batch<W>(
+    writer: &mut W,
+    batch: &mut Vec<Bytes>,
+    link: &mut LinkTx,
+    face: &FaceHandle,
+) -> io::Result<()>
+where
+    W: AsyncWrite + Unpin,
+{
+    let mut out: SmallVec<[Bytes; WRITE_BATCH]> = SmallVec::new();
+    for pkt in batch.drain(..) {
+        bump(&face.counters.out_network);
+        out.extend(link.on_send(pkt));
+    }
+    write_all_vectored(writer, &out).await?;
+    for pkt in &out {
+        face.counters.sent(pkt.len());
+    }
+    Ok(())
+}
+
+/// `write_all` over several buffers, with vectored writes.
+async fn write_all_vectored<W>(writer: &mut W, bufs: &[Bytes]) -> io::Result<()>
+where
+    W: AsyncWrite + Unpin,
+{
+    let (mut index, mut offset) = (0usize, 0usize);
+    loop {
+        while bufs.get(index).is_some_and(|b| offset >= b.len()) {
+            index += 1;
+            offset = 0;
+        }
+        let Some(first) = bufs.get(index) else {
+            return Ok(());
+        };
+        let mut slices: SmallVec<[IoSlice<'_>; WRITE_BATCH]> = SmallVec::new();
+        slices.push(IoSlice::new(first.get(offset..).unwrap_or_default()));
+        slices.extend(
+            bufs.iter()
+                .skip(index + 1)
+                .take(WRITE_BATCH - 1)
+                .map(|b| IoSlice::new(b)),
+        );
+        let mut written = writer.write_vectored(&slices).await?;
+        if written == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        while written > 0 {
+            let Some(buf) = bufs.get(index) else { break };
+            let rest = buf.len() - offset;
+            if written >= rest {
+                written -= rest;
+                index += 1;
+                offset = 0;
+            } else {
+                offset += written;
+                written = 0;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A writer that accepts at most 3 bytes per call.
+    struct Trickle(Vec<u8>);
+
+    impl AsyncWrite for Trickle {
+        fn poll_write(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<io::Result<usize>> {
+            let n = buf.len().min(3);
+            self.0.extend_from_slice(&buf[..n]);
+            std::task::Poll::Ready(Ok(n))
+        }
+
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn vectored_writes_survive_short_writes() {
+        let bufs: Vec<Bytes> = vec![
+            Bytes::from_static(b"abcde"),
+            Bytes::new(),
+            Bytes::from_static(b"f"),
+            Bytes::from_static(b"ghijklmnop"),
+        ];
+        let mut w = Trickle(Vec::new());
+        write_all_vectored(&mut w, &bufs).await.unwrap();
+        assert_eq!(w.0, b"abcdefghijklmnop");
+        let mut v = tokio::io::sink();
+        write_all_vectored(&mut v, &[]).await.unwrap();
+    }
+}

@@ -1,0 +1,85 @@
+//! The few system calls the socket crates do not offer. This is the only module with `unsafe`
+//! code; each block says why it is sound.
+//!
+//! quinn-udp sets "don't fragment" on its sockets (QUIC probes the path MTU itself). NDN over
+//! UDP relies on IP fragmentation instead: NFD's UDP faces have an 8800-byte MTU and let the
+//! kernel fragment datagrams larger than the link MTU. [`allow_ip_fragmentation`] turns path
+//! MTU discovery back off so datagrams up to the face MTU leave the host on any link.
+
+#![allow(unsafe_code)]
+
+use std::io;
+use std::os::fd::AsRawFd;
+
+/// Lets the kernel fragment this UDP socket's datagrams (`IP_PMTUDISC_DONT`, and for IPv6
+/// `IPV6_PMTUDISC_DONT` with `IPV6_DONTFRAG` off). Does nothing outside Linux.
+///
+/// # Errors
+/// The `setsockopt` error.
+pub(crate) fn allow_ip_fragmentation(socket: &impl AsRawFd, ipv6: bool) -> io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        let fd = socket.as_raw_fd();
+        if ipv6 {
+            set_int(
+                fd,
+                libc::IPPROTO_IPV6,
+                libc::IPV6_MTU_DISCOVER,
+                libc::IPV6_PMTUDISC_DONT,
+            )?;
+            set_int(fd, libc::IPPROTO_IPV6, libc::IPV6_DONTFRAG, 0)?;
+        } else {
+            set_int(
+                fd,
+                libc::IPPROTO_IP,
+                libc::IP_MTU_DISCOVER,
+                libc::IP_PMTUDISC_DONT,
+            )?;
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (socket.as_raw_fd(), ipv6);
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+fn set_int(
+    fd: libc::c_int,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
+    let len = libc::socklen_t::try_from(std::mem::size_of::<libc::c_int>())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: `fd` is an open socket borrowed from a live socket object for the duration of
+    // the call; `optval` points to a `c_int` on our stack that outlives the call, and `len` is
+    // exactly its size, so the kernel reads only initialized memory we own.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            std::ptr::from_ref(&value).cast::<libc::c_void>(),
+            len,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sets_options_on_both_families() {
+        let v4 = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        allow_ip_fragmentation(&v4, false).unwrap();
+        if let Ok(v6) = std::net::UdpSocket::bind("[::1]:0") {
+            allow_ip_fragmentation(&v6, true).unwrap();
+        }
+    }
+}

@@ -1,0 +1,410 @@
+//! [`FaceSystem`]: the listeners, the face table, face creation and destruction, sending, and
+//! graceful shutdown.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use bytes::Bytes;
+use tokio::sync::{mpsc, watch};
+
+use crate::config::{FaceOptions, FaceSystemConfig};
+use crate::counters::{bump, AtomicSystemCounters, SystemCounters};
+use crate::error::{FaceError, SendError};
+use crate::event::{DownReason, FaceEvent, FaceInfo};
+use crate::face::{FaceHandle, FaceParams, FaceSender};
+use crate::fault::{FaultConfig, FaultInjector};
+use crate::id::{FaceId, Persistency};
+use crate::udp::UdpChannel;
+use crate::unix::UnixSocketFile;
+use crate::uri::FaceUri;
+use crate::{fault, tcp, udp, unix};
+
+/// Locks a mutex, ignoring poisoning: every critical section leaves the data consistent.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// State shared by the [`FaceSystem`] and every I/O task.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) config: FaceSystemConfig,
+    next_id: AtomicU64,
+    faces: Mutex<HashMap<FaceId, Arc<FaceHandle>>>,
+    pub(crate) events: mpsc::Sender<FaceEvent>,
+    pub(crate) counters: AtomicSystemCounters,
+    shutdown: watch::Sender<bool>,
+    shutting_down: AtomicBool,
+    /// Cloned into every task; shutdown waits until all clones are dropped.
+    task_guard: Mutex<Option<mpsc::Sender<()>>>,
+    epoch: Instant,
+    pub(crate) udp: Mutex<Vec<Arc<UdpChannel>>>,
+}
+
+impl Shared {
+    /// Runs `fut` as a task that shutdown waits for.
+    pub(crate) fn spawn<F>(&self, fut: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let guard = lock(&self.task_guard).clone();
+        tokio::spawn(async move {
+            let _guard = guard;
+            fut.await;
+        });
+    }
+
+    /// Milliseconds since the face system started (the link services' clock).
+    pub(crate) fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// A receiver that becomes `true` at shutdown.
+    pub(crate) fn shutdown_signal(&self) -> watch::Receiver<bool> {
+        self.shutdown.subscribe()
+    }
+
+    pub(crate) fn is_shutting_down(&self) -> bool {
+        self.shutting_down.load(Ordering::Relaxed)
+    }
+
+    /// Adds a face to the table; returns it and the queue its writer reads.
+    ///
+    /// # Errors
+    /// [`FaceError::ShuttingDown`].
+    pub(crate) fn register_face(
+        self: &Arc<Self>,
+        params: FaceParams,
+        fault: Option<FaultConfig>,
+    ) -> Result<(Arc<FaceHandle>, mpsc::Receiver<Bytes>), FaceError> {
+        if self.is_shutting_down() {
+            return Err(FaceError::ShuttingDown);
+        }
+        let id = FaceId(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let (tx, rx) = mpsc::channel(self.config.tx_queue.max(1));
+        let face = Arc::new(FaceHandle::new(id, params, tx));
+        let rx = match fault.or(self.config.fault) {
+            Some(config) => {
+                let (inner_tx, inner_rx) = mpsc::channel(self.config.tx_queue.max(1));
+                let config = FaultConfig {
+                    seed: config.seed ^ id.0,
+                    ..config
+                };
+                let injector = FaultInjector::new(config);
+                self.spawn(fault::pump(rx, inner_tx, injector, face.clone()));
+                inner_rx
+            }
+            None => rx,
+        };
+        lock(&self.faces).insert(id, face.clone());
+        bump(&self.counters.faces_created);
+        tracing::debug!(face = %id, remote = %face.remote, local = %face.info().local, "face created");
+        Ok((face, rx))
+    }
+
+    /// Announces a new face to the driver (waits for room in the event queue).
+    pub(crate) async fn announce_up(&self, face: &FaceHandle) {
+        let event = FaceEvent::Up {
+            face: face.id,
+            info: Box::new(face.info()),
+        };
+        let _ = self.events.send(event).await; // the driver is gone: nothing to tell
+    }
+
+    /// Removes a closed face and tells the driver. Called once, by the task that owns the
+    /// face, after its last packet went up.
+    pub(crate) async fn face_closed(&self, face: &FaceHandle, reason: DownReason) {
+        lock(&self.faces).remove(&face.id);
+        face.set_connected(false);
+        face.close(reason.clone());
+        self.counters.closed(&reason);
+        tracing::debug!(face = %face.id, reason = %reason, "face closed");
+        let event = FaceEvent::Down {
+            face: face.id,
+            reason,
+        };
+        if self.is_shutting_down() {
+            let _ = self.events.try_send(event);
+        } else {
+            let _ = self.events.send(event).await;
+        }
+    }
+
+    pub(crate) fn face(&self, id: FaceId) -> Option<Arc<FaceHandle>> {
+        lock(&self.faces).get(&id).cloned()
+    }
+
+    /// The open face whose remote URI is `remote`, if any.
+    pub(crate) fn face_by_remote(&self, remote: &FaceUri) -> Option<Arc<FaceHandle>> {
+        lock(&self.faces)
+            .values()
+            .find(|f| f.remote == *remote && f.close_reason().is_none())
+            .cloned()
+    }
+
+    fn all_faces(&self) -> Vec<Arc<FaceHandle>> {
+        lock(&self.faces).values().cloned().collect()
+    }
+}
+
+/// The faces of one daemon: listeners, face table, sending, and the event queue toward the
+/// forwarder driver.
+///
+/// Start it with [`FaceSystem::start`], which returns the receiving end of the event queue;
+/// drain it in bounded bursts. Send with [`FaceSystem::send`] or a cached [`FaceSender`]:
+/// sending never waits, a full queue drops and counts.
+#[derive(Debug)]
+pub struct FaceSystem {
+    shared: Arc<Shared>,
+    listeners: Vec<FaceUri>,
+    unix_file: Option<UnixSocketFile>,
+    tasks_done: Mutex<Option<mpsc::Receiver<()>>>,
+}
+
+impl FaceSystem {
+    /// Opens the listeners of `config` and returns the face system and the event queue.
+    ///
+    /// Must be called inside a tokio runtime.
+    ///
+    /// # Errors
+    /// [`FaceError::Listen`] or [`FaceError::UnixPathInUse`] when a listener cannot be set up
+    /// (nothing is left open then).
+    pub async fn start(
+        config: FaceSystemConfig,
+    ) -> Result<(Self, mpsc::Receiver<FaceEvent>), FaceError> {
+        let (events, events_rx) = mpsc::channel(config.event_queue.max(1));
+        let (guard_tx, guard_rx) = mpsc::channel(1);
+        let shared = Arc::new(Shared {
+            config,
+            next_id: AtomicU64::new(FaceId::FIRST_DYNAMIC.0),
+            faces: Mutex::new(HashMap::new()),
+            events,
+            counters: AtomicSystemCounters::default(),
+            shutdown: watch::channel(false).0,
+            shutting_down: AtomicBool::new(false),
+            task_guard: Mutex::new(Some(guard_tx)),
+            epoch: Instant::now(),
+            udp: Mutex::new(Vec::new()),
+        });
+        let mut system = Self {
+            shared,
+            listeners: Vec::new(),
+            unix_file: None,
+            tasks_done: Mutex::new(Some(guard_rx)),
+        };
+        if let Err(e) = system.open_listeners() {
+            system.shutdown().await;
+            return Err(e);
+        }
+        Ok((system, events_rx))
+    }
+
+    fn open_listeners(&mut self) -> Result<(), FaceError> {
+        let shared = self.shared.clone();
+        if let Some(path) = shared.config.unix_path.clone() {
+            let (listener, file) = unix::bind(&path)?;
+            self.unix_file = Some(file);
+            self.listeners.push(FaceUri::Unix(path.clone()));
+            shared.spawn(unix::accept_loop(shared.clone(), listener, path));
+        }
+        for &addr in &shared.config.tcp {
+            let listener = tcp::bind(addr).map_err(|e| listen_error(addr, e))?;
+            let local = listener.local_addr().map_err(|e| listen_error(addr, e))?;
+            self.listeners.push(FaceUri::tcp(local));
+            shared.spawn(tcp::accept_loop(shared.clone(), listener));
+        }
+        for &addr in &shared.config.udp {
+            let channel = UdpChannel::bind(addr, true).map_err(|e| listen_error(addr, e))?;
+            self.listeners.push(FaceUri::udp(channel.local));
+            udp::start_channel(&shared, channel);
+        }
+        Ok(())
+    }
+
+    /// The listening endpoints as bound (port 0 replaced by the real port), in config order:
+    /// Unix, then TCP, then UDP.
+    pub fn listeners(&self) -> &[FaceUri] {
+        &self.listeners
+    }
+
+    /// The bound address of the `n`-th TCP listener.
+    pub fn tcp_listener(&self, n: usize) -> Option<SocketAddr> {
+        self.listeners
+            .iter()
+            .filter(|u| matches!(u, FaceUri::Tcp(_)))
+            .nth(n)?
+            .socket_addr()
+    }
+
+    /// The bound address of the `n`-th UDP listener.
+    pub fn udp_listener(&self, n: usize) -> Option<SocketAddr> {
+        self.listeners
+            .iter()
+            .filter(|u| matches!(u, FaceUri::Udp(_)))
+            .nth(n)?
+            .socket_addr()
+    }
+
+    /// The Unix listener's path.
+    pub fn unix_path(&self) -> Option<&Path> {
+        self.unix_file.as_ref().map(UnixSocketFile::path)
+    }
+
+    /// Creates a face toward `uri` (`tcp4://`, `tcp6://`, `udp4://`, `udp6://`, canonical),
+    /// as `faces/create` does. A TCP face is connected before this returns; a UDP face uses
+    /// the UDP listener socket that can reach the peer (or an unlistened socket of the same
+    /// family), so the peer's replies come back to the same face.
+    ///
+    /// The face's [`FaceEvent::Up`] is queued by a task, so awaiting this from the task that
+    /// drains the event queue cannot deadlock.
+    ///
+    /// # Errors
+    /// [`FaceError::InvalidPersistency`] for on-demand, [`FaceError::UnsupportedScheme`] for
+    /// `unix://` and `fd://`, [`FaceError::Exists`] when a face to `uri` exists (its
+    /// persistency is raised to `persistency` if lower), [`FaceError::Connect`].
+    pub async fn create(
+        &self,
+        uri: &FaceUri,
+        persistency: Persistency,
+    ) -> Result<FaceId, FaceError> {
+        self.create_with(uri, persistency, FaceOptions::default())
+            .await
+    }
+
+    /// [`FaceSystem::create`] with per-face options (MTU, fault injection).
+    ///
+    /// # Errors
+    /// As [`FaceSystem::create`].
+    pub async fn create_with(
+        &self,
+        uri: &FaceUri,
+        persistency: Persistency,
+        options: FaceOptions,
+    ) -> Result<FaceId, FaceError> {
+        if persistency == Persistency::OnDemand {
+            return Err(FaceError::InvalidPersistency);
+        }
+        if self.shared.is_shutting_down() {
+            return Err(FaceError::ShuttingDown);
+        }
+        if let Some(existing) = self.shared.face_by_remote(uri) {
+            existing.raise_persistency(persistency);
+            return Err(FaceError::Exists(existing.id));
+        }
+        match uri {
+            FaceUri::Tcp(addr) => tcp::connect(&self.shared, *addr, persistency, options).await,
+            FaceUri::Udp(addr) => udp::create(&self.shared, *addr, persistency, options),
+            FaceUri::Unix(_) | FaceUri::Fd(_) => Err(FaceError::UnsupportedScheme),
+        }
+    }
+
+    /// Closes a face (`faces/destroy`): its queued packets are flushed, then
+    /// [`FaceEvent::Down`] with [`DownReason::Destroyed`] follows. Returns whether the face
+    /// existed.
+    pub fn destroy(&self, id: FaceId) -> bool {
+        match self.shared.face(id) {
+            Some(face) => {
+                face.close(DownReason::Destroyed);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Changes a face's persistency (`faces/update`). Returns whether the face exists.
+    pub fn set_persistency(&self, id: FaceId, persistency: Persistency) -> bool {
+        self.shared
+            .face(id)
+            .map(|f| f.set_persistency(persistency))
+            .is_some()
+    }
+
+    /// Every open face, by increasing id.
+    pub fn list(&self) -> Vec<FaceInfo> {
+        let mut faces: Vec<FaceInfo> = self.shared.all_faces().iter().map(|f| f.info()).collect();
+        faces.sort_by_key(|f| f.id);
+        faces
+    }
+
+    /// One face's properties and counters.
+    pub fn info(&self, id: FaceId) -> Option<FaceInfo> {
+        self.shared.face(id).map(|f| f.info())
+    }
+
+    /// Queues `wire` for sending on `face`. Never waits; a full queue drops and counts.
+    ///
+    /// # Errors
+    /// [`SendError`]; the packet is dropped.
+    pub fn send(&self, face: FaceId, wire: Bytes) -> Result<(), SendError> {
+        self.shared
+            .face(face)
+            .ok_or(SendError::NoSuchFace)?
+            .send(wire)
+    }
+
+    /// A handle to send on `face` without a table look-up per packet.
+    pub fn sender(&self, face: FaceId) -> Option<FaceSender> {
+        self.shared.face(face).map(FaceSender::new)
+    }
+
+    /// The face system's own counters.
+    pub fn counters(&self) -> SystemCounters {
+        self.shared.counters.snapshot()
+    }
+
+    /// Closes the listeners, flushes and closes every face (each sends its `Down` if the event
+    /// queue has room), waits up to [`FaceSystemConfig::shutdown_timeout`] for the tasks, and
+    /// removes the Unix socket file. Calling it again does nothing.
+    pub async fn shutdown(&self) {
+        self.begin_shutdown();
+        let done = lock(&self.tasks_done).take();
+        if let Some(mut done) = done {
+            let _ = tokio::time::timeout(self.shared.config.shutdown_timeout, done.recv()).await;
+        }
+        if let Some(file) = &self.unix_file {
+            file.remove();
+        }
+    }
+
+    /// The synchronous part of shutdown: signal listeners and faces.
+    fn begin_shutdown(&self) {
+        self.shared.shutting_down.store(true, Ordering::Relaxed);
+        self.shared.shutdown.send_replace(true);
+        for face in self.shared.all_faces() {
+            face.close(DownReason::Shutdown);
+        }
+        lock(&self.shared.task_guard).take();
+    }
+}
+
+impl Drop for FaceSystem {
+    /// Dropping without [`FaceSystem::shutdown`] still stops the listeners and faces (without
+    /// waiting) and removes the Unix socket file.
+    fn drop(&mut self) {
+        self.begin_shutdown();
+        if let Some(file) = &self.unix_file {
+            file.remove();
+        }
+    }
+}
+
+fn listen_error(addr: SocketAddr, source: std::io::Error) -> FaceError {
+    FaceError::Listen {
+        addr: addr.to_string(),
+        source,
+    }
+}
+
+/// Whether `addr` is on this host's loopback (127.0.0.0/8, ::1, or IPv4-mapped loopback).
+pub(crate) fn is_loopback(addr: SocketAddr) -> bool {
+    addr.ip().to_canonical().is_loopback()
+}
+
+/// Path of a Unix socket, for messages.
+pub(crate) fn path_string(path: &Path) -> String {
+    path.display().to_string()
+}

@@ -1,0 +1,189 @@
+//! TCP listeners and outgoing TCP faces (NFD `TcpChannel`).
+//!
+//! Faces whose peer is on loopback (127.0.0.0/8, ::1) are local, as NFD's default
+//! `face_system.tcp.local` whitelist makes them. A permanent face whose connection fails
+//! reconnects with exponential backoff, keeping its FaceId (and routes); packets sent to it
+//! meanwhile are dropped and counted as `drop_link_down`.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use socket2::{Domain, Protocol, Socket, Type};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::config::FaceOptions;
+use crate::counters::bump;
+use crate::error::FaceError;
+use crate::event::DownReason;
+use crate::face::{closed, FaceHandle, FaceParams};
+use crate::id::{FaceId, FaceKind, FaceScope, Persistency};
+use crate::stream;
+use crate::system::{is_loopback, Shared};
+use crate::uri::FaceUri;
+
+/// Binds a TCP listener (IPv6 sockets are IPv6-only, so `0.0.0.0` and `::` can both be bound).
+pub(crate) fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    if addr.is_ipv6() {
+        socket.set_only_v6(true)?;
+    }
+    socket.set_reuse_address(true)?;
+    socket.set_nonblocking(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(1024)?;
+    TcpListener::from_std(socket.into())
+}
+
+/// Accepts connections until shutdown.
+pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
+    let mut stop = shared.shutdown_signal();
+    loop {
+        let accepted = tokio::select! {
+            _ = stop.wait_for(|s| *s) => return,
+            accepted = listener.accept() => accepted,
+        };
+        match accepted {
+            Ok((stream, peer)) => shared.spawn(run_accepted(shared.clone(), stream, peer)),
+            Err(e) => {
+                bump(&shared.counters.accept_errors);
+                tracing::warn!(error = %e, "TCP accept failed");
+                tokio::time::sleep(Duration::from_millis(100)).await; // e.g. out of descriptors
+            }
+        }
+    }
+}
+
+fn params(stream: &TcpStream, peer: SocketAddr, persistency: Persistency) -> FaceParams {
+    let local = stream.local_addr().unwrap_or(peer);
+    FaceParams {
+        kind: FaceKind::Tcp,
+        remote: FaceUri::tcp(peer),
+        local: FaceUri::tcp(local),
+        scope: if is_loopback(peer) {
+            FaceScope::Local
+        } else {
+            FaceScope::NonLocal
+        },
+        persistency,
+        mtu: None,
+    }
+}
+
+async fn run_accepted(shared: Arc<Shared>, stream: TcpStream, peer: SocketAddr) {
+    let _ = stream.set_nodelay(true);
+    let Ok((face, queue)) =
+        shared.register_face(params(&stream, peer, Persistency::OnDemand), None)
+    else {
+        return; // shutting down
+    };
+    shared.announce_up(&face).await;
+    let (reader, writer) = stream.into_split();
+    let (reason, _) = stream::run(&shared, &face, reader, writer, queue).await;
+    shared.face_closed(&face, reason).await;
+}
+
+/// Connects to `addr` and starts a face on the connection.
+pub(crate) async fn connect(
+    shared: &Arc<Shared>,
+    addr: SocketAddr,
+    persistency: Persistency,
+    options: FaceOptions,
+) -> Result<FaceId, FaceError> {
+    let stream = connect_once(shared, addr)
+        .await
+        .map_err(FaceError::Connect)?;
+    let (face, queue) = shared.register_face(params(&stream, addr, persistency), options.fault)?;
+    let id = face.id;
+    shared.spawn(supervise(shared.clone(), face, stream, queue, addr));
+    Ok(id)
+}
+
+async fn connect_once(shared: &Shared, addr: SocketAddr) -> io::Result<TcpStream> {
+    let stream = tokio::time::timeout(shared.config.connect_timeout, TcpStream::connect(addr))
+        .await
+        .map_err(|_| io::Error::from(io::ErrorKind::TimedOut))??;
+    let _ = stream.set_nodelay(true);
+    Ok(stream)
+}
+
+/// Runs an outgoing face: its connection, then reconnections while it is permanent.
+async fn supervise(
+    shared: Arc<Shared>,
+    face: Arc<FaceHandle>,
+    stream: TcpStream,
+    mut queue: mpsc::Receiver<Bytes>,
+    addr: SocketAddr,
+) {
+    shared.announce_up(&face).await;
+    let mut stream = stream;
+    let reason = loop {
+        let (reader, writer) = stream.into_split();
+        let (reason, returned) = stream::run(&shared, &face, reader, writer, queue).await;
+        let Some(returned) = returned else {
+            break reason;
+        };
+        queue = returned;
+        if face.close_reason().is_some() || face.persistency() != Persistency::Permanent {
+            break reason;
+        }
+        tracing::info!(face = %face.id, reason = %reason, "permanent face reconnecting");
+        face.set_connected(false);
+        match reconnect(&shared, &face, addr, &mut queue).await {
+            Ok(s) => {
+                bump(&shared.counters.reconnects);
+                if let Ok(local) = s.local_addr() {
+                    face.set_local(FaceUri::tcp(local));
+                }
+                face.set_connected(true);
+                stream = s;
+            }
+            Err(reason) => break reason,
+        }
+    };
+    shared.face_closed(&face, reason).await;
+}
+
+/// Tries to connect again with exponential backoff until it works or the face closes.
+/// Packets queued meanwhile are dropped and counted.
+async fn reconnect(
+    shared: &Shared,
+    face: &FaceHandle,
+    addr: SocketAddr,
+    queue: &mut mpsc::Receiver<Bytes>,
+) -> Result<TcpStream, DownReason> {
+    let mut close = face.subscribe();
+    let mut backoff = shared.config.reconnect_initial;
+    loop {
+        let deadline = Instant::now() + backoff;
+        loop {
+            tokio::select! {
+                biased;
+                reason = closed(&mut close) => return Err(reason),
+                () = tokio::time::sleep_until(deadline) => break,
+                pkt = queue.recv() => match pkt {
+                    Some(_) => bump(&face.counters.drop_link_down),
+                    None => return Err(DownReason::Shutdown),
+                },
+            }
+        }
+        tokio::select! {
+            biased;
+            reason = closed(&mut close) => return Err(reason),
+            result = connect_once(shared, addr) => match result {
+                Ok(stream) => return Ok(stream),
+                Err(e) => tracing::debug!(face = %face.id, error = %e, "reconnect failed"),
+            },
+        }
+        backoff = (backoff * 2).min(
+            shared
+                .config
+                .reconnect_max
+                .max(shared.config.reconnect_initial),
+        );
+    }
+}

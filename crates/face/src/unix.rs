@@ -1,0 +1,120 @@
+//! The Unix stream listener (NFD `UnixStreamChannel`): `/run/nfd/nfd.sock` by default, where
+//! python-ndn and NDNts connect first. Faces from it are local, on-demand, and named
+//! `fd://N` (remote) / `unix:///path` (local) as NFD names them.
+
+use std::io;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::{UnixListener, UnixStream};
+
+use crate::counters::bump;
+use crate::error::FaceError;
+use crate::face::FaceParams;
+use crate::id::{FaceKind, FaceScope, Persistency};
+use crate::stream;
+use crate::system::{path_string, Shared};
+use crate::uri::FaceUri;
+
+/// The socket file this face system created; removed on shutdown only if it is still the
+/// same file (another daemon may have replaced it since).
+#[derive(Debug)]
+pub(crate) struct UnixSocketFile {
+    path: PathBuf,
+    dev: u64,
+    ino: u64,
+}
+
+impl UnixSocketFile {
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Removes the socket file if it is still ours.
+    pub(crate) fn remove(&self) {
+        let Ok(meta) = std::fs::symlink_metadata(&self.path) else {
+            return;
+        };
+        if meta.dev() == self.dev && meta.ino() == self.ino {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Binds the listener: creates the parent directory, replaces a stale socket file (one that
+/// nobody accepts on), and makes the socket mode 0666 so any user's apps can connect.
+///
+/// # Errors
+/// [`FaceError::UnixPathInUse`] when a process accepts on `path`; [`FaceError::Listen`]
+/// when `path` exists and is not a socket, or on any I/O error.
+pub(crate) fn bind(path: &Path) -> Result<(UnixListener, UnixSocketFile), FaceError> {
+    let fail = |source: io::Error| FaceError::Listen {
+        addr: path_string(path),
+        source,
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(fail)?;
+    }
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.file_type().is_socket() {
+            return Err(fail(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "not a socket",
+            )));
+        }
+        if std::os::unix::net::UnixStream::connect(path).is_ok() {
+            return Err(FaceError::UnixPathInUse(path.to_owned()));
+        }
+        std::fs::remove_file(path).map_err(fail)?;
+    }
+    let listener = UnixListener::bind(path).map_err(fail)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666)).map_err(fail)?;
+    let meta = std::fs::symlink_metadata(path).map_err(fail)?;
+    let file = UnixSocketFile {
+        path: path.to_owned(),
+        dev: meta.dev(),
+        ino: meta.ino(),
+    };
+    Ok((listener, file))
+}
+
+/// Accepts connections until shutdown.
+pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: UnixListener, path: PathBuf) {
+    let mut stop = shared.shutdown_signal();
+    loop {
+        let accepted = tokio::select! {
+            _ = stop.wait_for(|s| *s) => return,
+            accepted = listener.accept() => accepted,
+        };
+        match accepted {
+            Ok((stream, _)) => shared.spawn(run_face(shared.clone(), stream, path.clone())),
+            Err(e) => {
+                bump(&shared.counters.accept_errors);
+                tracing::warn!(listener = %path.display(), error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(100)).await; // e.g. out of descriptors
+            }
+        }
+    }
+}
+
+async fn run_face(shared: Arc<Shared>, stream: UnixStream, path: PathBuf) {
+    let fd = u64::try_from(stream.as_raw_fd()).unwrap_or(0);
+    let params = FaceParams {
+        kind: FaceKind::Unix,
+        remote: FaceUri::Fd(fd),
+        local: FaceUri::Unix(path),
+        scope: FaceScope::Local,
+        persistency: Persistency::OnDemand,
+        mtu: None,
+    };
+    let Ok((face, queue)) = shared.register_face(params, None) else {
+        return; // shutting down
+    };
+    shared.announce_up(&face).await;
+    let (reader, writer) = stream.into_split();
+    let (reason, _) = stream::run(&shared, &face, reader, writer, queue).await;
+    shared.face_closed(&face, reason).await;
+}
