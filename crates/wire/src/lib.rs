@@ -21,6 +21,7 @@ pub mod interest;
 pub mod lp;
 pub mod mgmt;
 pub mod name;
+pub mod security;
 pub mod signature;
 pub mod tlv;
 
@@ -33,5 +34,6 @@ pub use hash::{NameHasher, PrefixHashes};
 pub use interest::{Interest, InterestView};
 pub use lp::{LpPacket, NackReason, Packet};
 pub use name::{Component, ComponentRef, Name};
+pub use security::KeyError;
 pub use signature::{KeyLocator, SignError, SignatureInfo, Signer, Verifier, VerifyError};
 pub use tlv::MAX_PACKET_SIZE;
