@@ -170,6 +170,16 @@ impl Fields {
                 _ => f.signature_value = Some(e.value_range()),
             }
         }
+        if f.signature_info.is_some() && f.app_parameters.is_none() {
+            //= https://docs.named-data.net/NDN-packet-spec/0.3/interest.html#interestsignature
+            //# InterestSignatureInfo and InterestSignatureValue ... MUST be placed after
+            //# ApplicationParameters (a signed Interest always has ApplicationParameters).
+            return Err(DecodeError::in_element(
+                ErrorKind::Missing { typ: types::APPLICATION_PARAMETERS },
+                top.start,
+                types::INTEREST,
+            ));
+        }
         f.check_digest_component(name_el.start)?;
         if f.signature_info.is_some() != f.signature_value.is_some() {
             return Err(DecodeError::in_element(

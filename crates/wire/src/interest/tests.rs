@@ -139,6 +139,8 @@ fn negative_cases() {
         ("05fd0005 0703 080161", ErrorKind::NonMinimalVarNumber),
         // not an Interest
         ("0605 0703 080161", ErrorKind::UnexpectedType { expected: 5, found: 6 }),
+        // InterestSignatureInfo without ApplicationParameters
+        ("050e 0703 080161 2c03 1b0100 2e02 abcd", ErrorKind::Missing { typ: 0x24 }),
         // CanBePrefix with a value
         ("0508 0703 080161 210100", ErrorKind::InvalidValue("flag element is not empty")),
     ];
