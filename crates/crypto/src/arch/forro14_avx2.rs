@@ -1,0 +1,212 @@
+//! Forro14 with AVX2: one block per 32-bit lane, 8 blocks per vector.
+//!
+//! As in the AVX-512 kernel, two independent 8-block batches are interleaved
+//! step by step to hide the serial quarter-round chain. AVX2 has no vector
+//! rotate: rotations by 10 and 27 are two shifts and an OR, the rotation by 8
+//! is a byte shuffle. With 16 ymm registers the 32 state words do not all fit,
+//! so the compiler keeps the words a quarter-round does not touch on the stack.
+
+use core::arch::x86_64::{
+    __m256i, _mm256_add_epi32, _mm256_cmpgt_epi32, _mm256_loadu_si256, _mm256_or_si256,
+    _mm256_permute2x128_si256, _mm256_set1_epi32, _mm256_setr_epi32, _mm256_setr_epi8,
+    _mm256_setzero_si256, _mm256_shuffle_epi8, _mm256_slli_epi32, _mm256_srli_epi32,
+    _mm256_storeu_si256, _mm256_sub_epi32, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64,
+    _mm256_unpacklo_epi32, _mm256_unpacklo_epi64, _mm256_xor_si256,
+};
+
+use crate::forro14::{BLOCK_LEN, DOUBLE_ROUNDS};
+
+/// Blocks per vector.
+const LANES: usize = 8;
+/// Bytes per 8-block batch.
+const BATCH: usize = LANES * BLOCK_LEN;
+
+/// Sixteen vectors: word-major rows before the transpose; after it, block
+/// `j` is vectors `2j` (bytes 0..32) and `2j + 1` (bytes 32..64).
+pub(super) type Rows = [__m256i; 16];
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn rol10(x: __m256i) -> __m256i {
+    _mm256_or_si256(_mm256_slli_epi32::<10>(x), _mm256_srli_epi32::<22>(x))
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn rol27(x: __m256i) -> __m256i {
+    _mm256_or_si256(_mm256_slli_epi32::<27>(x), _mm256_srli_epi32::<5>(x))
+}
+
+#[inline]
+#[target_feature(enable = "avx2")]
+fn rol8(x: __m256i) -> __m256i {
+    let m = _mm256_setr_epi8(
+        3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14, 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10,
+        15, 12, 13, 14,
+    );
+    _mm256_shuffle_epi8(x, m)
+}
+
+/// One quarter-round on each of the given batches, one batch after the other.
+macro_rules! qr {
+    ($($x:ident),+ ; $a:literal, $b:literal, $c:literal, $d:literal, $e:literal) => {
+        $( qr1!($x; $a, $b, $c, $d, $e); )+
+    };
+}
+
+/// One quarter-round on one batch.
+macro_rules! qr1 {
+    ($x:ident ; $a:literal, $b:literal, $c:literal, $d:literal, $e:literal) => {
+        $x[$d] = _mm256_add_epi32($x[$d], $x[$e]);
+        $x[$c] = _mm256_xor_si256($x[$c], $x[$d]);
+        $x[$b] = rol10(_mm256_add_epi32($x[$b], $x[$c]));
+        $x[$a] = _mm256_add_epi32($x[$a], $x[$b]);
+        $x[$e] = _mm256_xor_si256($x[$e], $x[$a]);
+        $x[$d] = rol27(_mm256_add_epi32($x[$d], $x[$e]));
+        $x[$c] = _mm256_add_epi32($x[$c], $x[$d]);
+        $x[$b] = _mm256_xor_si256($x[$b], $x[$c]);
+        $x[$a] = rol8(_mm256_add_epi32($x[$a], $x[$b]));
+    };
+}
+
+/// XORs the keystream for counters `counter, counter + 1, ...` into `buf`.
+/// Words 4 and 5 of `state` are replaced by the per-block counter.
+#[target_feature(enable = "avx2")]
+pub(super) fn xor_keystream(state: &[u32; 16], counter: u64, buf: &mut [u8]) {
+    let mut ctr = counter;
+    let mut passes = buf.chunks_exact_mut(2 * BATCH);
+    for pass in &mut passes {
+        let (x, y) = blocks_x2(state, ctr);
+        let (first, second) = pass.split_at_mut(BATCH);
+        xor_blocks(&x, first);
+        xor_blocks(&y, second);
+        ctr = ctr.wrapping_add(2 * LANES as u64);
+    }
+    let rest = passes.into_remainder();
+    if rest.len() > BATCH {
+        let (x, y) = blocks_x2(state, ctr);
+        let (first, second) = rest.split_at_mut(BATCH);
+        xor_blocks(&x, first);
+        xor_blocks(&y, second);
+    } else if !rest.is_empty() {
+        let x = blocks_x1(state, ctr);
+        xor_blocks(&x, rest);
+    }
+}
+
+/// Keystream blocks `ctr .. ctr + 8` and `ctr + 8 .. ctr + 16`, computed as
+/// two interleaved batches.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn blocks_x2(state: &[u32; 16], ctr: u64) -> (Rows, Rows) {
+    let s0 = initial_rows(state, ctr);
+    let s1 = initial_rows(state, ctr.wrapping_add(LANES as u64));
+    let mut x = s0;
+    let mut y = s1;
+    for _ in 0..DOUBLE_ROUNDS {
+        forro_double_round!(qr; x, y);
+    }
+    for i in 0..16 {
+        x[i] = _mm256_add_epi32(x[i], s0[i]);
+        y[i] = _mm256_add_epi32(y[i], s1[i]);
+    }
+    (transpose(&x), transpose(&y))
+}
+
+/// Keystream blocks `ctr .. ctr + 8` (one batch, for short tails).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn blocks_x1(state: &[u32; 16], ctr: u64) -> Rows {
+    let s0 = initial_rows(state, ctr);
+    let mut x = s0;
+    for _ in 0..DOUBLE_ROUNDS {
+        forro_double_round!(qr; x);
+    }
+    for i in 0..16 {
+        x[i] = _mm256_add_epi32(x[i], s0[i]);
+    }
+    transpose(&x)
+}
+
+/// Every word broadcast to all lanes, except words 4 and 5, which hold the
+/// 64-bit counter `ctr + lane` (low, high) with the carry between them.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) fn initial_rows(state: &[u32; 16], ctr: u64) -> Rows {
+    let mut rows = [_mm256_setzero_si256(); 16];
+    for (r, w) in rows.iter_mut().zip(state) {
+        *r = _mm256_set1_epi32(*w as i32);
+    }
+    let iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    let lo = _mm256_add_epi32(_mm256_set1_epi32(ctr as u32 as i32), iota);
+    // Unsigned `lo < iota` (the low word wrapped) via a biased signed compare;
+    // the mask is -1 in those lanes, so subtracting it adds the carry.
+    let bias = _mm256_set1_epi32(i32::MIN);
+    let carry = _mm256_cmpgt_epi32(_mm256_xor_si256(iota, bias), _mm256_xor_si256(lo, bias));
+    rows[4] = lo;
+    rows[5] = _mm256_sub_epi32(_mm256_set1_epi32((ctr >> 32) as u32 as i32), carry);
+    rows
+}
+
+/// Transposes two 8 x 8 halves (words 0..8 and 8..16): afterwards block `j`
+/// is vector `2j` (words 0..8) followed by vector `2j + 1` (words 8..16).
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) fn transpose(x: &Rows) -> Rows {
+    let mut blocks = [_mm256_setzero_si256(); 16];
+    for half in 0..2 {
+        // g[grp][r] holds, in 128-bit lane L, words 8*half + 4*grp .. + 3
+        // of block 4*L + r.
+        let mut g = [[_mm256_setzero_si256(); 4]; 2];
+        for (grp, out) in g.iter_mut().enumerate() {
+            let w = 8 * half + 4 * grp;
+            let [a, b, c, d] = [x[w], x[w + 1], x[w + 2], x[w + 3]];
+            let ab_lo = _mm256_unpacklo_epi32(a, b);
+            let ab_hi = _mm256_unpackhi_epi32(a, b);
+            let cd_lo = _mm256_unpacklo_epi32(c, d);
+            let cd_hi = _mm256_unpackhi_epi32(c, d);
+            out[0] = _mm256_unpacklo_epi64(ab_lo, cd_lo);
+            out[1] = _mm256_unpackhi_epi64(ab_lo, cd_lo);
+            out[2] = _mm256_unpacklo_epi64(ab_hi, cd_hi);
+            out[3] = _mm256_unpackhi_epi64(ab_hi, cd_hi);
+        }
+        for r in 0..4 {
+            blocks[2 * r + half] = _mm256_permute2x128_si256::<0x20>(g[0][r], g[1][r]);
+            blocks[2 * (r + 4) + half] = _mm256_permute2x128_si256::<0x31>(g[0][r], g[1][r]);
+        }
+    }
+    blocks
+}
+
+/// XORs keystream blocks into `out` (at most 8 blocks; a partial last block
+/// uses a prefix of its keystream block).
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) fn xor_blocks(blocks: &Rows, out: &mut [u8]) {
+    let full = out.len() / BLOCK_LEN;
+    let mut chunks = out.chunks_exact_mut(BLOCK_LEN);
+    for (chunk, ks) in (&mut chunks).zip(blocks.chunks_exact(2)) {
+        let p = chunk.as_mut_ptr().cast::<__m256i>();
+        // SAFETY: `chunk` is 64 writable bytes, exactly two __m256i at `p`
+        // and `p + 1`; unaligned loads and stores.
+        unsafe {
+            _mm256_storeu_si256(p, _mm256_xor_si256(_mm256_loadu_si256(p), ks[0]));
+            let p1 = p.add(1);
+            _mm256_storeu_si256(p1, _mm256_xor_si256(_mm256_loadu_si256(p1), ks[1]));
+        }
+    }
+    let tail = chunks.into_remainder();
+    if let (false, Some(ks)) = (tail.is_empty(), blocks.chunks_exact(2).nth(full)) {
+        let mut bytes = [0u8; BLOCK_LEN];
+        let p = bytes.as_mut_ptr().cast::<__m256i>();
+        // SAFETY: `bytes` is 64 writable bytes, two __m256i; unaligned stores.
+        unsafe {
+            _mm256_storeu_si256(p, ks[0]);
+            _mm256_storeu_si256(p.add(1), ks[1]);
+        }
+        for (b, k) in tail.iter_mut().zip(bytes) {
+            *b ^= k;
+        }
+        zeroize::Zeroize::zeroize(&mut bytes);
+    }
+}

@@ -1,0 +1,78 @@
+//! Architecture-specific code: the x86-64 SIMD kernels of Forro14 and the
+//! time-stamp counter used by [`crate::bench`](mod@crate::bench).
+//!
+//! This is the only module of the crate that may use `unsafe`, and only to
+//! call `#[target_feature]` functions after runtime detection, for unaligned
+//! SIMD loads and stores, and for `RDTSC`. The arithmetic intrinsics inside
+//! the kernels are safe calls (Rust 1.87+ target-feature rules).
+#![allow(unsafe_code)]
+
+use crate::forro14::{scalar, Forro14Backend};
+
+#[cfg(target_arch = "x86_64")]
+mod forro14_avx2;
+#[cfg(target_arch = "x86_64")]
+mod forro14_avx512;
+
+/// Whether the CPU can run `backend`.
+pub(crate) fn forro14_available(backend: Forro14Backend) -> bool {
+    match backend {
+        Forro14Backend::Scalar => true,
+        #[cfg(target_arch = "x86_64")]
+        Forro14Backend::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+        #[cfg(target_arch = "x86_64")]
+        Forro14Backend::Avx512 => {
+            std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512vl")
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        _ => false,
+    }
+}
+
+/// XORs Forro14 keystream into `buf` with the SIMD `backend`, falling back to
+/// the scalar code if the CPU lacks it (callers check availability when they
+/// build a cipher, so the fallback is never taken in practice; it keeps this
+/// function sound for any `backend` value).
+pub(crate) fn forro14_xor_keystream(
+    backend: Forro14Backend,
+    state: &[u32; 16],
+    counter: u64,
+    buf: &mut [u8],
+) {
+    #[cfg(target_arch = "x86_64")]
+    match backend {
+        Forro14Backend::Avx512 if forro14_available(Forro14Backend::Avx512) => {
+            // SAFETY: the CPU supports AVX-512F and AVX-512VL, the features
+            // the kernel enables (checked on the line above).
+            unsafe { forro14_avx512::xor_keystream(state, counter, buf) };
+            return;
+        }
+        Forro14Backend::Avx2 if std::arch::is_x86_feature_detected!("avx2") => {
+            // SAFETY: the CPU supports AVX2, the only feature the kernel
+            // enables (checked on the line above).
+            unsafe { forro14_avx2::xor_keystream(state, counter, buf) };
+            return;
+        }
+        _ => {}
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = backend;
+    scalar::xor_keystream(state, counter, buf);
+}
+
+/// The CPU's time-stamp counter, or `None` where there is none we read.
+///
+/// On x86-64 this is `RDTSC`: it ticks at the nominal (base) frequency, not
+/// the current core clock, so "cycles" derived from it are reference cycles.
+pub(crate) fn timestamp_counter() -> Option<u64> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: RDTSC exists on every x86-64 CPU and only reads a counter.
+        Some(unsafe { core::arch::x86_64::_rdtsc() })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        None
+    }
+}

@@ -1,0 +1,254 @@
+//! A small throughput benchmark of every suite, for `nameway bench ciphers`.
+//!
+//! This is the one part of the crate that reads a clock. It measures each
+//! (suite, size) pair in several timed samples and reports the medians:
+//!
+//! * **MB/s**: payload bytes per second, in units of 10^6 bytes.
+//! * **cycles/byte**: from the x86-64 time-stamp counter (`RDTSC`). The TSC
+//!   ticks at the CPU's nominal frequency whatever the current clock, so these
+//!   are *reference* cycles; with turbo or in a VM they differ from core
+//!   cycles. `None` on other architectures.
+//! * **ratio**: throughput divided by ChaCha20's at the same size (above 1 is
+//!   faster than ChaCha20), taken per round of samples (see [`run`]).
+//!
+//! Every suite is measured through [`PayloadCipher::seal_in_place_detached`]
+//! with empty associated data, so stream ciphers, AEADs and CPA do the work a
+//! forwarder would do per packet. CPA is included (through
+//! [`Suite::danger_new_cipher`]) as the published baseline; it is not
+//! encryption.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! let rows = nameway_crypto::bench::run(&[64, 1500], Duration::from_millis(200));
+//! println!("{}", nameway_crypto::bench::render_table(&rows));
+//! ```
+
+use std::fmt::Write as _;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use crate::forro14::Forro14Backend;
+use crate::provider::PayloadCipher;
+use crate::suite::Suite;
+
+/// The sizes the project reports: a small Interest-sized payload, the paper's
+/// CPA block, an Ethernet-MTU packet, a jumbo-ish NDN packet, and 64 KiB.
+pub const DEFAULT_SIZES: [usize; 5] = [64, 128, 1500, 8800, 65536];
+
+/// Timed samples per (suite, size) pair; the reported figures are their
+/// medians.
+pub const SAMPLES: usize = 5;
+
+/// One measured (suite, size) pair.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// The suite measured.
+    pub suite: Suite,
+    /// Payload size in bytes.
+    pub size: usize,
+    /// Median throughput in 10^6 bytes per second.
+    pub mb_per_s: f64,
+    /// Median time-stamp-counter cycles per byte (reference cycles), if the
+    /// architecture has a counter we read.
+    pub cycles_per_byte: Option<f64>,
+    /// `mb_per_s` divided by ChaCha20's at the same size.
+    pub ratio_vs_chacha20: f64,
+}
+
+/// Measures every suite of [`Suite::ALL`] at every size in `sizes`, spending
+/// about `min_time` on each (suite, size) pair, and returns one row per pair,
+/// suites in registry order.
+///
+/// For each size the suites are sampled round-robin ([`SAMPLES`] rounds, each
+/// suite once per round), so a change in machine load hits all suites alike;
+/// the ratio to ChaCha20 is the median of the per-round ratios.
+pub fn run(sizes: &[usize], min_time: Duration) -> Vec<Row> {
+    let ciphers: Vec<Box<dyn PayloadCipher>> = Suite::ALL
+        .into_iter()
+        .filter_map(|s| s.danger_new_cipher(&bench_key(s)).ok())
+        .collect();
+    let mut rows = Vec::new();
+    for &size in sizes {
+        let mut benches: Vec<Bench<'_>> = ciphers
+            .iter()
+            .map(|c| Bench::new(c.as_ref(), size, min_time))
+            .collect();
+        let mut rounds: Vec<Vec<Sample>> = Vec::with_capacity(SAMPLES);
+        for _ in 0..SAMPLES {
+            rounds.push(benches.iter_mut().map(Bench::sample).collect());
+        }
+        let base = ciphers.iter().position(|c| c.suite() == Suite::ChaCha20);
+        for (i, c) in ciphers.iter().enumerate() {
+            let mut rates: Vec<f64> = rounds.iter().map(|r| r[i].mb_per_s).collect();
+            let mut cycles: Vec<f64> = rounds.iter().filter_map(|r| r[i].cycles_per_byte).collect();
+            let mut ratios: Vec<f64> = match base {
+                Some(b) => rounds
+                    .iter()
+                    .map(|r| r[i].mb_per_s / r[b].mb_per_s)
+                    .collect(),
+                None => Vec::new(),
+            };
+            rows.push(Row {
+                suite: c.suite(),
+                size,
+                mb_per_s: median(&mut rates),
+                cycles_per_byte: (cycles.len() == SAMPLES).then(|| median(&mut cycles)),
+                ratio_vs_chacha20: median(&mut ratios),
+            });
+        }
+    }
+    rows.sort_by_key(|r| {
+        let suite = Suite::ALL.iter().position(|s| *s == r.suite);
+        let size = sizes.iter().position(|s| *s == r.size);
+        (suite, size)
+    });
+    rows
+}
+
+/// A human-readable table of `rows`, with a header naming the Forro14
+/// backend and the cycle source.
+pub fn render_table(rows: &[Row]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "forro14 backend: {}; cycles: {}; figures are medians of {SAMPLES} samples",
+        Forro14Backend::detect().name(),
+        if cfg!(target_arch = "x86_64") {
+            "RDTSC reference cycles"
+        } else {
+            "not available"
+        },
+    );
+    let _ = writeln!(
+        out,
+        "{:<20} {:>7} {:>10} {:>8} {:>11}",
+        "suite", "bytes", "MB/s", "cyc/B", "vs chacha20"
+    );
+    for r in rows {
+        let cpb = r
+            .cycles_per_byte
+            .map_or_else(|| "-".to_string(), |c| format!("{c:.2}"));
+        let _ = writeln!(
+            out,
+            "{:<20} {:>7} {:>10.1} {:>8} {:>10.2}x",
+            r.suite.name(),
+            r.size,
+            r.mb_per_s,
+            cpb,
+            r.ratio_vs_chacha20
+        );
+    }
+    out
+}
+
+/// `rows` as a JSON array of objects with the fields of [`Row`] (`suite` as
+/// its registry name, `cycles_per_byte` as `null` when unknown).
+pub fn render_json(rows: &[Row]) -> String {
+    let mut out = String::from("[");
+    for (i, r) in rows.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let cpb = r
+            .cycles_per_byte
+            .map_or_else(|| "null".to_string(), json_number);
+        let _ = write!(
+            out,
+            "{{\"suite\":\"{}\",\"size\":{},\"mb_per_s\":{},\"cycles_per_byte\":{},\"ratio_vs_chacha20\":{}}}",
+            r.suite.name(),
+            r.size,
+            json_number(r.mb_per_s),
+            cpb,
+            json_number(r.ratio_vs_chacha20)
+        );
+    }
+    out.push(']');
+    out
+}
+
+/// A fixed, non-zero key of the suite's length (CPA refuses the zero key).
+fn bench_key(suite: Suite) -> Vec<u8> {
+    (0..suite.key_len()).map(|i| 0x5a ^ i as u8).collect()
+}
+
+/// One timed sample.
+struct Sample {
+    mb_per_s: f64,
+    cycles_per_byte: Option<f64>,
+}
+
+/// Sealing `size`-byte payloads with one cipher, in batches of `iters`.
+struct Bench<'a> {
+    cipher: &'a dyn PayloadCipher,
+    nonce: Vec<u8>,
+    buf: Vec<u8>,
+    iters: u64,
+}
+
+impl<'a> Bench<'a> {
+    /// Warms up and calibrates the batch so one sample takes about
+    /// `min_time / SAMPLES`.
+    fn new(cipher: &'a dyn PayloadCipher, size: usize, min_time: Duration) -> Self {
+        let mut bench = Self {
+            cipher,
+            nonce: vec![0x24; cipher.suite().nonce_len()],
+            buf: vec![0xa5; size],
+            iters: 1,
+        };
+        // Double the batch until it takes at least 2 ms.
+        let per_op = loop {
+            let t = Instant::now();
+            bench.batch();
+            let e = t.elapsed();
+            if e >= Duration::from_millis(2) || bench.iters >= 1 << 30 {
+                break e.as_secs_f64() / bench.iters as f64;
+            }
+            bench.iters *= 2;
+        };
+        let sample_time = min_time.as_secs_f64() / SAMPLES as f64;
+        bench.iters = ((sample_time / per_op.max(1e-12)) as u64).max(1);
+        bench
+    }
+
+    fn batch(&mut self) {
+        for _ in 0..self.iters {
+            // Cannot fail for these sizes; the result is consumed so the work
+            // is not optimised away.
+            let _ = black_box(self.cipher.seal_in_place_detached(
+                black_box(&self.nonce),
+                &[],
+                &mut self.buf,
+            ));
+        }
+    }
+
+    fn sample(&mut self) -> Sample {
+        let c0 = crate::arch::timestamp_counter();
+        let t = Instant::now();
+        self.batch();
+        let secs = t.elapsed().as_secs_f64();
+        let c1 = crate::arch::timestamp_counter();
+        let bytes = (self.buf.len() as f64 * self.iters as f64).max(1.0);
+        Sample {
+            mb_per_s: bytes / secs.max(1e-12) / 1e6,
+            cycles_per_byte: c0.zip(c1).map(|(a, b)| b.wrapping_sub(a) as f64 / bytes),
+        }
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+fn json_number(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.3}")
+    } else {
+        "null".to_string()
+    }
+}

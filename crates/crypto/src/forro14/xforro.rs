@@ -1,0 +1,288 @@
+//! HForro14, XForro14 and XForro14-Poly1305 (spec §8.2–§8.4), as defined by
+//! the libsodium fork at commit 8ce46010 (the only source for them).
+
+use core::fmt;
+
+use poly1305::universal_hash::{KeyInit, UniversalHash};
+use poly1305::Poly1305;
+use subtle::ConstantTimeEq;
+use zeroize::{Zeroize, ZeroizeOnDrop};
+
+use super::{
+    check_counter, initial_state, key_words, le_words, scalar, Engine, Forro14, Forro14Backend,
+    BLOCK_LEN,
+};
+use crate::error::CryptoError;
+
+/// Output words of HForro14, in order: the four constant positions, then the
+/// four input positions (fork commit aaf667fb; spec §8.2).
+const HFORRO_OUTPUT_WORDS: [usize; 8] = [6, 7, 14, 15, 4, 5, 12, 13];
+
+/// HForro14(key, input) -> 32-byte subkey (spec §8.2): the Forro14 state with
+/// `input[0..8]` in words 4, 5 and `input[8..16]` in words 12, 13, 14 rounds,
+/// no feed-forward, output words 6, 7, 14, 15, 4, 5, 12, 13.
+///
+/// The result is secret key material; zeroize it when done.
+pub fn hforro14(key: &[u8; 32], input: &[u8; 16]) -> [u8; 32] {
+    let mut k = le_words::<8>(key);
+    let [i0, i1, i2, i3] = le_words::<4>(input);
+    let mut x = initial_state(&k, i0, i1, i2, i3);
+    scalar::rounds(&mut x);
+    let mut out = [0u8; 32];
+    for (o, i) in out.chunks_exact_mut(4).zip(HFORRO_OUTPUT_WORDS) {
+        o.copy_from_slice(&x[i].to_le_bytes());
+    }
+    x.zeroize();
+    k.zeroize();
+    out
+}
+
+/// XForro14 (spec §8.3): a 24-byte nonce; `HForro14(key, nonce[0..16])` is
+/// the key of an original Forro14 with nonce `nonce[16..24]` and a 64-bit
+/// counter.
+#[derive(Clone)]
+pub struct XForro14 {
+    key: [u8; 32],
+    engine: Engine,
+}
+
+impl XForro14 {
+    /// Nonce length in bytes.
+    pub const NONCE_LEN: usize = 24;
+
+    /// A cipher for `key` using the fastest available backend.
+    pub fn new(key: &[u8; 32]) -> Self {
+        Self {
+            key: *key,
+            engine: Engine::auto(),
+        }
+    }
+
+    /// A cipher for `key` that always uses `backend`.
+    ///
+    /// # Errors
+    /// [`CryptoError::BackendUnavailable`] if this CPU cannot run `backend`.
+    pub fn with_backend(key: &[u8; 32], backend: Forro14Backend) -> Result<Self, CryptoError> {
+        Ok(Self {
+            key: *key,
+            engine: Engine::forced(backend)?,
+        })
+    }
+
+    /// XORs the keystream for (`nonce`, `counter`, ...) into `buf`.
+    ///
+    /// # Errors
+    /// [`CryptoError::MessageTooLong`] if the 64-bit counter would wrap.
+    pub fn apply_keystream(
+        &self,
+        nonce: &[u8; 24],
+        counter: u64,
+        buf: &mut [u8],
+    ) -> Result<(), CryptoError> {
+        check_counter(counter, buf.len(), 1u128 << 64)?;
+        let (prefix, tail) = split_nonce(nonce);
+        let mut subkey = hforro14(&self.key, &prefix);
+        let inner = Forro14 {
+            key: key_words(&subkey),
+            engine: self.engine,
+        };
+        subkey.zeroize();
+        inner.apply_keystream(&tail, counter, buf)
+    }
+}
+
+impl fmt::Debug for XForro14 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("XForro14")
+            .field("backend", &self.engine.backend())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for XForro14 {
+    fn drop(&mut self) {
+        self.key.zeroize();
+    }
+}
+
+impl ZeroizeOnDrop for XForro14 {}
+
+/// Keystream computed together with the Poly1305 key: the first pass of the
+/// SIMD kernel covers block 0 (the one-time key) and up to 31 message blocks,
+/// so short messages cost one pass instead of two.
+const HEAD_LEN: usize = 2048;
+
+/// XForro14-Poly1305 (spec §8.4), the AEAD of the SBSeg 2023 paper: RFC 8439's
+/// construction with HForro14 for the nonce extension and Forro14 for
+/// ChaCha20. 32-byte key, 24-byte nonce (random nonces are safe), 16-byte tag.
+///
+/// A message may be at most `(2^32 - 1) * 64` bytes.
+#[derive(Clone)]
+pub struct XForro14Poly1305 {
+    key: [u8; 32],
+    engine: Engine,
+}
+
+impl XForro14Poly1305 {
+    /// Key length in bytes.
+    pub const KEY_LEN: usize = 32;
+    /// Nonce length in bytes.
+    pub const NONCE_LEN: usize = 24;
+    /// Tag length in bytes.
+    pub const TAG_LEN: usize = 16;
+
+    /// An AEAD for `key` using the fastest available Forro14 backend.
+    pub fn new(key: &[u8; 32]) -> Self {
+        Self {
+            key: *key,
+            engine: Engine::auto(),
+        }
+    }
+
+    /// An AEAD for `key` that always uses `backend`.
+    ///
+    /// # Errors
+    /// [`CryptoError::BackendUnavailable`] if this CPU cannot run `backend`.
+    pub fn with_backend(key: &[u8; 32], backend: Forro14Backend) -> Result<Self, CryptoError> {
+        Ok(Self {
+            key: *key,
+            engine: Engine::forced(backend)?,
+        })
+    }
+
+    /// Encrypts `buf` in place and returns the tag over `aad` and the
+    /// ciphertext.
+    ///
+    /// # Errors
+    /// [`CryptoError::MessageTooLong`] if `buf` needs more than 2^32 - 1
+    /// blocks; `buf` is then unchanged.
+    pub fn seal_in_place_detached(
+        &self,
+        nonce: &[u8; 24],
+        aad: &[u8],
+        buf: &mut [u8],
+    ) -> Result<[u8; 16], CryptoError> {
+        let mut run = self.start(nonce, buf.len())?;
+        run.xor(buf);
+        Ok(run.tag(aad, buf))
+    }
+
+    /// Checks `tag` over `aad` and the ciphertext in `buf` in constant time,
+    /// and only then decrypts `buf` in place.
+    ///
+    /// # Errors
+    /// [`CryptoError::AuthenticationFailed`] if the tag does not match (`buf`
+    /// is left as ciphertext); [`CryptoError::MessageTooLong`] as for sealing.
+    pub fn open_in_place_detached(
+        &self,
+        nonce: &[u8; 24],
+        aad: &[u8],
+        buf: &mut [u8],
+        tag: &[u8; 16],
+    ) -> Result<(), CryptoError> {
+        let mut run = self.start(nonce, buf.len())?;
+        let expected = run.tag(aad, buf);
+        if !bool::from(expected.ct_eq(tag)) {
+            return Err(CryptoError::AuthenticationFailed);
+        }
+        run.xor(buf);
+        Ok(())
+    }
+
+    /// Derives the subkey and computes block 0 together with the keystream
+    /// for the first message bytes.
+    fn start(&self, nonce: &[u8; 24], len: usize) -> Result<Run, CryptoError> {
+        // Counter 0 is the Poly1305 key; the message uses counters 1 ..= 2^32 - 1.
+        check_counter(1, len, 1u128 << 32)?;
+        let (prefix, tail) = split_nonce(nonce);
+        let mut subkey = hforro14(&self.key, &prefix);
+        let mut key_words = le_words::<8>(&subkey);
+        subkey.zeroize();
+        let [n0, n1] = le_words::<2>(&tail);
+        // IETF layout with n12 = 00000000 || nonce[16..24]: word 5 = 0.
+        let state = initial_state(&key_words, 0, 0, n0, n1);
+        key_words.zeroize();
+        let mut head = [0u8; HEAD_LEN];
+        let head_msg = len.min(HEAD_LEN - BLOCK_LEN);
+        let ks_len = BLOCK_LEN + head_msg;
+        self.engine.xor_keystream(&state, 0, &mut head[..ks_len]);
+        Ok(Run {
+            state,
+            head,
+            head_msg,
+            engine: self.engine,
+        })
+    }
+}
+
+impl fmt::Debug for XForro14Poly1305 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("XForro14Poly1305")
+            .field("backend", &self.engine.backend())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for XForro14Poly1305 {
+    fn drop(&mut self) {
+        self.key.zeroize();
+    }
+}
+
+impl ZeroizeOnDrop for XForro14Poly1305 {}
+
+/// One seal or open: the subkey state, the one-time key in `head[..32]` and
+/// the keystream for the first `head_msg` message bytes in
+/// `head[64..64 + head_msg]`. Zeroized on drop.
+struct Run {
+    state: [u32; 16],
+    head: [u8; HEAD_LEN],
+    head_msg: usize,
+    engine: Engine,
+}
+
+impl Run {
+    /// XORs the message keystream (counter 1 onwards) into `buf`.
+    fn xor(&mut self, buf: &mut [u8]) {
+        let (first, rest) = buf.split_at_mut(self.head_msg);
+        for (b, k) in first.iter_mut().zip(&self.head[BLOCK_LEN..]) {
+            *b ^= k;
+        }
+        if !rest.is_empty() {
+            // `head_msg` is a whole number of blocks whenever `rest` is not empty.
+            let next = 1 + (self.head_msg / BLOCK_LEN) as u64;
+            self.engine.xor_keystream(&self.state, next, rest);
+        }
+    }
+
+    /// Poly1305 over `aad || pad16 || ct || pad16 || le64(|aad|) || le64(|ct|)`.
+    fn tag(&self, aad: &[u8], ct: &[u8]) -> [u8; 16] {
+        let mut otk = poly1305::Key::default();
+        otk.copy_from_slice(&self.head[..32]);
+        let mut mac = Poly1305::new(&otk);
+        otk.zeroize();
+        mac.update_padded(aad);
+        mac.update_padded(ct);
+        let mut lengths = poly1305::Block::default();
+        lengths[..8].copy_from_slice(&(aad.len() as u64).to_le_bytes());
+        lengths[8..].copy_from_slice(&(ct.len() as u64).to_le_bytes());
+        mac.update(&[lengths]);
+        mac.finalize().into()
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        self.state.zeroize();
+        self.head.zeroize();
+    }
+}
+
+/// `nonce[0..16]` (HForro14 input) and `nonce[16..24]` (Forro14 nonce).
+fn split_nonce(nonce: &[u8; 24]) -> ([u8; 16], [u8; 8]) {
+    let mut prefix = [0u8; 16];
+    let mut tail = [0u8; 8];
+    prefix.copy_from_slice(&nonce[..16]);
+    tail.copy_from_slice(&nonce[16..]);
+    (prefix, tail)
+}
