@@ -50,8 +50,8 @@ impl NameHasher {
         let mut hashes = SmallVec::with_capacity(name.len() + 1);
         let mut h = self.state.build_hasher();
         hashes.push(h.finish());
-        for c in name.iter() {
-            h.write(c.wire());
+        for wire in name.component_wires() {
+            h.write(wire);
             hashes.push(h.finish());
         }
         PrefixHashes { hashes }
@@ -60,8 +60,8 @@ impl NameHasher {
     /// Hash of the whole name (the same value as `prefix_hashes(name).full()`).
     pub fn hash_name(&self, name: &Name) -> u64 {
         let mut h = self.state.build_hasher();
-        for c in name.iter() {
-            h.write(c.wire());
+        for wire in name.component_wires() {
+            h.write(wire);
         }
         h.finish()
     }

@@ -200,10 +200,11 @@ impl Fields {
     /// ApplicationParameters present if and only if the name has exactly one
     /// ParametersSha256DigestComponent.
     fn check_digest_component(&self, name_start: usize) -> Result<(), DecodeError> {
+        // The type of a ParametersSha256DigestComponent is the single octet 0x02.
         let count = self
             .name
-            .iter()
-            .filter(|c| c.typ() == types::PARAMETERS_SHA256_DIGEST_COMPONENT)
+            .component_wires()
+            .filter(|w| w.first() == Some(&(types::PARAMETERS_SHA256_DIGEST_COMPONENT as u8)))
             .count();
         let ok = if self.app_parameters.is_some() { count == 1 } else { count == 0 };
         if ok {

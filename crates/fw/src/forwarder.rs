@@ -1,0 +1,529 @@
+//! The [`Forwarder`]: the tables, the face table, and the `handle_*`/`poll_*` surface.
+
+use core::fmt;
+use core::time::Duration;
+
+use bytes::Bytes;
+use nameway_wire::lp::CachePolicyType;
+use nameway_wire::tlv::{self, types};
+use nameway_wire::{LpPacket, Name, NameHasher, Packet, PrefixHashes};
+use smallvec::SmallVec;
+
+use crate::counters::{DropReason, FibCounters, ForwarderCounters, ForwarderStatus};
+use crate::pipeline::{Outbox, Transmit};
+use crate::strategy::{
+    builtin, BestRoute, Strategy, StrategyContext, StrategyError, StrategyRegistry, BEST_ROUTE_NAME,
+};
+use crate::table::cs::{ContentStore, InMemoryCs, DEFAULT_CS_CAPACITY};
+use crate::table::dead_nonce_list::{DeadNonceList, DEFAULT_DNL_LIFETIME};
+use crate::table::face_table::{Face, FaceId, FaceScope, FaceTable, LinkType};
+use crate::table::fib::{Fib, FibError, NextHop};
+use crate::table::pit::{Pit, PitEntryId};
+use crate::table::strategy_choice::StrategyChoice;
+use crate::time::{Rng, Time};
+
+/// Forwarder settings. `Config::default()` gives NFD's defaults where NFD has one.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Seed of the internal generator (Nonces for Interests that arrive without one).
+    pub seed: u64,
+    /// The keyed name hasher; `None` uses [`NameHasher::process()`]. Tests fix a seed to be
+    /// reproducible; shards of one process must share the hasher.
+    pub hasher: Option<NameHasher>,
+    /// Most PIT entries (pending and recently satisfied); an Interest that needs one more is
+    /// dropped ([`DropReason::PitFull`]).
+    pub pit_capacity: usize,
+    /// Content store capacity in packets (NFD: 65,536).
+    pub cs_capacity: usize,
+    /// Most dead-nonce list records.
+    pub dnl_capacity: usize,
+    /// Lifetime of a dead-nonce list record (NFD: 6 s).
+    pub dnl_lifetime: Duration,
+    /// How long a satisfied PIT entry lingers so that a late duplicate is still recognised.
+    pub straggler_time: Duration,
+    /// Most PIT expirations one [`Forwarder::handle_timeout`] call processes (bounded work;
+    /// the rest are due at once in [`Forwarder::poll_timeout`]).
+    pub timeout_burst: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            seed: 0,
+            hasher: None,
+            pit_capacity: 1 << 20,
+            cs_capacity: DEFAULT_CS_CAPACITY,
+            dnl_capacity: 1 << 18,
+            dnl_lifetime: DEFAULT_DNL_LIFETIME,
+            straggler_time: Duration::from_millis(100),
+            timeout_burst: 4096,
+        }
+    }
+}
+
+/// A face could not be added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FaceError {
+    /// The id is already in the face table.
+    IdInUse,
+}
+
+impl fmt::Display for FaceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::IdInUse => f.write_str("face id already in use"),
+        }
+    }
+}
+
+impl std::error::Error for FaceError {}
+
+/// Link-layer fields that travel with a network-layer packet into the pipelines.
+#[derive(Debug, Default)]
+pub(crate) struct LpFields {
+    pub(crate) pit_token: Option<Bytes>,
+    /// NextHopFaceId, honoured only from local faces.
+    pub(crate) next_hop: Option<FaceId>,
+    pub(crate) congestion_mark: Option<u64>,
+    /// CachePolicy NoCache, honoured only from local faces.
+    pub(crate) no_cache: bool,
+}
+
+/// The forwarder: tables, faces, pipelines and strategies, with no I/O.
+///
+/// See the crate documentation for the call order.
+pub struct Forwarder {
+    pub(crate) config: Config,
+    pub(crate) hasher: NameHasher,
+    pub(crate) rng: Rng,
+    pub(crate) faces: FaceTable,
+    pub(crate) fib: Fib,
+    pub(crate) fib_counters: FibCounters,
+    pub(crate) pit: Pit,
+    pub(crate) cs: Box<dyn ContentStore>,
+    pub(crate) cs_admit: bool,
+    pub(crate) cs_serve: bool,
+    pub(crate) dnl: DeadNonceList,
+    pub(crate) strategy_choice: StrategyChoice,
+    pub(crate) registry: StrategyRegistry,
+    pub(crate) out: Outbox,
+    /// Reused buffer for the PIT entries one Data satisfies.
+    pub(crate) matches: SmallVec<[PitEntryId; 4]>,
+}
+
+impl fmt::Debug for Forwarder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Forwarder")
+            .field("status", &self.status())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Forwarder {
+    /// A forwarder with an in-memory LRU content store and the built-in strategies.
+    pub fn new(config: Config) -> Self {
+        let cs = Box::new(InMemoryCs::new(config.cs_capacity));
+        Self::with_content_store(config, cs)
+    }
+
+    /// A forwarder with the given content store.
+    pub fn with_content_store(config: Config, cs: Box<dyn ContentStore>) -> Self {
+        let hasher = config.hasher.unwrap_or(*NameHasher::process());
+        let registry = builtin();
+        let root = best_route(&registry);
+        Self {
+            rng: Rng::new(config.seed),
+            faces: FaceTable::new(),
+            fib: Fib::new(),
+            fib_counters: FibCounters::default(),
+            pit: Pit::new(config.pit_capacity),
+            cs,
+            cs_admit: true,
+            cs_serve: true,
+            dnl: DeadNonceList::new(config.dnl_lifetime, config.dnl_capacity),
+            strategy_choice: StrategyChoice::new(&hasher, root),
+            registry,
+            out: Outbox::default(),
+            matches: SmallVec::new(),
+            hasher,
+            config,
+        }
+    }
+
+    // ---- faces ----
+
+    /// Adds a face; returns its id (256 and up, never reused).
+    pub fn add_face(&mut self, scope: FaceScope, link_type: LinkType) -> FaceId {
+        self.faces.add(scope, link_type)
+    }
+
+    /// Adds a face with a chosen id (e.g. an internal face below 256).
+    ///
+    /// # Errors
+    /// [`FaceError::IdInUse`].
+    pub fn add_face_with_id(
+        &mut self,
+        id: FaceId,
+        scope: FaceScope,
+        link_type: LinkType,
+    ) -> Result<(), FaceError> {
+        if self.faces.add_with_id(id, scope, link_type) {
+            Ok(())
+        } else {
+            Err(FaceError::IdInUse)
+        }
+    }
+
+    /// Removes a face with its next hops and its PIT in- and out-records (entries left with
+    /// neither are removed). Packets queued for it are discarded. False if it did not exist.
+    pub fn remove_face(&mut self, id: FaceId) -> bool {
+        if self.faces.remove(id).is_none() {
+            return false;
+        }
+        self.fib.remove_face(id);
+        for pid in self.pit.ids() {
+            let Some(entry) = self.pit.get_mut(pid) else {
+                continue;
+            };
+            entry.remove_in_record(id);
+            entry.remove_out_record(id);
+            if !entry.has_in_records() && entry.out_records().is_empty() {
+                self.pit.remove(pid);
+            }
+        }
+        self.out.queue.retain(|t| t.face != id);
+        true
+    }
+
+    /// A face.
+    pub fn face(&self, id: FaceId) -> Option<&Face> {
+        self.faces.get(id)
+    }
+
+    /// Every face, in no particular order.
+    pub fn faces(&self) -> impl Iterator<Item = &Face> + '_ {
+        self.faces.iter()
+    }
+
+    // ---- the handle/poll surface ----
+
+    /// Handles one packet received on `face`: the bytes as the face delivers them after
+    /// link-layer reassembly (a bare Interest or Data, or an LpPacket with a whole fragment or
+    /// none). Never fails: bad input is counted and dropped.
+    pub fn handle_packet(&mut self, now: Time, face: FaceId, wire: Bytes) {
+        let Some(f) = self.faces.get_mut(face) else {
+            self.out.counters.drops.add(DropReason::UnknownFace);
+            return;
+        };
+        f.counters.n_in_bytes += wire.len() as u64;
+        let local = f.is_local();
+        match Packet::classify(wire) {
+            Ok(Packet::Interest(w)) => self.on_incoming_interest(now, face, w, LpFields::default()),
+            Ok(Packet::Data(w)) => self.on_incoming_data(now, face, w, LpFields::default()),
+            Ok(Packet::Lp(lp)) => self.on_incoming_lp_packet(now, face, local, lp),
+            Err(_) => self.record_drop(face, DropReason::Malformed),
+        }
+        self.out.congestion_mark = None;
+    }
+
+    /// Opens an LpPacket and passes its fragment on with the fields that matter here.
+    fn on_incoming_lp_packet(&mut self, now: Time, face: FaceId, local: bool, lp: LpPacket) {
+        if lp.frag_count.unwrap_or(1) > 1 || lp.frag_index.unwrap_or(0) > 0 {
+            self.record_drop(face, DropReason::Fragmented);
+            return;
+        }
+        let Some(fragment) = lp.fragment else {
+            if let Some(f) = self.faces.get_mut(face) {
+                f.counters.n_in_idle += 1;
+            }
+            return;
+        };
+        let fields = LpFields {
+            pit_token: lp.pit_token,
+            next_hop: lp.next_hop_face_id.filter(|_| local).map(FaceId),
+            congestion_mark: lp.congestion_mark,
+            no_cache: local && lp.cache_policy == Some(CachePolicyType::NoCache),
+        };
+        let typ = tlv::read_var_number(&fragment).map(|(t, _)| t);
+        match (typ, lp.nack) {
+            (Ok(t), Some(reason)) if t == u64::from(types::INTEREST) => {
+                self.on_incoming_nack(now, face, reason, fragment, fields);
+            }
+            (Ok(t), None) if t == u64::from(types::INTEREST) => {
+                self.on_incoming_interest(now, face, fragment, fields);
+            }
+            (Ok(t), None) if t == u64::from(types::DATA) => {
+                self.on_incoming_data(now, face, fragment, fields);
+            }
+            _ => self.record_drop(face, DropReason::Malformed),
+        }
+    }
+
+    /// Handles the timers due at `now`: PIT entries expire (at most
+    /// [`Config::timeout_burst`] per call), dead nonces age out.
+    pub fn handle_timeout(&mut self, now: Time) {
+        for _ in 0..self.config.timeout_burst {
+            let Some(id) = self.pit.pop_expired(now) else {
+                break;
+            };
+            self.on_interest_finalize(now, id);
+        }
+        self.dnl.expire(now);
+    }
+
+    /// The next packet to send, if any.
+    pub fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.out.queue.pop_front()
+    }
+
+    /// When [`Forwarder::handle_timeout`] should next be called; `None` when no timer is set.
+    ///
+    /// It may be earlier than needed (a deadline that no longer holds); calling
+    /// `handle_timeout` then does nothing but move it on. O(1).
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.pit.next_expiry()
+    }
+
+    // ---- FIB ----
+
+    /// Adds a next hop to `prefix`, or updates its cost.
+    ///
+    /// # Errors
+    /// [`FibError::UnknownFace`], [`FibError::PrefixTooLong`] (over 32 components).
+    pub fn add_nexthop(&mut self, prefix: &Name, face: FaceId, cost: u64) -> Result<(), FibError> {
+        if self.faces.get(face).is_none() {
+            return Err(FibError::UnknownFace);
+        }
+        self.fib.add_nexthop(&self.hasher, prefix, face, cost)
+    }
+
+    /// Removes a next hop; the prefix goes with its last one. False when absent.
+    pub fn remove_nexthop(&mut self, prefix: &Name, face: FaceId) -> bool {
+        self.fib.remove_nexthop(&self.hasher, prefix, face)
+    }
+
+    /// The next hops of exactly `prefix`, lowest cost first.
+    pub fn fib_nexthops(&self, prefix: &Name) -> Option<&[NextHop]> {
+        self.fib.nexthops_of(&self.hasher, prefix)
+    }
+
+    /// The FIB entry that longest-prefix matches `name`.
+    pub fn fib_lookup(&self, name: &Name) -> Option<(&Name, &[NextHop])> {
+        self.fib
+            .longest_prefix_match(name, &self.hasher.prefix_hashes(name))
+    }
+
+    /// Every FIB entry as (prefix, next hops), in no particular order.
+    pub fn fib_entries(&self) -> impl Iterator<Item = (&Name, &[NextHop])> + '_ {
+        self.fib.iter()
+    }
+
+    // ---- strategy choice ----
+
+    /// Registers a strategy (beside the built-in ones) so that it can be chosen.
+    pub fn register_strategy(
+        &mut self,
+        name: Name,
+        version: u64,
+        factory: crate::strategy::StrategyFactory,
+    ) {
+        self.registry.register(name, version, factory);
+    }
+
+    /// The strategies that can be chosen.
+    pub fn strategy_registry(&self) -> &StrategyRegistry {
+        &self.registry
+    }
+
+    /// Chooses `strategy` (a registered name, with or without version) for `prefix`; returns
+    /// the instance name (with version). Pending Interests under `prefix` move to it.
+    ///
+    /// # Errors
+    /// [`StrategyError`]: unknown strategy or version, bad parameters, prefix too long.
+    pub fn set_strategy(&mut self, prefix: &Name, strategy: &Name) -> Result<Name, StrategyError> {
+        let instance = self.registry.create(strategy)?;
+        let name = instance.instance_name().clone();
+        self.strategy_choice.set(&self.hasher, prefix, instance)?;
+        self.reassign_strategies();
+        Ok(name)
+    }
+
+    /// Removes the choice for `prefix` (its names fall back to the parent's choice). Returns
+    /// false when there was none.
+    ///
+    /// # Errors
+    /// [`StrategyError::CannotUnsetRoot`].
+    pub fn unset_strategy(&mut self, prefix: &Name) -> Result<bool, StrategyError> {
+        let removed = self.strategy_choice.unset(&self.hasher, prefix)?;
+        if removed {
+            self.reassign_strategies();
+        }
+        Ok(removed)
+    }
+
+    /// Every strategy choice as (prefix, instance name).
+    pub fn strategy_choices(&self) -> impl Iterator<Item = (&Name, &Name)> + '_ {
+        self.strategy_choice.iter()
+    }
+
+    /// The instance name of the strategy that handles `name`.
+    pub fn effective_strategy(&self, name: &Name) -> Option<&Name> {
+        let slot = self
+            .strategy_choice
+            .effective(name, &self.hasher.prefix_hashes(name));
+        self.strategy_choice
+            .instance(slot)
+            .map(|s| s.instance_name())
+    }
+
+    /// Points every PIT entry at its strategy after a change, dropping the scratch state of
+    /// entries whose strategy changed (as NFD does).
+    fn reassign_strategies(&mut self) {
+        for id in self.pit.ids() {
+            let Some(entry) = self.pit.get_mut(id) else {
+                continue;
+            };
+            let hashes = self.hasher.prefix_hashes(entry.name());
+            let slot = self.strategy_choice.effective(entry.name(), &hashes);
+            if slot != entry.strategy {
+                entry.strategy = slot;
+                entry.scratch = None;
+            }
+        }
+    }
+
+    // ---- content store ----
+
+    /// Changes the content store capacity (in packets), evicting as needed.
+    pub fn set_cs_capacity(&mut self, capacity: usize) {
+        self.cs.set_capacity(capacity);
+    }
+
+    /// Whether Data is admitted to the content store (NFD `cs/config` flag admit).
+    pub fn set_cs_admit(&mut self, admit: bool) {
+        self.cs_admit = admit;
+    }
+
+    /// Whether the content store answers Interests (NFD `cs/config` flag serve).
+    pub fn set_cs_serve(&mut self, serve: bool) {
+        self.cs_serve = serve;
+    }
+
+    /// Whether Data is admitted to the content store.
+    pub fn cs_admit(&self) -> bool {
+        self.cs_admit
+    }
+
+    /// Whether the content store answers Interests.
+    pub fn cs_serve(&self) -> bool {
+        self.cs_serve
+    }
+
+    /// The content store (its counters, capacity, policy name).
+    pub fn content_store(&self) -> &dyn ContentStore {
+        &*self.cs
+    }
+
+    /// Erases up to `limit` packets under `prefix` (NFD `cs/erase`); returns how many.
+    pub fn cs_erase(&mut self, prefix: &Name, limit: usize) -> usize {
+        let hashes = self.hasher.prefix_hashes(prefix);
+        self.cs.erase(prefix, &hashes, limit)
+    }
+
+    // ---- counters ----
+
+    /// Forwarder-wide packet counters.
+    pub fn counters(&self) -> &ForwarderCounters {
+        &self.out.counters
+    }
+
+    /// A snapshot of every table's size and counters (NFD GeneralStatus-like).
+    pub fn status(&self) -> ForwarderStatus {
+        ForwarderStatus {
+            n_faces: self.faces.len(),
+            n_fib_entries: self.fib.len(),
+            n_pit_entries: self.pit.len(),
+            n_cs_entries: self.cs.len(),
+            n_strategy_choice_entries: self.strategy_choice.len(),
+            n_dead_nonces: self.dnl.len(),
+            counters: self.out.counters,
+            pit: self.pit.counters(),
+            fib: FibCounters {
+                entries: self.fib.len(),
+                ..self.fib_counters
+            },
+            cs: self.cs.counters(),
+            dnl: self.dnl.counters(),
+        }
+    }
+
+    /// Deadlines in the PIT timer heap, stale ones included (bounded by about twice the PIT
+    /// size); for tests of the size invariants.
+    pub fn pit_timer_len(&self) -> usize {
+        self.pit.timer_len()
+    }
+
+    // ---- helpers for the pipelines ----
+
+    /// Counts a drop on `face` and in the totals.
+    pub(crate) fn record_drop(&mut self, face: FaceId, reason: DropReason) {
+        self.out.record_drop(&mut self.faces, face, reason);
+    }
+
+    /// Runs a strategy trigger on PIT entry `id`. With `lookup_fib`, the context carries the
+    /// entry's next hops (`hashes`: the Interest name's prefix hashes, when already known).
+    pub(crate) fn with_strategy(
+        &mut self,
+        now: Time,
+        id: PitEntryId,
+        lookup_fib: bool,
+        hashes: Option<&PrefixHashes>,
+        trigger: impl FnOnce(&mut dyn Strategy, &mut StrategyContext<'_>),
+    ) {
+        let Self {
+            pit,
+            fib,
+            fib_counters,
+            faces,
+            out,
+            strategy_choice,
+            hasher,
+            ..
+        } = self;
+        let Some(entry) = pit.get_mut(id) else {
+            return;
+        };
+        let nexthops = if lookup_fib {
+            crate::pipeline::interest::lookup_fib(
+                fib,
+                fib_counters,
+                hasher,
+                entry.interest(),
+                hashes,
+            )
+        } else {
+            &[]
+        };
+        let Some(strategy) = strategy_choice.instance_mut(entry.strategy) else {
+            return;
+        };
+        let mut cx = StrategyContext {
+            now,
+            entry,
+            nexthops,
+            faces,
+            out,
+        };
+        trigger(strategy, &mut cx);
+    }
+}
+
+fn best_route(registry: &StrategyRegistry) -> Box<dyn Strategy> {
+    let name = BEST_ROUTE_NAME.parse::<Name>().ok();
+    match name.and_then(|n| registry.create(&n).ok()) {
+        Some(s) => s,
+        // The built-in registry always has best-route; this keeps construction total.
+        None => Box::new(BestRoute::default()),
+    }
+}

@@ -1,0 +1,279 @@
+//! Interest pipelines (NFD `forwarder.cpp`): incoming Interest, Interest loop, content store
+//! miss and hit, outgoing Interest, Interest finalize.
+
+use bytes::Bytes;
+use nameway_wire::lp::NackReason;
+use nameway_wire::{InterestView, NameHasher, PrefixHashes};
+
+use super::{is_localhost, nack, Kind, Outbox};
+use crate::counters::{DropReason, FibCounters};
+use crate::forwarder::{Forwarder, LpFields};
+use crate::strategy::LoopResponse;
+use crate::table::face_table::{FaceId, FaceTable};
+use crate::table::fib::{Fib, NextHop};
+use crate::table::pit::{PitEntry, PitEntryId, PitFull};
+use crate::time::Time;
+
+impl Forwarder {
+    /// NFD `onIncomingInterest`.
+    pub(crate) fn on_incoming_interest(
+        &mut self,
+        now: Time,
+        ingress: FaceId,
+        wire: Bytes,
+        lp: LpFields,
+    ) {
+        let Ok(mut interest) = InterestView::new_checked(wire) else {
+            self.record_drop(ingress, DropReason::Malformed);
+            return;
+        };
+        let Some(face) = self.faces.get_mut(ingress) else {
+            return;
+        };
+        face.counters.n_in_interests += 1;
+        self.out.counters.n_in_interests += 1;
+        let (local, p2p) = (face.is_local(), face.is_point_to_point());
+        if interest.hop_limit() == Some(0) {
+            self.record_drop(ingress, DropReason::HopLimitExpired);
+            return;
+        }
+        if !local && is_localhost(interest.name()) {
+            self.record_drop(ingress, DropReason::LocalhostViolation);
+            return;
+        }
+        if interest.nonce().is_none() {
+            interest.set_nonce(self.rng.next_u32());
+        }
+        let nonce = interest.nonce().unwrap_or(0);
+        let hashes = self.hasher.prefix_hashes(interest.name());
+        let hash = hashes.full();
+        if self.dnl.has(now, hash, nonce) {
+            self.on_interest_loop(ingress, p2p, &interest, &hashes, lp.pit_token);
+            return;
+        }
+        let id = match self.pit.find(&interest, hash) {
+            Some(id) => {
+                let Some(entry) = self.pit.get_mut(id) else {
+                    return;
+                };
+                if entry.has_duplicate_nonce(nonce, ingress, p2p) {
+                    self.on_interest_loop(ingress, p2p, &interest, &hashes, lp.pit_token);
+                    return;
+                }
+                if !entry.has_in_records() {
+                    // Nobody waits (a recently satisfied entry): the content store may answer.
+                    if let Some(data) = self.content_store_lookup(&interest, &hashes, now) {
+                        self.on_content_store_hit(ingress, lp.pit_token, data);
+                        return;
+                    }
+                    if let Some(entry) = self.pit.get_mut(id) {
+                        if entry.is_satisfied() {
+                            entry.reset();
+                        }
+                    }
+                }
+                if let Some(entry) = self.pit.get_mut(id) {
+                    entry.set_interest(interest);
+                }
+                id
+            }
+            None => {
+                if let Some(data) = self.content_store_lookup(&interest, &hashes, now) {
+                    self.on_content_store_hit(ingress, lp.pit_token, data);
+                    return;
+                }
+                let strategy = self.strategy_choice.effective(interest.name(), &hashes);
+                match self.pit.insert(interest, hash, strategy) {
+                    Ok(id) => id,
+                    Err(PitFull) => {
+                        self.record_drop(ingress, DropReason::PitFull);
+                        return;
+                    }
+                }
+            }
+        };
+        self.on_content_store_miss(now, ingress, id, &hashes, lp);
+    }
+
+    fn content_store_lookup(
+        &mut self,
+        interest: &InterestView,
+        hashes: &PrefixHashes,
+        now: Time,
+    ) -> Option<Bytes> {
+        if !self.cs_serve {
+            return None;
+        }
+        self.cs.lookup(interest, hashes, now)
+    }
+
+    /// NFD `onInterestLoop`: Nack Duplicate on point-to-point faces if the strategy wants it,
+    /// silent drop otherwise.
+    fn on_interest_loop(
+        &mut self,
+        ingress: FaceId,
+        p2p: bool,
+        interest: &InterestView,
+        hashes: &PrefixHashes,
+        pit_token: Option<Bytes>,
+    ) {
+        self.record_drop(ingress, DropReason::DuplicateNonce);
+        if !p2p {
+            return;
+        }
+        let slot = self.strategy_choice.effective(interest.name(), hashes);
+        let response = self
+            .strategy_choice
+            .instance_mut(slot)
+            .map_or(LoopResponse::NackDuplicate, |s| {
+                s.on_interest_loop(interest, ingress)
+            });
+        if response == LoopResponse::NackDuplicate {
+            let wire = interest.wire().clone();
+            nack::send_nack(
+                wire,
+                pit_token,
+                NackReason::Duplicate,
+                ingress,
+                &mut self.faces,
+                &mut self.out,
+            );
+        }
+    }
+
+    /// NFD `onContentStoreHit`: the cached Data goes back to the downstream, with its PitToken.
+    ///
+    /// No scope check is needed: the Data name starts with the Interest name, and a
+    /// `/localhost` Interest never gets here from a non-local face.
+    fn on_content_store_hit(&mut self, ingress: FaceId, pit_token: Option<Bytes>, data: Bytes) {
+        self.out.counters.n_satisfied_interests += 1;
+        super::data::on_outgoing_data(
+            &data,
+            false,
+            pit_token,
+            ingress,
+            &mut self.faces,
+            &mut self.out,
+        );
+    }
+
+    /// NFD `onContentStoreMiss`: in-record, expiry, then NextHopFaceId or the strategy.
+    fn on_content_store_miss(
+        &mut self,
+        now: Time,
+        ingress: FaceId,
+        id: PitEntryId,
+        hashes: &PrefixHashes,
+        lp: LpFields,
+    ) {
+        let Some(entry) = self.pit.get_mut(id) else {
+            return;
+        };
+        entry.insert_in_record(now, ingress, lp.pit_token);
+        let expiry = entry.last_in_record_expiry().unwrap_or(now);
+        if let Some(egress) = lp.next_hop {
+            if self.faces.get(egress).is_some() {
+                on_outgoing_interest(now, entry, egress, &mut self.faces, &mut self.out);
+            }
+            self.pit.set_expiry(id, expiry);
+            return;
+        }
+        self.pit.set_expiry(id, expiry);
+        self.with_strategy(now, id, true, Some(hashes), |s, cx| {
+            s.after_receive_interest(cx, ingress)
+        });
+        self.after_trigger(now, id);
+    }
+
+    /// Finalizes an entry its strategy rejected.
+    pub(crate) fn after_trigger(&mut self, now: Time, id: PitEntryId) {
+        if self.pit.get(id).is_some_and(|e| e.rejected) {
+            self.on_interest_finalize(now, id);
+        }
+    }
+
+    /// NFD `onInterestFinalize`: counts the outcome, records the Nonces sent upstream of an
+    /// unsatisfied entry in the dead-nonce list, removes the entry.
+    pub(crate) fn on_interest_finalize(&mut self, now: Time, id: PitEntryId) {
+        let Some(entry) = self.pit.get(id) else {
+            return;
+        };
+        if !entry.is_satisfied() {
+            self.out.counters.n_unsatisfied_interests += 1;
+            for r in entry.out_records() {
+                self.dnl.add(now, entry.name_hash(), r.nonce());
+            }
+            if let Some(s) = self.strategy_choice.instance_mut(entry.strategy) {
+                s.on_interest_expiry(entry);
+            }
+        }
+        self.pit.remove(id);
+    }
+}
+
+/// NFD `onOutgoingInterest`: the entry's latest Interest to `egress`, HopLimit decremented.
+/// Refused (and counted on `egress`) when HopLimit reaches 0 before a non-local face or a
+/// `/localhost` name would leave through one.
+pub(crate) fn on_outgoing_interest(
+    now: Time,
+    entry: &mut PitEntry,
+    egress: FaceId,
+    faces: &mut FaceTable,
+    out: &mut Outbox,
+) -> bool {
+    let Some(face) = faces.get_mut(egress) else {
+        return false;
+    };
+    if !face.is_local() {
+        let reason = if entry.outgoing_hop_limit() == Some(0) {
+            Some(DropReason::HopLimitExpired)
+        } else if is_localhost(entry.name()) {
+            Some(DropReason::LocalhostViolation)
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            out.record_drop_on(face, reason);
+            return false;
+        }
+    }
+    entry.insert_out_record(now, egress);
+    let wire = entry.outgoing_wire();
+    out.send(face, wire, Kind::Interest);
+    true
+}
+
+/// NFD `Strategy::lookupFib`: the next hops for the first ForwardingHint name that has a FIB
+/// match, else for the Interest name (`hashes`: its prefix hashes, when already computed).
+pub(crate) fn lookup_fib<'f>(
+    fib: &'f Fib,
+    counters: &mut FibCounters,
+    hasher: &NameHasher,
+    interest: &InterestView,
+    hashes: Option<&PrefixHashes>,
+) -> &'f [NextHop] {
+    counters.lookups += 1;
+    if interest.has_forwarding_hint() {
+        for hint in interest.forwarding_hint() {
+            let found = fib.longest_prefix_match(&hint, &hasher.prefix_hashes(&hint));
+            if let Some((_, hops)) = found.filter(|(_, hops)| !hops.is_empty()) {
+                return hops;
+            }
+        }
+    }
+    let own;
+    let hashes = match hashes {
+        Some(h) => h,
+        None => {
+            own = hasher.prefix_hashes(interest.name());
+            &own
+        }
+    };
+    match fib.longest_prefix_match(interest.name(), hashes) {
+        Some((_, hops)) => hops,
+        None => {
+            counters.misses += 1;
+            &[]
+        }
+    }
+}

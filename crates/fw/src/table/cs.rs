@@ -1,0 +1,496 @@
+//! The content store: the [`ContentStore`] trait the pipelines call, and [`InMemoryCs`], an
+//! in-memory store with a pluggable [`ReplacementPolicy`] ([`Lru`] by default).
+//!
+//! The trait is the seam for the decoupled design (DESIGN §3): a later fast-path filter
+//! (CS-list) in front of a separate cache server implements the same calls.
+//!
+//! # Index
+//!
+//! [`InMemoryCs`] is a small name tree keyed by prefix hashes: one node per name prefix that
+//! leads to a cached packet, in a hash table keyed by the prefix hash (the full name bytes
+//! confirm a hit), each node linked to its parent, first child and siblings.
+//! - An exact look-up is one probe.
+//! - A CanBePrefix look-up is one probe to the Interest name's node, then a walk of that
+//!   subtree (bounded by [`LOOKUP_BUDGET`] nodes) for the first packet that satisfies
+//!   MustBeFresh.
+//! - An insert probes the whole name, then the nearest existing ancestor (usually the parent:
+//!   segments of one object share it) and creates the missing nodes.
+//!
+//! We chose this over an ordered `BTreeMap<Name, _>` because every insert and look-up there costs
+//! O(log n) comparisons that chase pointers into scattered name buffers, where the tree costs one
+//! or two hash probes, and over indexing each packet under every prefix hash, which costs one
+//! table insert per name component.
+
+mod lru;
+
+use core::time::Duration;
+
+use bytes::Bytes;
+use hashbrown::HashTable;
+use nameway_wire::{DataView, InterestView, Name, PrefixHashes};
+use sha2::{Digest, Sha256};
+
+pub use self::lru::Lru;
+use crate::counters::CsCounters;
+use crate::table::pit::ends_with_implicit_digest;
+use crate::time::Time;
+
+/// NFD's default capacity, in packets.
+pub const DEFAULT_CS_CAPACITY: usize = 65_536;
+
+/// Nodes a CanBePrefix look-up or an erase visits at most per call.
+pub const LOOKUP_BUDGET: usize = 256;
+
+/// A content store, as the pipelines use it. Implementations decide what to keep and how to
+/// find it; the forwarder decides when to ask (admit and serve switches, unsolicited Data).
+pub trait ContentStore: Send {
+    /// A cached Data (its whole TLV) that satisfies `interest`: same name, or a longer one when
+    /// CanBePrefix; fresh when MustBeFresh; the Data whose full name equals an Interest name
+    /// that ends with an implicit digest. `hashes` are the Interest name's prefix hashes.
+    fn lookup(
+        &mut self,
+        interest: &InterestView,
+        hashes: &PrefixHashes,
+        now: Time,
+    ) -> Option<Bytes>;
+
+    /// Offers a Data for caching (it may replace the packet of the same name). `hashes` are
+    /// the Data name's prefix hashes.
+    fn insert(&mut self, data: &DataView, hashes: &PrefixHashes, now: Time);
+
+    /// Removes up to `limit` packets under `prefix`; returns how many went. `hashes` are the
+    /// prefix's own prefix hashes.
+    fn erase(&mut self, prefix: &Name, hashes: &PrefixHashes, limit: usize) -> usize;
+
+    /// Packets stored.
+    fn len(&self) -> usize;
+
+    /// Whether nothing is stored.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Capacity in packets.
+    fn capacity(&self) -> usize;
+
+    /// Changes the capacity, evicting as needed.
+    fn set_capacity(&mut self, capacity: usize);
+
+    /// Counters.
+    fn counters(&self) -> CsCounters;
+
+    /// Name of the replacement policy (NFD `cs/info` shows it).
+    fn policy_name(&self) -> &str;
+}
+
+/// A replacement policy: told about every entry that comes, is used or goes, it picks the
+/// victim when the store is over capacity. Ids are small integers the store reuses.
+pub trait ReplacementPolicy: Send {
+    /// Name of the policy, e.g. `lru`.
+    fn name(&self) -> &'static str;
+    /// Entry `id` was added (or replaced); `key` is its name hash, stable across evictions,
+    /// for policies that remember names that left (ARC's ghost lists).
+    fn on_insert(&mut self, id: u32, key: u64);
+    /// Entry `id` answered a look-up.
+    fn on_access(&mut self, id: u32);
+    /// Entry `id` left for another reason than [`ReplacementPolicy::evict`].
+    fn on_erase(&mut self, id: u32);
+    /// Picks and forgets the next victim.
+    fn evict(&mut self) -> Option<u32>;
+}
+
+const NIL: u32 = u32::MAX;
+const ROOT: u32 = 0;
+
+#[derive(Debug)]
+struct Entry {
+    data: Bytes,
+    fresh_until: Time,
+    digest: Option<[u8; 32]>,
+}
+
+impl Entry {
+    fn satisfies_freshness(&self, must_be_fresh: bool, now: Time) -> bool {
+        !must_be_fresh || now < self.fresh_until
+    }
+
+    fn digest(&mut self) -> [u8; 32] {
+        *self
+            .digest
+            .get_or_insert_with(|| Sha256::digest(&self.data).into())
+    }
+}
+
+#[derive(Debug)]
+struct Node {
+    hash: u64,
+    /// TLV-VALUE of this prefix.
+    name: Bytes,
+    parent: u32,
+    first_child: u32,
+    prev_sibling: u32,
+    next_sibling: u32,
+    entry: Option<Entry>,
+    in_use: bool,
+}
+
+impl Node {
+    const fn vacant() -> Self {
+        Self {
+            hash: 0,
+            name: Bytes::new(),
+            parent: NIL,
+            first_child: NIL,
+            prev_sibling: NIL,
+            next_sibling: NIL,
+            entry: None,
+            in_use: false,
+        }
+    }
+}
+
+/// An in-memory content store indexed by a hashed name tree (see the module documentation).
+#[derive(Debug)]
+pub struct InMemoryCs<P = Lru> {
+    nodes: Vec<Node>,
+    free: Vec<u32>,
+    /// `(prefix hash, node)`; the root node is not in it.
+    index: HashTable<(u64, u32)>,
+    policy: P,
+    len: usize,
+    capacity: usize,
+    counters: CsCounters,
+}
+
+impl InMemoryCs<Lru> {
+    /// A store of `capacity` packets with LRU replacement.
+    pub fn new(capacity: usize) -> Self {
+        Self::with_policy(capacity, Lru::new())
+    }
+}
+
+impl<P: ReplacementPolicy> InMemoryCs<P> {
+    /// A store of `capacity` packets with the given replacement policy.
+    pub fn with_policy(capacity: usize, policy: P) -> Self {
+        let mut root = Node::vacant();
+        root.in_use = true;
+        Self {
+            nodes: vec![root],
+            free: Vec::new(),
+            index: HashTable::new(),
+            policy,
+            len: 0,
+            capacity,
+            counters: CsCounters::default(),
+        }
+    }
+
+    /// Node count, the root included (for tests of the index invariants).
+    pub fn node_count(&self) -> usize {
+        self.nodes.len() - self.free.len()
+    }
+
+    fn node(&self, id: u32) -> Option<&Node> {
+        self.nodes.get(id as usize)
+    }
+
+    fn node_mut(&mut self, id: u32) -> Option<&mut Node> {
+        self.nodes.get_mut(id as usize)
+    }
+
+    /// The node of the prefix whose TLV-VALUE is `value` and hash `hash`.
+    #[inline]
+    fn find(&self, hash: u64, value: &[u8]) -> Option<u32> {
+        if value.is_empty() {
+            return Some(ROOT);
+        }
+        let nodes = &self.nodes;
+        self.index
+            .find(hash, |&(h, id)| {
+                h == hash
+                    && nodes
+                        .get(id as usize)
+                        .is_some_and(|n| n.name.as_ref() == value)
+            })
+            .map(|&(_, id)| id)
+    }
+
+    fn alloc(&mut self, node: Node) -> u32 {
+        match self.free.pop() {
+            Some(id) => {
+                if let Some(slot) = self.node_mut(id) {
+                    *slot = node;
+                }
+                id
+            }
+            None => {
+                self.nodes.push(node);
+                (self.nodes.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Creates a child of `parent`.
+    fn add_child(&mut self, parent: u32, hash: u64, name: Bytes) -> u32 {
+        let next = self.node(parent).map_or(NIL, |p| p.first_child);
+        let id = self.alloc(Node {
+            hash,
+            name,
+            parent,
+            first_child: NIL,
+            prev_sibling: NIL,
+            next_sibling: next,
+            entry: None,
+            in_use: true,
+        });
+        if let Some(n) = self.node_mut(next) {
+            n.prev_sibling = id;
+        }
+        if let Some(p) = self.node_mut(parent) {
+            p.first_child = id;
+        }
+        self.index.insert_unique(hash, (hash, id), |&(h, _)| h);
+        id
+    }
+
+    /// Removes the packet of node `id`; prunes nodes left with neither packet nor child.
+    fn remove_entry(&mut self, id: u32) {
+        let Some(node) = self.node_mut(id) else {
+            return;
+        };
+        if node.entry.take().is_none() {
+            return;
+        }
+        self.len -= 1;
+        self.prune(id);
+    }
+
+    fn prune(&mut self, mut id: u32) {
+        let emptied = id;
+        while id != ROOT {
+            let Some(node) = self.node(id) else {
+                return;
+            };
+            if node.entry.is_some() || node.first_child != NIL {
+                // The node whose packet just left stays as an inner node: stop sharing that
+                // packet's buffer. (Inner nodes above it own copies already.)
+                if id == emptied && node.entry.is_none() {
+                    let copy = Bytes::copy_from_slice(&node.name);
+                    if let Some(n) = self.node_mut(id) {
+                        n.name = copy;
+                    }
+                }
+                return;
+            }
+            let (hash, parent, prev, next) =
+                (node.hash, node.parent, node.prev_sibling, node.next_sibling);
+            match self.node_mut(prev) {
+                Some(p) => p.next_sibling = next,
+                None => {
+                    if let Some(p) = self.node_mut(parent) {
+                        p.first_child = next;
+                    }
+                }
+            }
+            if let Some(n) = self.node_mut(next) {
+                n.prev_sibling = prev;
+            }
+            if let Ok(e) = self.index.find_entry(hash, |&(h, x)| h == hash && x == id) {
+                e.remove();
+            }
+            if let Some(n) = self.node_mut(id) {
+                *n = Node::vacant();
+            }
+            self.free.push(id);
+            id = parent;
+        }
+    }
+
+    /// The node after `id` in a pre-order walk of the subtree of `top`.
+    fn next_in_subtree(&self, id: u32, top: u32) -> Option<u32> {
+        let node = self.node(id)?;
+        if node.first_child != NIL {
+            return Some(node.first_child);
+        }
+        let mut cur = id;
+        while cur != top {
+            let n = self.node(cur)?;
+            if n.next_sibling != NIL {
+                return Some(n.next_sibling);
+            }
+            cur = n.parent;
+        }
+        None
+    }
+
+    fn evict_to(&mut self, capacity: usize) {
+        while self.len > capacity {
+            let Some(victim) = self.policy.evict() else {
+                return;
+            };
+            self.remove_entry(victim);
+            self.counters.evictions += 1;
+        }
+    }
+
+    /// The node that answers `interest`, if any.
+    fn find_answer(
+        &mut self,
+        interest: &InterestView,
+        hashes: &PrefixHashes,
+        now: Time,
+    ) -> Option<u32> {
+        let name = interest.name();
+        let value = name.value_bytes();
+        let mbf = interest.must_be_fresh();
+        if ends_with_implicit_digest(name) {
+            let last = name.last()?;
+            let len = name.len() - 1;
+            let id = self.find(hashes.get(len)?, value.get(..name.prefix_value_len(len))?)?;
+            let entry = self.node_mut(id)?.entry.as_mut()?;
+            let ok = entry.satisfies_freshness(mbf, now) && entry.digest() == last.value();
+            return ok.then_some(id);
+        }
+        let id = self.find(hashes.full(), value)?;
+        if !interest.can_be_prefix() {
+            let entry = self.node(id)?.entry.as_ref()?;
+            return entry.satisfies_freshness(mbf, now).then_some(id);
+        }
+        let mut cur = Some(id);
+        for _ in 0..LOOKUP_BUDGET {
+            let at = cur?;
+            let fits = self
+                .node(at)
+                .and_then(|n| n.entry.as_ref())
+                .is_some_and(|e| e.satisfies_freshness(mbf, now));
+            if fits {
+                return Some(at);
+            }
+            cur = self.next_in_subtree(at, id);
+        }
+        None
+    }
+}
+
+impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
+    fn lookup(
+        &mut self,
+        interest: &InterestView,
+        hashes: &PrefixHashes,
+        now: Time,
+    ) -> Option<Bytes> {
+        if self.len == 0 {
+            self.counters.misses += 1;
+            return None;
+        }
+        let Some(id) = self.find_answer(interest, hashes, now) else {
+            self.counters.misses += 1;
+            return None;
+        };
+        let data = self.node(id)?.entry.as_ref()?.data.clone();
+        self.policy.on_access(id);
+        self.counters.hits += 1;
+        Some(data)
+    }
+
+    fn insert(&mut self, data: &DataView, hashes: &PrefixHashes, now: Time) {
+        if self.capacity == 0 {
+            return;
+        }
+        let name = data.name();
+        let value = name.value_bytes();
+        let full = hashes.full();
+        let entry = Entry {
+            data: data.wire().clone(),
+            fresh_until: now + Duration::from_millis(data.freshness_period_ms()),
+            digest: None,
+        };
+        let id = match self.find(full, value) {
+            Some(id) => id,
+            None => {
+                // The nearest cached ancestor, then the missing nodes below it.
+                let mut depth = 0;
+                let mut parent = ROOT;
+                for len in (1..name.len()).rev() {
+                    let (Some(h), Some(p)) =
+                        (hashes.get(len), value.get(..name.prefix_value_len(len)))
+                    else {
+                        continue;
+                    };
+                    if let Some(id) = self.find(h, p) {
+                        (depth, parent) = (len, id);
+                        break;
+                    }
+                }
+                for len in depth + 1..name.len() {
+                    let (Some(h), Some(p)) =
+                        (hashes.get(len), value.get(..name.prefix_value_len(len)))
+                    else {
+                        return;
+                    };
+                    parent = self.add_child(parent, h, Bytes::copy_from_slice(p));
+                }
+                self.add_child(parent, full, value.clone())
+            }
+        };
+        let Some(node) = self.node_mut(id) else {
+            return;
+        };
+        if node.entry.replace(entry).is_none() {
+            self.len += 1;
+        }
+        self.policy.on_insert(id, full);
+        self.counters.inserts += 1;
+        self.evict_to(self.capacity);
+    }
+
+    fn erase(&mut self, prefix: &Name, hashes: &PrefixHashes, limit: usize) -> usize {
+        let Some(top) = self.find(hashes.full(), prefix.value_bytes()) else {
+            return 0;
+        };
+        let mut doomed = Vec::new();
+        let mut cur = Some(top);
+        while let Some(at) = cur {
+            if doomed.len() >= limit {
+                break;
+            }
+            if self.node(at).is_some_and(|n| n.entry.is_some()) {
+                doomed.push(at);
+            }
+            cur = self.next_in_subtree(at, top);
+        }
+        for &id in &doomed {
+            self.policy.on_erase(id);
+            self.remove_entry(id);
+        }
+        doomed.len()
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    fn set_capacity(&mut self, capacity: usize) {
+        self.capacity = capacity;
+        self.evict_to(capacity);
+    }
+
+    fn counters(&self) -> CsCounters {
+        CsCounters {
+            entries: self.len,
+            capacity: self.capacity,
+            ..self.counters
+        }
+    }
+
+    fn policy_name(&self) -> &str {
+        self.policy.name()
+    }
+}
+
+#[cfg(test)]
+mod tests;

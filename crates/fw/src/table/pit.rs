@@ -1,0 +1,721 @@
+//! The pending Interest table.
+//!
+//! Entries live in a slab and are indexed by the hash of their name: an entry is identified by
+//! (name, CanBePrefix, MustBeFresh), as in NFD, and a hit is confirmed on the full name bytes
+//! and both flags. Data matching probes the whole name, then (only at lengths that hold a
+//! CanBePrefix entry, from a per-length count) each shorter prefix, then (only when some entry
+//! is named by an implicit digest) the Data's full name.
+//!
+//! Expiry deadlines sit in a binary heap with lazy deletion: re-arming an entry pushes a new
+//! deadline; a popped deadline that no longer matches its entry (changed, or the slot reused,
+//! seen by a generation number) is ignored. The heap is rebuilt when stale deadlines
+//! outnumber the entries, so it stays within a small multiple of the PIT size.
+
+use core::any::Any;
+use core::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use bytes::Bytes;
+use hashbrown::HashTable;
+use nameway_wire::lp::NackReason;
+use nameway_wire::tlv::types;
+use nameway_wire::{DataView, InterestView, Name, NameHasher, PrefixHashes};
+use smallvec::SmallVec;
+
+use super::face_table::FaceId;
+use crate::counters::PitCounters;
+use crate::time::Time;
+
+/// A downstream that expressed the Interest.
+#[derive(Clone, Debug)]
+pub struct InRecord {
+    face: FaceId,
+    nonce: u32,
+    last_renewed: Time,
+    expiry: Time,
+    interest: Bytes,
+    pit_token: Option<Bytes>,
+}
+
+impl InRecord {
+    /// The downstream face.
+    pub fn face(&self) -> FaceId {
+        self.face
+    }
+
+    /// Nonce of the last Interest from this downstream.
+    pub fn nonce(&self) -> u32 {
+        self.nonce
+    }
+
+    /// When the last Interest from this downstream arrived.
+    pub fn last_renewed(&self) -> Time {
+        self.last_renewed
+    }
+
+    /// When the downstream stops waiting (arrival + InterestLifetime).
+    pub fn expiry(&self) -> Time {
+        self.expiry
+    }
+
+    /// The last Interest exactly as this downstream sent it (it goes back in a Nack).
+    pub fn interest_wire(&self) -> &Bytes {
+        &self.interest
+    }
+
+    /// The PitToken the downstream attached, echoed on the Data or Nack sent back to it.
+    pub fn pit_token(&self) -> Option<&Bytes> {
+        self.pit_token.as_ref()
+    }
+}
+
+/// An upstream the Interest was forwarded to.
+#[derive(Clone, Debug)]
+pub struct OutRecord {
+    face: FaceId,
+    nonce: u32,
+    last_renewed: Time,
+    expiry: Time,
+    incoming_nack: Option<NackReason>,
+}
+
+impl OutRecord {
+    /// The upstream face.
+    pub fn face(&self) -> FaceId {
+        self.face
+    }
+
+    /// Nonce of the last Interest sent to this upstream.
+    pub fn nonce(&self) -> u32 {
+        self.nonce
+    }
+
+    /// When the Interest was last sent to this upstream.
+    pub fn last_renewed(&self) -> Time {
+        self.last_renewed
+    }
+
+    /// When this upstream's answer is no longer expected (sent + InterestLifetime).
+    pub fn expiry(&self) -> Time {
+        self.expiry
+    }
+
+    /// The reason of the Nack this upstream answered with, if it did.
+    pub fn incoming_nack(&self) -> Option<NackReason> {
+        self.incoming_nack
+    }
+
+    /// Whether an answer is still expected at `now`: not expired and not Nacked.
+    pub fn is_pending(&self, now: Time) -> bool {
+        self.expiry >= now && self.incoming_nack.is_none()
+    }
+}
+
+/// A PIT entry: one Interest name and selectors, its downstreams and upstreams.
+pub struct PitEntry {
+    interest: InterestView,
+    hash: u64,
+    /// The latest Interest with HopLimit decremented, built on first use.
+    pub(crate) out_wire: Option<Bytes>,
+    in_records: SmallVec<[InRecord; 1]>,
+    out_records: SmallVec<[OutRecord; 2]>,
+    expiry: Time,
+    satisfied: bool,
+    pub(crate) rejected: bool,
+    digest_named: bool,
+    /// Slot of the effective strategy instance.
+    pub(crate) strategy: u32,
+    pub(crate) scratch: Option<Box<dyn Any + Send>>,
+}
+
+impl core::fmt::Debug for PitEntry {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("PitEntry")
+            .field("name", self.interest.name())
+            .field("can_be_prefix", &self.interest.can_be_prefix())
+            .field("must_be_fresh", &self.interest.must_be_fresh())
+            .field("in_records", &self.in_records)
+            .field("out_records", &self.out_records)
+            .field("expiry", &self.expiry)
+            .field("satisfied", &self.satisfied)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PitEntry {
+    /// The Interest name.
+    pub fn name(&self) -> &Name {
+        self.interest.name()
+    }
+
+    /// The latest Interest received for this entry (as received: HopLimit not decremented).
+    pub fn interest(&self) -> &InterestView {
+        &self.interest
+    }
+
+    /// The keyed hash of the name.
+    pub(crate) fn name_hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// HopLimit the latest Interest leaves with (decremented), if it has one.
+    pub fn outgoing_hop_limit(&self) -> Option<u8> {
+        self.interest.hop_limit().map(|h| h.saturating_sub(1))
+    }
+
+    /// Downstreams.
+    pub fn in_records(&self) -> &[InRecord] {
+        &self.in_records
+    }
+
+    /// Upstreams.
+    pub fn out_records(&self) -> &[OutRecord] {
+        &self.out_records
+    }
+
+    /// The in-record of `face`.
+    pub fn in_record(&self, face: FaceId) -> Option<&InRecord> {
+        self.in_records.iter().find(|r| r.face == face)
+    }
+
+    /// The out-record of `face`.
+    pub fn out_record(&self, face: FaceId) -> Option<&OutRecord> {
+        self.out_records.iter().find(|r| r.face == face)
+    }
+
+    /// When the entry expires (the latest in-record expiry, or the straggler deadline once
+    /// satisfied).
+    pub fn expiry(&self) -> Time {
+        self.expiry
+    }
+
+    /// Whether Data has satisfied the entry (it lingers a little to catch late duplicates).
+    pub fn is_satisfied(&self) -> bool {
+        self.satisfied
+    }
+
+    /// Whether some downstream still waits.
+    pub fn has_in_records(&self) -> bool {
+        !self.in_records.is_empty()
+    }
+
+    /// Whether some upstream may still answer (NFD `hasPendingOutRecords`).
+    pub fn has_pending_out_records(&self, now: Time) -> bool {
+        self.out_records.iter().any(|r| r.is_pending(now))
+    }
+
+    /// When the Interest was last sent upstream (NFD `getLastOutgoing`).
+    pub fn last_outgoing(&self) -> Option<Time> {
+        self.out_records.iter().map(|r| r.last_renewed).max()
+    }
+
+    /// Whether `nonce` arriving from `ingress` is a loop (NFD `findDuplicateNonce` and its use
+    /// in `onIncomingInterest`): seen from another downstream or sent upstream. On a
+    /// point-to-point face, the same Nonce again from the same downstream is a retransmission
+    /// of one packet, not a loop.
+    pub(crate) fn has_duplicate_nonce(
+        &self,
+        nonce: u32,
+        ingress: FaceId,
+        point_to_point: bool,
+    ) -> bool {
+        let mut in_same = false;
+        let mut elsewhere = false;
+        for r in self.in_records.iter().filter(|r| r.nonce == nonce) {
+            if r.face == ingress {
+                in_same = true;
+            } else {
+                elsewhere = true;
+            }
+        }
+        elsewhere |= self.out_records.iter().any(|r| r.nonce == nonce);
+        if point_to_point && in_same {
+            return false;
+        }
+        in_same || elsewhere
+    }
+
+    /// Makes `interest` the entry's latest Interest (the one strategies forward).
+    pub(crate) fn set_interest(&mut self, interest: InterestView) {
+        self.interest = interest;
+        self.out_wire = None;
+    }
+
+    /// Inserts or refreshes the in-record of `face` for the entry's latest Interest.
+    pub(crate) fn insert_in_record(&mut self, now: Time, face: FaceId, pit_token: Option<Bytes>) {
+        let record = InRecord {
+            face,
+            nonce: self.interest.nonce().unwrap_or(0),
+            last_renewed: now,
+            expiry: now.add_millis(self.interest.lifetime_ms()),
+            interest: self.interest.wire().clone(),
+            pit_token,
+        };
+        match self.in_records.iter_mut().find(|r| r.face == face) {
+            Some(r) => *r = record,
+            None => self.in_records.push(record),
+        }
+    }
+
+    /// The latest Interest as it leaves: HopLimit decremented (built once per Interest).
+    pub(crate) fn outgoing_wire(&mut self) -> Bytes {
+        let Some(h) = self.interest.hop_limit() else {
+            return self.interest.wire().clone();
+        };
+        let interest = &self.interest;
+        self.out_wire
+            .get_or_insert_with(|| interest.with_hop_limit(h.saturating_sub(1)))
+            .clone()
+    }
+
+    /// The latest in-record expiry.
+    pub(crate) fn last_in_record_expiry(&self) -> Option<Time> {
+        self.in_records.iter().map(|r| r.expiry).max()
+    }
+
+    pub(crate) fn remove_in_record(&mut self, face: FaceId) -> Option<InRecord> {
+        let i = self.in_records.iter().position(|r| r.face == face)?;
+        Some(self.in_records.remove(i))
+    }
+
+    /// Inserts or refreshes the out-record of `face` for the entry's latest Interest.
+    pub(crate) fn insert_out_record(&mut self, now: Time, face: FaceId) {
+        let record = OutRecord {
+            face,
+            nonce: self.interest.nonce().unwrap_or(0),
+            last_renewed: now,
+            expiry: now.add_millis(self.interest.lifetime_ms()),
+            incoming_nack: None,
+        };
+        match self.out_records.iter_mut().find(|r| r.face == face) {
+            Some(r) => *r = record,
+            None => self.out_records.push(record),
+        }
+    }
+
+    pub(crate) fn out_record_mut(&mut self, face: FaceId) -> Option<&mut OutRecord> {
+        self.out_records.iter_mut().find(|r| r.face == face)
+    }
+
+    pub(crate) fn remove_out_record(&mut self, face: FaceId) -> Option<OutRecord> {
+        let i = self.out_records.iter().position(|r| r.face == face)?;
+        Some(self.out_records.remove(i))
+    }
+
+    /// Records the Nack an upstream answered with.
+    pub(crate) fn set_incoming_nack(&mut self, face: FaceId, reason: NackReason) {
+        if let Some(r) = self.out_record_mut(face) {
+            r.incoming_nack = Some(reason);
+        }
+    }
+
+    /// Marks the entry satisfied: it keeps only what is needed to recognise late duplicates.
+    pub(crate) fn mark_satisfied(&mut self) {
+        self.satisfied = true;
+        self.in_records.clear();
+        self.scratch = None;
+    }
+
+    /// Makes a satisfied entry pending again for a new Interest (not a duplicate).
+    pub(crate) fn reset(&mut self) {
+        self.satisfied = false;
+        self.rejected = false;
+        self.in_records.clear();
+        self.out_records.clear();
+        self.scratch = None;
+    }
+
+    fn matches_interest(&self, name: &Name, can_be_prefix: bool, must_be_fresh: bool) -> bool {
+        self.interest.can_be_prefix() == can_be_prefix
+            && self.interest.must_be_fresh() == must_be_fresh
+            && self.interest.name().value_bytes() == name.value_bytes()
+    }
+}
+
+/// Identifies an entry: slot and generation (a reused slot has a new generation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct PitEntryId {
+    slot: u32,
+    gen: u32,
+}
+
+#[derive(Debug)]
+struct Slot {
+    gen: u32,
+    entry: Option<PitEntry>,
+}
+
+/// The PIT was full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PitFull;
+
+/// The pending Interest table.
+#[derive(Debug)]
+pub(crate) struct Pit {
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    /// `(name hash, slot)`.
+    index: HashTable<(u64, u32)>,
+    len: usize,
+    capacity: usize,
+    /// Number of CanBePrefix entries by name length.
+    can_be_prefix_by_len: Vec<u32>,
+    /// Number of entries whose name ends with an implicit digest.
+    digest_named: usize,
+    timers: BinaryHeap<Reverse<(Time, PitEntryId)>>,
+    /// Deadlines of satisfied entries: always now + the straggler time, so in order; a FIFO
+    /// is O(1) where the heap is O(log n).
+    stragglers: VecDeque<(Time, PitEntryId)>,
+    inserts: u64,
+    hits: u64,
+    data_misses: u64,
+}
+
+impl Pit {
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self {
+            slots: Vec::new(),
+            free: Vec::new(),
+            index: HashTable::new(),
+            len: 0,
+            capacity,
+            can_be_prefix_by_len: Vec::new(),
+            digest_named: 0,
+            timers: BinaryHeap::new(),
+            stragglers: VecDeque::new(),
+            inserts: 0,
+            hits: 0,
+            data_misses: 0,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn counters(&self) -> PitCounters {
+        PitCounters {
+            entries: self.len,
+            capacity: self.capacity,
+            inserts: self.inserts,
+            hits: self.hits,
+            data_misses: self.data_misses,
+        }
+    }
+
+    /// The entry for (name, CanBePrefix, MustBeFresh) of `interest`; `hash` is the name's.
+    #[inline]
+    pub(crate) fn find(&mut self, interest: &InterestView, hash: u64) -> Option<PitEntryId> {
+        let (name, cbp, mbf) = (
+            interest.name(),
+            interest.can_be_prefix(),
+            interest.must_be_fresh(),
+        );
+        let slots = &self.slots;
+        let &(_, s) = self.index.find(hash, |&(h, s)| {
+            h == hash && entry_at(slots, s).is_some_and(|e| e.matches_interest(name, cbp, mbf))
+        })?;
+        let gen = self.slots.get(s as usize)?.gen;
+        self.hits += 1;
+        Some(PitEntryId { slot: s, gen })
+    }
+
+    /// Creates the entry for `interest`, which must not exist yet.
+    pub(crate) fn insert(
+        &mut self,
+        interest: InterestView,
+        hash: u64,
+        strategy: u32,
+    ) -> Result<PitEntryId, PitFull> {
+        if self.len >= self.capacity {
+            return Err(PitFull);
+        }
+        let len = interest.name().len();
+        let cbp = interest.can_be_prefix();
+        let digest_named = ends_with_implicit_digest(interest.name());
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push(Slot {
+                    gen: 0,
+                    entry: None,
+                });
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let Some(cell) = self.slots.get_mut(slot as usize) else {
+            return Err(PitFull);
+        };
+        cell.entry = Some(PitEntry {
+            interest,
+            hash,
+            out_wire: None,
+            in_records: SmallVec::new(),
+            out_records: SmallVec::new(),
+            expiry: Time::MAX,
+            satisfied: false,
+            rejected: false,
+            digest_named,
+            strategy,
+            scratch: None,
+        });
+        let id = PitEntryId {
+            slot,
+            gen: cell.gen,
+        };
+        self.index.insert_unique(hash, (hash, slot), |&(h, _)| h);
+        self.len += 1;
+        self.inserts += 1;
+        if cbp {
+            if self.can_be_prefix_by_len.len() <= len {
+                self.can_be_prefix_by_len.resize(len + 1, 0);
+            }
+            if let Some(c) = self.can_be_prefix_by_len.get_mut(len) {
+                *c += 1;
+            }
+        }
+        if digest_named {
+            self.digest_named += 1;
+        }
+        Ok(id)
+    }
+
+    #[inline]
+    pub(crate) fn get(&self, id: PitEntryId) -> Option<&PitEntry> {
+        let slot = self.slots.get(id.slot as usize)?;
+        if slot.gen != id.gen {
+            return None;
+        }
+        slot.entry.as_ref()
+    }
+
+    #[inline]
+    pub(crate) fn get_mut(&mut self, id: PitEntryId) -> Option<&mut PitEntry> {
+        let slot = self.slots.get_mut(id.slot as usize)?;
+        if slot.gen != id.gen {
+            return None;
+        }
+        slot.entry.as_mut()
+    }
+
+    /// Removes an entry (dropped in place); false if it was not there.
+    pub(crate) fn remove(&mut self, id: PitEntryId) -> bool {
+        let Some(slot) = self.slots.get_mut(id.slot as usize) else {
+            return false;
+        };
+        if slot.gen != id.gen {
+            return false;
+        }
+        let Some(entry) = slot.entry.as_ref() else {
+            return false;
+        };
+        let hash = entry.hash;
+        let cbp = entry
+            .interest
+            .can_be_prefix()
+            .then(|| entry.interest.name().len());
+        let digest_named = entry.digest_named;
+        slot.entry = None;
+        slot.gen = slot.gen.wrapping_add(1);
+        self.free.push(id.slot);
+        self.len -= 1;
+        if let Ok(e) = self
+            .index
+            .find_entry(hash, |&(h, s)| h == hash && s == id.slot)
+        {
+            e.remove();
+        }
+        if let Some(c) = cbp.and_then(|len| self.can_be_prefix_by_len.get_mut(len)) {
+            *c = c.saturating_sub(1);
+        }
+        if digest_named {
+            self.digest_named -= 1;
+        }
+        true
+    }
+
+    /// Sets when an entry expires.
+    pub(crate) fn set_expiry(&mut self, id: PitEntryId, at: Time) {
+        let Some(entry) = self.get_mut(id) else {
+            return;
+        };
+        if entry.expiry == at {
+            return;
+        }
+        entry.expiry = at;
+        self.timers.push(Reverse((at, id)));
+        if self.timers.len() > 2 * self.len + 64 {
+            self.rebuild_timers();
+        }
+    }
+
+    /// Sets when a satisfied entry expires: `at` is now + the straggler time.
+    pub(crate) fn set_straggler_expiry(&mut self, id: PitEntryId, at: Time) {
+        let in_order = self.stragglers.back().is_none_or(|&(t, _)| t <= at);
+        if !in_order {
+            return self.set_expiry(id, at);
+        }
+        let Some(entry) = self.get_mut(id) else {
+            return;
+        };
+        entry.expiry = at;
+        self.stragglers.push_back((at, id));
+        if self.stragglers.len() > 2 * self.len + 64 {
+            let slots = &self.slots;
+            self.stragglers.retain(|&(t, id)| live(slots, t, id));
+        }
+    }
+
+    fn rebuild_timers(&mut self) {
+        let pending = self.slots.iter().enumerate().filter_map(|(i, s)| {
+            let e = s.entry.as_ref().filter(|e| !e.satisfied)?;
+            Some(Reverse((
+                e.expiry,
+                PitEntryId {
+                    slot: i as u32,
+                    gen: s.gen,
+                },
+            )))
+        });
+        self.timers = pending.collect();
+    }
+
+    /// The earliest deadline, or an earlier stale one (a spurious wake-up that
+    /// [`Pit::pop_expired`] then discards): O(1), no entry is touched.
+    pub(crate) fn next_expiry(&self) -> Option<Time> {
+        let heap = self.timers.peek().map(|Reverse((t, _))| *t);
+        let fifo = self.stragglers.front().map(|(t, _)| *t);
+        match (heap, fifo) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// An entry whose deadline is at or before `now`, if any; stale deadlines met on the way
+    /// are discarded.
+    pub(crate) fn pop_expired(&mut self, now: Time) -> Option<PitEntryId> {
+        loop {
+            let next = self.next_expiry()?;
+            if next > now {
+                return None;
+            }
+            let from_fifo = self.stragglers.front().is_some_and(|&(t, _)| t == next);
+            let popped = if from_fifo {
+                self.stragglers.pop_front()
+            } else {
+                self.timers.pop().map(|Reverse(x)| x)
+            };
+            let (at, id) = popped?;
+            if live(&self.slots, at, id) {
+                return Some(id);
+            }
+        }
+    }
+
+    /// Every pending (not satisfied) entry that `data` satisfies, appended to `out`:
+    /// exact name, CanBePrefix prefixes, implicit-digest full name. `hashes` are the prefix
+    /// hashes of the Data name.
+    pub(crate) fn find_data_matches(
+        &mut self,
+        data: &DataView,
+        hashes: &PrefixHashes,
+        hasher: &NameHasher,
+        out: &mut SmallVec<[PitEntryId; 4]>,
+    ) {
+        let name = data.name();
+        let value = name.value_bytes();
+        self.collect(hashes.full(), value, false, out);
+        let n = name.len().min(self.can_be_prefix_by_len.len());
+        for len in (0..n).rev() {
+            if self.can_be_prefix_by_len.get(len).copied().unwrap_or(0) == 0 {
+                continue;
+            }
+            let (Some(hash), Some(prefix)) =
+                (hashes.get(len), value.get(..name.prefix_value_len(len)))
+            else {
+                continue;
+            };
+            self.collect(hash, prefix, true, out);
+        }
+        if self.digest_named > 0 {
+            let full = data.full_name();
+            self.collect(hasher.hash_name(&full), full.value_bytes(), false, out);
+        }
+        if out.is_empty() {
+            self.data_misses += 1;
+        }
+    }
+
+    fn collect(
+        &self,
+        hash: u64,
+        value: &[u8],
+        need_cbp: bool,
+        out: &mut SmallVec<[PitEntryId; 4]>,
+    ) {
+        for &(h, s) in self.index.iter_hash(hash) {
+            if h != hash {
+                continue;
+            }
+            let Some(slot) = self.slots.get(s as usize) else {
+                continue;
+            };
+            let Some(e) = &slot.entry else {
+                continue;
+            };
+            let fits = !e.satisfied
+                && (!need_cbp || e.interest.can_be_prefix())
+                && e.interest.name().value_bytes().as_ref() == value;
+            if fits {
+                out.push(PitEntryId {
+                    slot: s,
+                    gen: slot.gen,
+                });
+            }
+        }
+    }
+
+    /// Ids of every entry.
+    pub(crate) fn ids(&self) -> Vec<PitEntryId> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.entry.is_some())
+            .map(|(i, s)| PitEntryId {
+                slot: i as u32,
+                gen: s.gen,
+            })
+            .collect()
+    }
+
+    /// Deadlines held, stale ones included (for the size invariants in tests).
+    pub(crate) fn timer_len(&self) -> usize {
+        self.timers.len().max(self.stragglers.len())
+    }
+}
+
+/// Whether the last component of `name` is an ImplicitSha256DigestComponent (type 0x01, a
+/// single octet), read without decoding the component.
+pub(crate) fn ends_with_implicit_digest(name: &Name) -> bool {
+    let Some(last) = name.len().checked_sub(1) else {
+        return false;
+    };
+    let wire = name.value_bytes().get(name.prefix_value_len(last)..);
+    wire.and_then(|w| w.first()) == Some(&(types::IMPLICIT_SHA256_DIGEST_COMPONENT as u8))
+}
+
+/// Whether deadline `at` of entry `id` is still its deadline.
+fn live(slots: &[Slot], at: Time, id: PitEntryId) -> bool {
+    slots
+        .get(id.slot as usize)
+        .filter(|s| s.gen == id.gen)
+        .and_then(|s| s.entry.as_ref())
+        .is_some_and(|e| e.expiry == at)
+}
+
+fn entry_at(slots: &[Slot], s: u32) -> Option<&PitEntry> {
+    slots.get(s as usize)?.entry.as_ref()
+}
+
+#[cfg(test)]
+mod tests;

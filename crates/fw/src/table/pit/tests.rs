@@ -1,0 +1,213 @@
+use bytes::Bytes;
+use nameway_wire::{Component, Data, Interest, NameHasher};
+
+use super::*;
+
+const H: NameHasher = NameHasher::with_seed(11);
+
+fn interest(name: &str, nonce: u32, cbp: bool, mbf: bool) -> InterestView {
+    let mut i = Interest::new(name.parse().unwrap());
+    i.nonce = Some(nonce);
+    i.can_be_prefix = cbp;
+    i.must_be_fresh = mbf;
+    InterestView::new_checked(i.encode()).unwrap()
+}
+
+fn data(name: &str) -> DataView {
+    DataView::new_checked(Data::new(name.parse().unwrap(), Bytes::from_static(b"x")).encode())
+        .unwrap()
+}
+
+fn insert(pit: &mut Pit, i: InterestView) -> PitEntryId {
+    let hash = H.hash_name(i.name());
+    pit.insert(i, hash, 0).unwrap()
+}
+
+fn find(pit: &mut Pit, i: &InterestView) -> Option<PitEntryId> {
+    let hash = H.hash_name(i.name());
+    pit.find(i, hash)
+}
+
+fn matches(pit: &mut Pit, d: &DataView) -> SmallVec<[PitEntryId; 4]> {
+    let mut out = SmallVec::new();
+    pit.find_data_matches(d, &H.prefix_hashes(d.name()), &H, &mut out);
+    out
+}
+
+#[test]
+fn entries_are_keyed_by_name_and_selectors() {
+    let mut pit = Pit::new(10);
+    let a = insert(&mut pit, interest("/a/b", 1, false, false));
+    let b = insert(&mut pit, interest("/a/b", 2, true, false));
+    let c = insert(&mut pit, interest("/a/b", 3, false, true));
+    assert_eq!(pit.len(), 3);
+    assert_eq!(find(&mut pit, &interest("/a/b", 9, false, false)), Some(a));
+    assert_eq!(find(&mut pit, &interest("/a/b", 9, true, false)), Some(b));
+    assert_eq!(find(&mut pit, &interest("/a/b", 9, false, true)), Some(c));
+    assert_eq!(find(&mut pit, &interest("/a/b", 9, true, true)), None);
+    assert_eq!(find(&mut pit, &interest("/a/c", 9, false, false)), None);
+    assert!(pit.remove(a));
+    assert!(pit.get(a).is_none());
+    assert!(!pit.remove(a));
+    // the slot is reused with a new generation: the old id stays dead
+    let d = insert(&mut pit, interest("/x", 1, false, false));
+    assert!(pit.get(a).is_none());
+    assert!(pit.get(d).is_some());
+}
+
+#[test]
+fn capacity_is_enforced() {
+    let mut pit = Pit::new(2);
+    insert(&mut pit, interest("/a", 1, false, false));
+    insert(&mut pit, interest("/b", 1, false, false));
+    let i = interest("/c", 1, false, false);
+    let hash = H.hash_name(i.name());
+    assert_eq!(pit.insert(i, hash, 0), Err(PitFull));
+    assert_eq!(pit.len(), 2);
+}
+
+#[test]
+fn data_matches_exact_prefix_and_digest() {
+    let mut pit = Pit::new(10);
+    let exact = insert(&mut pit, interest("/a/b/c", 1, false, false));
+    let exact_mbf = insert(&mut pit, interest("/a/b/c", 1, false, true));
+    let prefix = insert(&mut pit, interest("/a/b", 1, true, false));
+    let not_prefix = insert(&mut pit, interest("/a", 1, false, false));
+    let other = insert(&mut pit, interest("/a/x", 1, true, false));
+    let d = data("/a/b/c");
+    let digest = d.implicit_digest();
+    let full = d
+        .name()
+        .append(&Component::implicit_digest(digest))
+        .unwrap();
+    let by_digest = insert(&mut pit, interest(&full.to_string(), 1, false, false));
+    let mut got = matches(&mut pit, &d).to_vec();
+    got.sort();
+    let mut want = vec![exact, exact_mbf, prefix, by_digest];
+    want.sort();
+    assert_eq!(got, want);
+    assert!(!got.contains(&not_prefix) && !got.contains(&other));
+    // satisfied entries no longer match
+    for id in want {
+        pit.get_mut(id).unwrap().mark_satisfied();
+    }
+    assert!(matches(&mut pit, &d).is_empty());
+    assert_eq!(pit.counters().data_misses, 1);
+}
+
+#[test]
+fn can_be_prefix_counts_follow_removal() {
+    let mut pit = Pit::new(10);
+    let p = insert(&mut pit, interest("/a", 1, true, false));
+    assert_eq!(matches(&mut pit, &data("/a/b")).len(), 1);
+    pit.remove(p);
+    assert!(pit.can_be_prefix_by_len.iter().all(|&c| c == 0));
+    assert!(matches(&mut pit, &data("/a/b")).is_empty());
+}
+
+#[test]
+fn expiry_heap_with_lazy_deletion() {
+    let mut pit = Pit::new(10);
+    let a = insert(&mut pit, interest("/a", 1, false, false));
+    let b = insert(&mut pit, interest("/b", 1, false, false));
+    pit.set_expiry(a, Time::from_millis(10));
+    pit.set_expiry(b, Time::from_millis(20));
+    pit.set_expiry(a, Time::from_millis(30)); // re-armed: the 10 ms deadline is stale
+                                              // the stale deadline may cause one early wake-up, which finds nothing
+    assert_eq!(pit.next_expiry(), Some(Time::from_millis(10)));
+    assert_eq!(pit.pop_expired(Time::from_millis(15)), None);
+    assert_eq!(pit.next_expiry(), Some(Time::from_millis(20)));
+    assert_eq!(pit.pop_expired(Time::from_millis(25)), Some(b));
+    pit.remove(b);
+    assert_eq!(pit.pop_expired(Time::from_millis(25)), None);
+    assert_eq!(pit.next_expiry(), Some(Time::from_millis(30)));
+    pit.remove(a);
+    assert_eq!(pit.pop_expired(Time::from_millis(100)), None);
+    assert_eq!(pit.next_expiry(), None);
+}
+
+#[test]
+fn stragglers_expire_in_order_with_pending_entries() {
+    let mut pit = Pit::new(10);
+    let a = insert(&mut pit, interest("/a", 1, false, false));
+    let b = insert(&mut pit, interest("/b", 1, false, false));
+    pit.set_expiry(a, Time::from_millis(4000));
+    pit.set_expiry(b, Time::from_millis(4000));
+    pit.get_mut(b).unwrap().mark_satisfied();
+    pit.set_straggler_expiry(b, Time::from_millis(100));
+    assert_eq!(pit.pop_expired(Time::from_millis(100)), Some(b));
+    pit.remove(b);
+    assert_eq!(pit.pop_expired(Time::from_millis(3999)), None);
+    assert_eq!(pit.pop_expired(Time::from_millis(4000)), Some(a));
+}
+
+#[test]
+fn timer_heap_stays_bounded_under_rearming() {
+    let mut pit = Pit::new(10);
+    let a = insert(&mut pit, interest("/a", 1, false, false));
+    for t in 0..10_000 {
+        pit.set_expiry(a, Time::from_millis(t));
+    }
+    assert!(pit.timer_len() <= 2 * pit.len() + 65);
+}
+
+#[test]
+fn records_and_duplicate_nonces() {
+    let mut pit = Pit::new(10);
+    let id = insert(&mut pit, interest("/a", 1, false, false));
+    let (f1, f2, up) = (FaceId(300), FaceId(301), FaceId(302));
+    let now = Time::from_millis(5);
+    let e = pit.get_mut(id).unwrap();
+    e.insert_in_record(now, f1, Some(Bytes::from_static(b"tok")));
+    assert_eq!(e.in_record(f1).unwrap().expiry(), Time::from_millis(4005));
+    assert_eq!(
+        e.in_record(f1).unwrap().pit_token().map(|t| &t[..]),
+        Some(&b"tok"[..])
+    );
+    e.insert_out_record(now, up);
+    assert!(e.has_pending_out_records(now));
+    // same nonce from the same p2p downstream: not a loop (even though it went upstream);
+    // from another downstream, or on a multi-access face: a loop
+    assert!(!e.has_duplicate_nonce(1, f1, true));
+    assert!(e.has_duplicate_nonce(1, f1, false));
+    assert!(e.has_duplicate_nonce(1, f2, true));
+    assert!(!e.has_duplicate_nonce(2, f2, true));
+    e.set_incoming_nack(up, NackReason::NoRoute);
+    assert!(!e.has_pending_out_records(now));
+    assert_eq!(
+        e.out_record(up).unwrap().incoming_nack(),
+        Some(NackReason::NoRoute)
+    );
+    e.set_interest(interest("/a", 2, false, false));
+    e.insert_in_record(now, f2, None);
+    assert_eq!(e.last_in_record_expiry(), Some(Time::from_millis(4005)));
+    assert_eq!(e.in_records().len(), 2);
+    e.mark_satisfied();
+    assert!(e.is_satisfied() && !e.has_in_records());
+    e.reset();
+    assert!(!e.is_satisfied() && e.out_records().is_empty());
+}
+
+#[test]
+fn outgoing_wire_decrements_hop_limit_once() {
+    let mut pit = Pit::new(10);
+    let mut i = Interest::new("/a".parse().unwrap());
+    i.nonce = Some(1);
+    i.hop_limit = Some(5);
+    let v = InterestView::new_checked(i.encode()).unwrap();
+    let id = insert(&mut pit, v);
+    let e = pit.get_mut(id).unwrap();
+    let w = e.outgoing_wire();
+    assert_eq!(
+        InterestView::new_checked(w.clone()).unwrap().hop_limit(),
+        Some(4)
+    );
+    assert_eq!(e.outgoing_wire().as_ptr(), w.as_ptr(), "built once");
+    let plain = insert(&mut pit, interest("/b", 1, false, false));
+    let e = pit.get_mut(plain).unwrap();
+    assert_eq!(
+        e.outgoing_wire().as_ptr(),
+        e.interest().wire().as_ptr(),
+        "shared, not copied"
+    );
+}
