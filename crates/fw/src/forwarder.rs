@@ -196,6 +196,19 @@ impl Forwarder {
         true
     }
 
+    /// Enables or disables NDNLPv2 local fields on a face (NFD's LocalFieldsEnabled flag): with
+    /// them on, Interests sent to the face are wrapped in an LpPacket carrying IncomingFaceId.
+    /// Returns `false` when the face does not exist.
+    pub fn set_local_fields(&mut self, id: FaceId, enabled: bool) -> bool {
+        match self.faces.get_mut(id) {
+            Some(face) => {
+                face.set_local_fields(enabled);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// A face.
     pub fn face(&self, id: FaceId) -> Option<&Face> {
         self.faces.get(id)

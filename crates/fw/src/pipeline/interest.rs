@@ -2,7 +2,7 @@
 //! miss and hit, outgoing Interest, Interest finalize.
 
 use bytes::Bytes;
-use nameway_wire::lp::NackReason;
+use nameway_wire::lp::{LpPacket, NackReason};
 use nameway_wire::{InterestView, NameHasher, PrefixHashes};
 
 use super::{is_localhost, nack, Kind, Outbox};
@@ -238,7 +238,16 @@ pub(crate) fn on_outgoing_interest(
         }
     }
     entry.insert_out_record(now, egress);
-    let wire = entry.outgoing_wire();
+    let mut wire = entry.outgoing_wire();
+    if face.local_fields_enabled() {
+        // IncomingFaceId: the downstream whose Interest was received last.
+        let incoming = entry.in_records().iter().max_by_key(|r| r.last_renewed()).map(|r| r.face());
+        if let Some(incoming) = incoming {
+            let mut lp = LpPacket::wrap(wire);
+            lp.incoming_face_id = Some(incoming.0);
+            wire = lp.encode();
+        }
+    }
     out.send(face, wire, Kind::Interest);
     true
 }

@@ -58,6 +58,7 @@ pub struct Face {
     id: FaceId,
     scope: FaceScope,
     link_type: LinkType,
+    local_fields: bool,
     pub(crate) counters: FaceCounters,
 }
 
@@ -75,6 +76,16 @@ impl Face {
     /// The link type.
     pub fn link_type(&self) -> LinkType {
         self.link_type
+    }
+
+    /// Whether NDNLPv2 local fields are enabled (NFD's LocalFieldsEnabled face flag): Interests
+    /// sent to this face carry IncomingFaceId, the face they arrived on.
+    pub fn local_fields_enabled(&self) -> bool {
+        self.local_fields
+    }
+
+    pub(crate) fn set_local_fields(&mut self, enabled: bool) {
+        self.local_fields = enabled;
     }
 
     /// Whether the scope is local.
@@ -138,6 +149,7 @@ impl FaceTable {
             id,
             scope,
             link_type,
+            local_fields: false,
             counters: FaceCounters::default(),
         };
         self.faces.insert_unique(id.hash(), face, |f| f.id.hash());

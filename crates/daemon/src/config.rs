@@ -1,0 +1,262 @@
+//! The daemon's configuration: one typed TOML document with a default for every key.
+//!
+//! `namewayd` runs with no file at all (the embedded defaults); `--config FILE` reads a TOML file
+//! whose keys override the defaults; unknown keys are errors, so a typo is caught by
+//! `namewayd --check-config`. docs/namewayd.sample.toml lists every key with its default.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// The whole configuration.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Logging.
+    pub log: LogConfig,
+    /// Listeners and face defaults.
+    pub faces: FacesConfig,
+    /// The forwarding core.
+    pub forwarder: ForwarderConfig,
+    /// The content store.
+    pub cs: CsConfig,
+    /// NFD management.
+    pub mgmt: MgmtConfig,
+    /// Faces created at start-up (permanent).
+    #[serde(rename = "face")]
+    pub static_faces: Vec<StaticFace>,
+    /// Routes installed at start-up.
+    #[serde(rename = "route")]
+    pub static_routes: Vec<StaticRoute>,
+    /// Strategy choices installed at start-up.
+    #[serde(rename = "strategy")]
+    pub static_strategies: Vec<StaticStrategy>,
+}
+
+/// `[log]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogConfig {
+    /// A `tracing` filter (`info`, `namewayd=debug,nameway_face=info`); `RUST_LOG` overrides.
+    pub level: String,
+    /// Log lines as JSON instead of text.
+    pub json: bool,
+}
+
+/// `[faces]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FacesConfig {
+    /// Unix stream listener path; an empty string disables it.
+    pub unix: PathBuf,
+    /// TCP listen addresses.
+    pub tcp: Vec<SocketAddr>,
+    /// UDP listen addresses.
+    pub udp: Vec<SocketAddr>,
+    /// Give UDP faces from loopback local scope (NFD does not).
+    pub udp_loopback_is_local: bool,
+    /// MTU of UDP faces; larger packets are fragmented with NDNLPv2.
+    pub udp_mtu: usize,
+    /// Close on-demand UDP faces idle this long (milliseconds).
+    pub udp_idle_timeout_ms: u64,
+    /// Packets a face's send queue holds before it drops.
+    pub tx_queue: usize,
+    /// Capacity of the queue from the faces to the forwarder.
+    pub event_queue: usize,
+}
+
+/// `[forwarder]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ForwarderConfig {
+    /// Packets taken from the faces per loop turn before timers and output are served.
+    pub rx_burst: usize,
+    /// Most PIT entries.
+    pub pit_capacity: usize,
+    /// Most dead-nonce list records.
+    pub dnl_capacity: usize,
+    /// Seed of the forwarder's generator; absent means random.
+    pub seed: Option<u64>,
+}
+
+/// `[cs]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CsConfig {
+    /// Capacity in packets.
+    pub capacity: usize,
+    /// Admit Data into the store.
+    pub admit: bool,
+    /// Serve Interests from the store.
+    pub serve: bool,
+}
+
+/// `[mgmt]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MgmtConfig {
+    /// Accepted distance between a signed command's timestamp and our clock (milliseconds).
+    pub signature_grace_ms: u64,
+    /// Refuse unsigned rib commands with 403, as NFD does.
+    pub require_signed_rib_commands: bool,
+}
+
+/// `[[face]]`: a permanent face created at start-up.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StaticFace {
+    /// FaceUri, e.g. `udp4://192.0.2.1:6363`.
+    pub uri: String,
+}
+
+/// `[[route]]`: a route installed at start-up.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StaticRoute {
+    /// Name prefix in NDN URI form.
+    pub prefix: String,
+    /// FaceUri of a `[[face]]`.
+    pub face: String,
+    /// Routing cost.
+    #[serde(default)]
+    pub cost: u64,
+}
+
+/// `[[strategy]]`: a strategy choice installed at start-up.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StaticStrategy {
+    /// Name prefix.
+    pub prefix: String,
+    /// Strategy name, e.g. `/localhost/nfd/strategy/multicast`.
+    pub strategy: String,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        Self { level: "info".into(), json: false }
+    }
+}
+
+impl Default for FacesConfig {
+    fn default() -> Self {
+        let loopback: Vec<SocketAddr> = vec![
+            SocketAddr::from(([127, 0, 0, 1], 6363)),
+            SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, 6363)),
+        ];
+        Self {
+            unix: PathBuf::from("/run/nfd/nfd.sock"),
+            tcp: loopback.clone(),
+            udp: loopback,
+            udp_loopback_is_local: false,
+            udp_mtu: 8800,
+            udp_idle_timeout_ms: 600_000,
+            tx_queue: 1024,
+            event_queue: 4096,
+        }
+    }
+}
+
+impl Default for ForwarderConfig {
+    fn default() -> Self {
+        Self { rx_burst: 64, pit_capacity: 1 << 20, dnl_capacity: 1 << 18, seed: None }
+    }
+}
+
+impl Default for CsConfig {
+    fn default() -> Self {
+        Self { capacity: 65_536, admit: true, serve: true }
+    }
+}
+
+impl Default for MgmtConfig {
+    fn default() -> Self {
+        Self { signature_grace_ms: 120_000, require_signed_rib_commands: true }
+    }
+}
+
+impl Config {
+    /// Parses a TOML document.
+    ///
+    /// # Errors
+    /// Syntax errors, unknown keys and values of the wrong type, with their line.
+    pub fn from_toml(text: &str) -> Result<Self, toml::de::Error> {
+        toml::from_str(text)
+    }
+
+    /// Checks what the types cannot: names and URIs parse, numbers are in range.
+    ///
+    /// # Errors
+    /// A message naming the key at fault.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.forwarder.rx_burst == 0 {
+            return Err("forwarder.rx_burst must be at least 1".into());
+        }
+        if self.faces.udp_mtu < 576 {
+            return Err("faces.udp_mtu must be at least 576".into());
+        }
+        for r in &self.static_routes {
+            r.prefix
+                .parse::<nameway_wire::Name>()
+                .map_err(|e| format!("route prefix {:?}: {e}", r.prefix))?;
+            if !self.static_faces.iter().any(|f| f.uri == r.face) {
+                return Err(format!("route {:?}: face {:?} is not a [[face]]", r.prefix, r.face));
+            }
+        }
+        for s in &self.static_strategies {
+            s.prefix
+                .parse::<nameway_wire::Name>()
+                .map_err(|e| format!("strategy prefix {:?}: {e}", s.prefix))?;
+            s.strategy
+                .parse::<nameway_wire::Name>()
+                .map_err(|e| format!("strategy name {:?}: {e}", s.strategy))?;
+        }
+        Ok(())
+    }
+
+    /// UDP idle timeout as a duration.
+    pub fn udp_idle_timeout(&self) -> Duration {
+        Duration::from_millis(self.faces.udp_idle_timeout_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_gives_defaults() {
+        let c = Config::from_toml("").unwrap();
+        assert_eq!(c.faces.unix, PathBuf::from("/run/nfd/nfd.sock"));
+        assert_eq!(c.cs.capacity, 65_536);
+        assert!(c.validate().is_ok());
+    }
+
+    #[test]
+    fn sample_config_parses_and_matches_defaults() {
+        let text = include_str!("../../../docs/namewayd.sample.toml");
+        let c = Config::from_toml(text).unwrap();
+        let d = Config::default();
+        assert_eq!(c.faces.tcp, d.faces.tcp);
+        assert_eq!(c.faces.udp_mtu, d.faces.udp_mtu);
+        assert_eq!(c.forwarder.rx_burst, d.forwarder.rx_burst);
+        assert_eq!(c.cs.capacity, d.cs.capacity);
+        assert_eq!(c.mgmt.signature_grace_ms, d.mgmt.signature_grace_ms);
+        assert!(c.validate().is_ok());
+    }
+
+    #[test]
+    fn unknown_keys_are_errors() {
+        let err = Config::from_toml("[cs]\ncapacty = 5\n").unwrap_err();
+        assert!(err.to_string().contains("capacty"), "{err}");
+    }
+
+    #[test]
+    fn routes_must_name_a_face() {
+        let c = Config::from_toml("[[route]]\nprefix = \"/a\"\nface = \"udp4://127.0.0.1:1\"\n")
+            .unwrap();
+        assert!(c.validate().unwrap_err().contains("not a [[face]]"));
+    }
+}

@@ -1,0 +1,271 @@
+//! The driver: joins the face system to the forwarding core and management.
+//!
+//! One tokio task owns the [`Forwarder`] and [`Management`]. Each turn it takes up to
+//! `rx_burst` face events (so a flood stays bounded and timers still run), then serves due
+//! timers, then drains the forwarder's output: packets for the internal face go to
+//! management, whose replies go back into the forwarder; the rest go to the face system's
+//! per-face queues, which drop (and count) instead of blocking.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use bytes::Bytes;
+use nameway_face::{FaceEvent, FaceSystem, FaceSystemConfig, FaceUri, Persistency};
+use nameway_fw::{Config as FwConfig, FaceId, FaceScope, Forwarder, LinkType, Time};
+use nameway_wire::Name;
+use tokio::sync::mpsc;
+
+use crate::config::Config;
+use crate::mgmt::{self, Management, Outcome, INTERNAL_FACE};
+use crate::rib::Route;
+
+/// The result of an asynchronous `faces/create`.
+struct Created {
+    interest: nameway_wire::Interest,
+    params: nameway_wire::mgmt::ControlParameters,
+    result: Result<nameway_face::FaceInfo, nameway_face::FaceError>,
+}
+
+/// A running daemon's core loop.
+pub struct Driver {
+    fw: Forwarder,
+    mgmt: Management,
+    faces: Arc<FaceSystem>,
+    events: mpsc::Receiver<FaceEvent>,
+    created_tx: mpsc::Sender<Created>,
+    created_rx: mpsc::Receiver<Created>,
+    start: Instant,
+    rx_burst: usize,
+}
+
+/// Builds the face-system configuration from ours.
+pub fn face_config(config: &Config) -> FaceSystemConfig {
+    let mut fc = FaceSystemConfig::default();
+    let f = &config.faces;
+    fc.unix_path = (!f.unix.as_os_str().is_empty()).then(|| f.unix.clone());
+    fc.tcp.clone_from(&f.tcp);
+    fc.udp.clone_from(&f.udp);
+    fc.udp_loopback_is_local = f.udp_loopback_is_local;
+    fc.udp_mtu = f.udp_mtu;
+    fc.udp_idle_timeout = config.udp_idle_timeout();
+    fc.tx_queue = f.tx_queue;
+    fc.event_queue = f.event_queue;
+    fc
+}
+
+impl Driver {
+    /// Starts the face system and sets up the forwarder, management and static config.
+    ///
+    /// # Errors
+    /// A listener cannot be opened, or a static face cannot be created.
+    pub async fn start(config: &Config) -> anyhow::Result<Self> {
+        let (faces, events) = FaceSystem::start(face_config(config))
+            .await
+            .context("cannot open the listeners")?;
+        let seed = config.forwarder.seed.unwrap_or_else(|| {
+            use std::hash::{BuildHasher, RandomState};
+            RandomState::new().hash_one(0u8)
+        });
+        let fw_config = FwConfig {
+            seed,
+            pit_capacity: config.forwarder.pit_capacity,
+            cs_capacity: config.cs.capacity,
+            dnl_capacity: config.forwarder.dnl_capacity,
+            ..FwConfig::default()
+        };
+        let mut fw = Forwarder::new(fw_config);
+        fw.set_cs_admit(config.cs.admit);
+        fw.set_cs_serve(config.cs.serve);
+        fw.add_face_with_id(INTERNAL_FACE, FaceScope::Local, LinkType::PointToPoint)
+            .map_err(|e| anyhow::anyhow!("internal face: {e}"))?;
+        fw.set_local_fields(INTERNAL_FACE, true);
+        let mgmt_prefix: Name = "/localhost/nfd".parse().context("management prefix")?;
+        fw.add_nexthop(&mgmt_prefix, INTERNAL_FACE, 0)
+            .map_err(|e| anyhow::anyhow!("management route: {e}"))?;
+        let (created_tx, created_rx) = mpsc::channel(64);
+        let mut driver = Self {
+            fw,
+            mgmt: Management::new(config.mgmt.clone()),
+            faces: Arc::new(faces),
+            events,
+            created_tx,
+            created_rx,
+            start: Instant::now(),
+            rx_burst: config.forwarder.rx_burst.max(1),
+        };
+        driver.apply_static(config).await?;
+        Ok(driver)
+    }
+
+    /// The face system (listener addresses, counters).
+    pub fn faces(&self) -> &FaceSystem {
+        &self.faces
+    }
+
+    async fn apply_static(&mut self, config: &Config) -> anyhow::Result<()> {
+        for f in &config.static_faces {
+            let uri = FaceUri::canonize(&f.uri).await.with_context(|| format!("face {:?}", f.uri))?;
+            let id = self
+                .faces
+                .create(&uri, Persistency::Permanent)
+                .await
+                .with_context(|| format!("cannot create face {:?}", f.uri))?;
+            // The Up event may still be queued: register the face with the forwarder now.
+            if let Some(info) = self.faces.info(id) {
+                self.face_up(&info);
+            }
+            for r in config.static_routes.iter().filter(|r| r.face == f.uri) {
+                let prefix: Name = r.prefix.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+                let route = Route {
+                    face: id.0,
+                    origin: nameway_wire::mgmt::route_origin::STATIC,
+                    cost: r.cost,
+                    flags: crate::rib::CHILD_INHERIT,
+                    expires: None,
+                };
+                self.mgmt.add_route(&mut self.fw, &prefix, route);
+            }
+        }
+        for s in &config.static_strategies {
+            let prefix: Name = s.prefix.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+            let strategy: Name = s.strategy.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+            self.fw
+                .set_strategy(&prefix, &strategy)
+                .map_err(|e| anyhow::anyhow!("strategy {}: {e}", s.strategy))?;
+        }
+        Ok(())
+    }
+
+    fn now(&self) -> Time {
+        Time::from_nanos(self.start.elapsed().as_nanos() as u64)
+    }
+
+    fn instant_of(&self, t: Time) -> Instant {
+        self.start + Duration::from_nanos(t.as_nanos())
+    }
+
+    fn face_up(&mut self, info: &nameway_face::FaceInfo) {
+        let id = FaceId(info.id.0);
+        if self.fw.face(id).is_some() {
+            return;
+        }
+        let scope = mgmt::fw_scope(info.scope);
+        let link = mgmt::fw_link_type(info.link_type);
+        if let Err(e) = self.fw.add_face_with_id(id, scope, link) {
+            tracing::warn!(face = id.0, error = %e, "face not added to the forwarder");
+        }
+        tracing::debug!(face = id.0, remote = %info.remote, "face up");
+    }
+
+    fn on_event(&mut self, event: FaceEvent) {
+        match event {
+            FaceEvent::Packet { face, wire } => {
+                let now = self.now();
+                self.fw.handle_packet(now, FaceId(face.0), wire);
+            }
+            FaceEvent::Up { info, .. } => self.face_up(&info),
+            FaceEvent::Down { face, reason } => {
+                tracing::debug!(face = face.0, ?reason, "face down");
+                self.fw.remove_face(FaceId(face.0));
+                self.mgmt.face_down(&mut self.fw, face.0);
+            }
+            _ => {}
+        }
+    }
+
+    /// Sends the forwarder's output; management replies re-enter the forwarder.
+    fn flush(&mut self) {
+        for _ in 0..1024 {
+            let Some(t) = self.fw.poll_transmit() else { return };
+            if t.face == INTERNAL_FACE {
+                let now = Instant::now();
+                match self.mgmt.on_packet(&mut self.fw, &self.faces, now, t.wire) {
+                    Outcome::Reply(data) => self.from_internal(data),
+                    Outcome::Nothing => {}
+                    Outcome::CreateFace { interest, uri, persistency, params } => {
+                        self.spawn_create(interest, uri, persistency, params);
+                    }
+                }
+            } else if let Err(e) = self.faces.send(nameway_face::FaceId(t.face.0), t.wire) {
+                tracing::trace!(face = t.face.0, error = %e, "send dropped");
+            }
+        }
+    }
+
+    fn from_internal(&mut self, data: Bytes) {
+        let now = self.now();
+        self.fw.handle_packet(now, INTERNAL_FACE, data);
+    }
+
+    fn spawn_create(
+        &self,
+        interest: nameway_wire::Interest,
+        uri: String,
+        persistency: Persistency,
+        params: nameway_wire::mgmt::ControlParameters,
+    ) {
+        let faces = self.faces.clone();
+        let tx = self.created_tx.clone();
+        tokio::spawn(async move {
+            let result = match FaceUri::canonize(&uri).await {
+                Ok(u) => match faces.create(&u, persistency).await {
+                    Ok(id) => faces.info(id).ok_or(nameway_face::FaceError::ShuttingDown),
+                    Err(e) => Err(e),
+                },
+                Err(e) => Err(nameway_face::FaceError::Uri(e)),
+            };
+            let _ = tx.send(Created { interest, params, result }).await;
+        });
+    }
+
+    /// Runs until `shutdown` completes, then closes every face.
+    ///
+    /// # Errors
+    /// None today; kept for the shutdown path.
+    pub async fn run(mut self, shutdown: impl std::future::Future<Output = ()>) -> anyhow::Result<()> {
+        tokio::pin!(shutdown);
+        loop {
+            let fw_deadline = self.fw.poll_timeout().map(|t| self.instant_of(t));
+            let deadline = [fw_deadline, self.mgmt.next_expiry()]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+            tokio::select! {
+                biased;
+                () = &mut shutdown => break,
+                ev = self.events.recv() => {
+                    let Some(ev) = ev else { break };
+                    self.on_event(ev);
+                    for _ in 1..self.rx_burst {
+                        match self.events.try_recv() {
+                            Ok(ev) => self.on_event(ev),
+                            Err(_) => break,
+                        }
+                    }
+                }
+                Some(c) = self.created_rx.recv() => {
+                    if let Ok(info) = &c.result {
+                        self.face_up(info);
+                    }
+                    if let Outcome::Reply(data) = self.mgmt.face_created(&c.interest, &c.params, c.result) {
+                        self.from_internal(data);
+                    }
+                }
+                () = tokio::time::sleep_until(deadline.into()) => {}
+            }
+            let now = self.now();
+            if fw_deadline.is_some_and(|d| d <= Instant::now()) {
+                self.fw.handle_timeout(now);
+            }
+            if self.mgmt.next_expiry().is_some_and(|d| d <= Instant::now()) {
+                self.mgmt.expire_routes(&mut self.fw, Instant::now());
+            }
+            self.flush();
+        }
+        tracing::info!("shutting down");
+        self.faces.shutdown().await;
+        Ok(())
+    }
+}

@@ -1,0 +1,13 @@
+//! `namewayd`: the Nameway forwarder daemon.
+//!
+//! It joins the face system (`nameway-face`: Unix, TCP and UDP faces with NFD's defaults) to the
+//! forwarding core (`nameway-fw`) and serves NFD's management protocol under `/localhost/nfd`
+//! through an internal face, so that unmodified NDN applications and tools can use it in place of
+//! NFD. Configuration is one TOML document with embedded defaults ([`config::Config`]).
+
+#![forbid(unsafe_code)]
+
+pub mod config;
+pub mod driver;
+pub mod mgmt;
+pub mod rib;

@@ -1,0 +1,74 @@
+//! `namewayd`: run the Nameway forwarder.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::Parser;
+use namewayd::config::Config;
+use namewayd::driver::Driver;
+use tracing_subscriber::EnvFilter;
+
+/// The Nameway forwarder: a drop-in for NFD.
+#[derive(Parser)]
+#[command(name = "namewayd", version, about)]
+struct Args {
+    /// TOML configuration file (default: the embedded defaults, see docs/namewayd.sample.toml).
+    #[arg(short, long)]
+    config: Option<PathBuf>,
+    /// Check the configuration and exit.
+    #[arg(long)]
+    check_config: bool,
+}
+
+fn load(path: Option<&PathBuf>) -> anyhow::Result<Config> {
+    let config = match path {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+            Config::from_toml(&text).with_context(|| format!("{} is not valid", p.display()))?
+        }
+        None => Config::default(),
+    };
+    config.validate().map_err(|e| anyhow::anyhow!("invalid configuration: {e}"))?;
+    Ok(config)
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let config = load(args.config.as_ref())?;
+    if args.check_config {
+        println!("configuration OK");
+        return Ok(());
+    }
+    let filter = EnvFilter::try_from_default_env()
+        .or_else(|_| EnvFilter::try_new(&config.log.level))
+        .context("bad log level")?;
+    if config.log.json {
+        tracing_subscriber::fmt().with_env_filter(filter).json().init();
+    } else {
+        tracing_subscriber::fmt().with_env_filter(filter).init();
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")?;
+    rt.block_on(async move {
+        let driver = Driver::start(&config).await?;
+        for l in driver.faces().listeners() {
+            tracing::info!(listener = %l, "listening");
+        }
+        driver.run(shutdown_signal()).await
+    })
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let Ok(mut term) = signal(SignalKind::terminate()) else {
+        let _ = tokio::signal::ctrl_c().await;
+        return;
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Real python-ndn applications, unmodified API use, for the namewayd end-to-end tests.
+
+Each mode prints one JSON object per line on stdout; producers print {"ready": true} once their
+prefix is registered (after python-ndn's own registration step), then serve until killed.
+
+  produce  --api app|appv2 --prefix /p [--freshness MS] [--size N]
+  consume  --api app|appv2 --name /p/x [--can-be-prefix] [--must-be-fresh] [--lifetime MS]
+  serve-object --prefix /p --size N --segment 4000     (legacy app, segmented, FinalBlockId)
+  fetch-object --name /p                               (legacy app, ndn.app_support.segment_fetcher)
+
+The forwarder is chosen the python-ndn way: NDN_CLIENT_TRANSPORT (unix:///path or tcp://h:p).
+"""
+import argparse
+import asyncio
+import hashlib
+import json
+import sys
+
+from ndn import appv2
+from ndn.app import NDNApp
+from ndn.encoding import Component, Name
+from ndn.security import KeychainDigest
+from ndn.security.signer.sha256_digest_signer import DigestSha256Signer
+from ndn.types import InterestNack, InterestTimeout
+
+
+def emit(obj):
+    print(json.dumps(obj), flush=True)
+
+
+def payload(size, seed=b"nameway"):
+    out = bytearray()
+    counter = 0
+    while len(out) < size:
+        out += hashlib.sha256(seed + counter.to_bytes(8, "big")).digest()
+        counter += 1
+    return bytes(out[:size])
+
+
+def produce_app(args):
+    app = NDNApp(keychain=KeychainDigest())
+    content = payload(args.size)
+
+    @app.route(args.prefix)
+    def on_interest(name, _param, _app_param):
+        app.put_data(name, content=content, freshness_period=args.freshness)
+        emit({"served": Name.to_str(name)})
+
+    async def ready():
+        emit({"ready": True})
+
+    app.run_forever(after_start=ready())
+
+
+def produce_appv2(args):
+    app = appv2.NDNApp()
+    content = payload(args.size)
+    signer = DigestSha256Signer()
+
+    @app.route(args.prefix)
+    def on_interest(name, _app_param, reply, _context):
+        reply(app.make_data(name, content, signer, freshness_period=args.freshness))
+        emit({"served": Name.to_str(name)})
+
+    async def ready():
+        emit({"ready": True})
+
+    app.run_forever(after_start=ready())
+
+
+def consume(args):
+    result = {}
+    if args.api == "app":
+        app = NDNApp(keychain=KeychainDigest())
+
+        async def main():
+            try:
+                name, _meta, content = await app.express_interest(
+                    args.name, must_be_fresh=args.must_be_fresh,
+                    can_be_prefix=args.can_be_prefix, lifetime=args.lifetime)
+                result.update(name=Name.to_str(name), sha256=hashlib.sha256(bytes(content or b"")).hexdigest(),
+                              size=len(content or b""))
+            except InterestNack as e:
+                result.update(nack=e.reason)
+            except InterestTimeout:
+                result.update(timeout=True)
+            finally:
+                app.shutdown()
+    else:
+        app = appv2.NDNApp()
+
+        async def main():
+            try:
+                name, content, _ctx = await app.express(
+                    args.name, validator=appv2.pass_all, must_be_fresh=args.must_be_fresh,
+                    can_be_prefix=args.can_be_prefix, lifetime=args.lifetime)
+                result.update(name=Name.to_str(name), sha256=hashlib.sha256(bytes(content or b"")).hexdigest(),
+                              size=len(content or b""))
+            except InterestNack as e:
+                result.update(nack=e.reason)
+            except InterestTimeout:
+                result.update(timeout=True)
+            finally:
+                app.shutdown()
+
+    app.run_forever(after_start=main())
+    emit(result)
+
+
+def serve_object(args):
+    app = NDNApp(keychain=KeychainDigest())
+    data = payload(args.size, seed=b"object")
+    seg = args.segment
+    count = max(1, (len(data) + seg - 1) // seg)
+    prefix = Name.from_str(args.prefix)
+
+    @app.route(args.prefix)
+    def on_interest(name, _param, _app_param):
+        if len(name) == len(prefix):
+            index = 0
+        else:
+            last = name[len(prefix)]
+            if Component.get_type(last) != Component.TYPE_SEGMENT:
+                return
+            index = Component.to_number(last)
+        if index >= count:
+            return
+        seg_name = prefix + [Component.from_segment(index)]
+        app.put_data(seg_name, content=data[index * seg:(index + 1) * seg], freshness_period=10000,
+                     final_block_id=Component.from_segment(count - 1))
+
+    async def ready():
+        emit({"ready": True, "sha256": hashlib.sha256(data).hexdigest(), "segments": count})
+
+    app.run_forever(after_start=ready())
+
+
+def fetch_object(args):
+    from ndn.app_support.segment_fetcher import segment_fetcher
+    app = NDNApp(keychain=KeychainDigest())
+    result = {}
+
+    async def main():
+        try:
+            buf = bytearray()
+            n = 0
+            async for chunk in segment_fetcher(app, args.name, timeout=4000, retry_times=3):
+                buf += bytes(chunk)
+                n += 1
+            result.update(size=len(buf), segments=n, sha256=hashlib.sha256(buf).hexdigest())
+        except (InterestNack, InterestTimeout) as e:
+            result.update(error=repr(e))
+        finally:
+            app.shutdown()
+
+    app.run_forever(after_start=main())
+    emit(result)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="mode", required=True)
+    pr = sub.add_parser("produce")
+    pr.add_argument("--api", choices=["app", "appv2"], default="app")
+    pr.add_argument("--prefix", required=True)
+    pr.add_argument("--freshness", type=int, default=10000)
+    pr.add_argument("--size", type=int, default=100)
+    co = sub.add_parser("consume")
+    co.add_argument("--api", choices=["app", "appv2"], default="app")
+    co.add_argument("--name", required=True)
+    co.add_argument("--can-be-prefix", action="store_true")
+    co.add_argument("--must-be-fresh", action="store_true")
+    co.add_argument("--lifetime", type=int, default=4000)
+    so = sub.add_parser("serve-object")
+    so.add_argument("--prefix", required=True)
+    so.add_argument("--size", type=int, required=True)
+    so.add_argument("--segment", type=int, default=4000)
+    fo = sub.add_parser("fetch-object")
+    fo.add_argument("--name", required=True)
+    args = p.parse_args()
+    if args.mode == "produce":
+        (produce_app if args.api == "app" else produce_appv2)(args)
+    elif args.mode == "consume":
+        consume(args)
+    elif args.mode == "serve-object":
+        serve_object(args)
+    else:
+        fetch_object(args)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit(0)
