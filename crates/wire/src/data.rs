@@ -86,9 +86,10 @@ impl Fields {
         }
         let top = tlv::read_single(wire)?;
         if top.typ != types::DATA {
-            return Err(
-                top.error(ErrorKind::UnexpectedType { expected: types::DATA, found: top.typ })
-            );
+            return Err(top.error(ErrorKind::UnexpectedType {
+                expected: types::DATA,
+                found: top.typ,
+            }));
         }
         let mut r = top.children();
         let name_el = r.expect(types::NAME).map_err(|e| e.within(types::DATA))?;
@@ -123,19 +124,34 @@ impl Fields {
                     f.signature_info = e.range();
                     f.signed.end = e.end();
                 }
-                _ => f.signature_value = e.value_range(),
+                _ => {
+                    if f.signed.end == name_el.start {
+                        return Err(DecodeError::in_element(
+                            ErrorKind::Missing {
+                                typ: types::SIGNATURE_INFO,
+                            },
+                            e.start,
+                            types::DATA,
+                        ));
+                    }
+                    f.signature_value = e.value_range();
+                }
             }
         }
         if last < 4 {
             return Err(DecodeError::in_element(
-                ErrorKind::Missing { typ: types::SIGNATURE_INFO },
+                ErrorKind::Missing {
+                    typ: types::SIGNATURE_INFO,
+                },
                 r.offset(),
                 types::DATA,
             ));
         }
         if last < 5 {
             return Err(DecodeError::in_element(
-                ErrorKind::Missing { typ: types::SIGNATURE_VALUE },
+                ErrorKind::Missing {
+                    typ: types::SIGNATURE_VALUE,
+                },
                 r.offset(),
                 types::DATA,
             ));
@@ -182,14 +198,21 @@ impl Fields {
 fn component_at(wire: &Bytes, range: Range<usize>) -> Option<Component> {
     let bytes = wire.get(range.clone())?;
     let c = tlv::read_single(bytes).ok()?;
-    Some(Component { typ: c.typ, value: wire.slice(range.start + (c.value_start)..range.end) })
+    Some(Component {
+        typ: c.typ,
+        value: wire.slice(range.start + (c.value_start)..range.end),
+    })
 }
 
 impl Data {
     /// A Data named `name` with `content`, no MetaInfo, and an empty DigestSha256 signature
     /// slot (call [`Data::sign`] before sending).
     pub fn new(name: Name, content: impl Into<Bytes>) -> Self {
-        Self { name, content: Some(content.into()), ..Self::default() }
+        Self {
+            name,
+            content: Some(content.into()),
+            ..Self::default()
+        }
     }
 
     /// Decodes and checks a Data packet.
@@ -207,7 +230,11 @@ impl Data {
         });
         Ok(Self {
             meta_info,
-            content: f.content.clone().map(|r| slice_abs(wire, r, 0)).transpose()?,
+            content: f
+                .content
+                .clone()
+                .map(|r| slice_abs(wire, r, 0))
+                .transpose()?,
             signature_info: SignatureInfo::decode(&si_el, wire)?,
             signature_value: slice_abs(wire, f.signature_value.clone(), 0)?,
             name: f.name,
@@ -251,7 +278,11 @@ impl Data {
                 tlv::put_nni_tlv(buf, types::FRESHNESS_PERIOD, p);
             }
             if let Some(c) = &m.final_block_id {
-                tlv::put_header(buf, types::FINAL_BLOCK_ID, tlv::tlv_len(c.typ, c.value.len()));
+                tlv::put_header(
+                    buf,
+                    types::FINAL_BLOCK_ID,
+                    tlv::tlv_len(c.typ, c.value.len()),
+                );
                 tlv::put_tlv(buf, c.typ, &c.value);
             }
         }
@@ -263,7 +294,8 @@ impl Data {
 
     /// Encodes the packet with its current SignatureInfo and SignatureValue.
     pub fn encode(&self) -> Bytes {
-        let body = self.signed_len() + tlv::tlv_len(types::SIGNATURE_VALUE, self.signature_value.len());
+        let body =
+            self.signed_len() + tlv::tlv_len(types::SIGNATURE_VALUE, self.signature_value.len());
         let mut buf = BytesMut::with_capacity(tlv::tlv_len(types::DATA, body));
         tlv::put_header(&mut buf, types::DATA, body);
         self.encode_signed_portion(&mut buf);
@@ -292,12 +324,19 @@ impl Data {
     pub fn verify(&self, verifier: &dyn Verifier) -> Result<(), VerifyError> {
         let mut portion = Vec::with_capacity(self.signed_len());
         self.encode_signed_portion(&mut portion);
-        verifier.verify(self.signature_info.signature_type, &[&portion], &self.signature_value)
+        verifier.verify(
+            self.signature_info.signature_type,
+            &[&portion],
+            &self.signature_value,
+        )
     }
 
     /// FreshnessPeriod in milliseconds (0 when absent).
     pub fn freshness_period(&self) -> u64 {
-        self.meta_info.as_ref().and_then(|m| m.freshness_period).unwrap_or(0)
+        self.meta_info
+            .as_ref()
+            .and_then(|m| m.freshness_period)
+            .unwrap_or(0)
     }
 }
 
@@ -357,12 +396,17 @@ impl DataView {
 
     /// FinalBlockId, if present.
     pub fn final_block_id(&self) -> Option<Component> {
-        self.final_block_id.clone().and_then(|r| component_at(&self.wire, r))
+        self.final_block_id
+            .clone()
+            .and_then(|r| component_at(&self.wire, r))
     }
 
     /// Content bytes (empty when absent), shared with the packet.
     pub fn content(&self) -> Bytes {
-        self.content.clone().map(|r| self.wire.slice(r)).unwrap_or_default()
+        self.content
+            .clone()
+            .map(|r| self.wire.slice(r))
+            .unwrap_or_default()
     }
 
     /// Range of the Content TLV-VALUE in [`DataView::wire`], when present.
@@ -372,7 +416,10 @@ impl DataView {
 
     /// The SignatureInfo.
     pub fn signature_info(&self) -> SignatureInfo {
-        let bytes = self.wire.get(self.signature_info.clone()).unwrap_or_default();
+        let bytes = self
+            .wire
+            .get(self.signature_info.clone())
+            .unwrap_or_default();
         Reader::with_base(bytes, self.signature_info.start)
             .read_element()
             .and_then(|e| SignatureInfo::decode(&e, &self.wire))

@@ -70,12 +70,20 @@ pub struct DecodeError {
 impl DecodeError {
     /// An error of `kind` at `offset`, in no particular element.
     pub const fn new(kind: ErrorKind, offset: usize) -> Self {
-        Self { kind, offset, element: None }
+        Self {
+            kind,
+            offset,
+            element: None,
+        }
     }
 
     /// An error of `kind` at `offset` while decoding element `typ`.
     pub const fn in_element(kind: ErrorKind, offset: usize, typ: u32) -> Self {
-        Self { kind, offset, element: Some(typ) }
+        Self {
+            kind,
+            offset,
+            element: Some(typ),
+        }
     }
 
     /// Adds `base` to the offset: used when a nested decoder reports relative offsets.
@@ -106,7 +114,11 @@ impl fmt::Display for ErrorKind {
                 f.write_str("NonNegativeInteger length is not 1, 2, 4 or 8")
             }
             Self::UnrecognizedCritical { typ } => {
-                write!(f, "unrecognized critical element {} ({typ:#x})", crate::tlv::type_name(*typ))
+                write!(
+                    f,
+                    "unrecognized critical element {} ({typ:#x})",
+                    crate::tlv::type_name(*typ)
+                )
             }
             Self::UnexpectedType { expected, found } => write!(
                 f,
@@ -115,10 +127,18 @@ impl fmt::Display for ErrorKind {
                 crate::tlv::type_name(*found)
             ),
             Self::OutOfOrder { typ } => {
-                write!(f, "{} ({typ:#x}) repeated or out of order", crate::tlv::type_name(*typ))
+                write!(
+                    f,
+                    "{} ({typ:#x}) repeated or out of order",
+                    crate::tlv::type_name(*typ)
+                )
             }
             Self::Missing { typ } => {
-                write!(f, "required {} ({typ:#x}) missing", crate::tlv::type_name(*typ))
+                write!(
+                    f,
+                    "required {} ({typ:#x}) missing",
+                    crate::tlv::type_name(*typ)
+                )
             }
             Self::TooDeep => f.write_str("elements nested too deeply"),
             Self::TooLarge => write!(f, "packet larger than {} bytes", crate::MAX_PACKET_SIZE),

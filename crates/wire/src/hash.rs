@@ -32,7 +32,9 @@ pub struct PrefixHashes {
 impl NameHasher {
     /// A hasher with a fixed seed (for tests and for several processes that must agree).
     pub const fn with_seed(seed: u64) -> Self {
-        Self { state: FixedState::with_seed(seed) }
+        Self {
+            state: FixedState::with_seed(seed),
+        }
     }
 
     /// The process-wide hasher, seeded once from the operating system's randomness (through
@@ -40,7 +42,8 @@ impl NameHasher {
     pub fn process() -> &'static Self {
         static HASHER: OnceLock<NameHasher> = OnceLock::new();
         HASHER.get_or_init(|| {
-            let seed = std::collections::hash_map::RandomState::new().hash_one(0x006e_616d_6577_6179_u64);
+            let seed =
+                std::collections::hash_map::RandomState::new().hash_one(0x006e_616d_6577_6179_u64);
             Self::with_seed(seed)
         })
     }
@@ -121,7 +124,10 @@ mod tests {
     #[test]
     fn seeds_change_hashes() {
         let name = n("/x/y");
-        assert_ne!(NameHasher::with_seed(1).hash_name(&name), NameHasher::with_seed(2).hash_name(&name));
+        assert_ne!(
+            NameHasher::with_seed(1).hash_name(&name),
+            NameHasher::with_seed(2).hash_name(&name)
+        );
         let p = NameHasher::process();
         assert_eq!(p.hash_name(&name), NameHasher::process().hash_name(&name));
     }

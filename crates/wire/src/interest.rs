@@ -80,7 +80,11 @@ fn rank(typ: u32) -> u8 {
 impl Fields {
     fn parse(wire: &Bytes) -> Result<Self, DecodeError> {
         if wire.len() > tlv::MAX_PACKET_SIZE {
-            return Err(DecodeError::in_element(ErrorKind::TooLarge, 0, types::INTEREST));
+            return Err(DecodeError::in_element(
+                ErrorKind::TooLarge,
+                0,
+                types::INTEREST,
+            ));
         }
         let top = tlv::read_single(wire)?;
         if top.typ != types::INTEREST {
@@ -90,7 +94,9 @@ impl Fields {
             }));
         }
         let mut r = top.children();
-        let name_el = r.expect(types::NAME).map_err(|e| e.within(types::INTEREST))?;
+        let name_el = r
+            .expect(types::NAME)
+            .map_err(|e| e.within(types::INTEREST))?;
         let name = Name::from_value(wire.slice(name_el.value_range()), name_el.value_start)?;
         if name.is_empty() {
             //= https://docs.named-data.net/NDN-packet-spec/0.3/interest.html#name
@@ -166,7 +172,11 @@ impl Fields {
                     f.app_parameters = Some(e.value_range());
                     f.parameters_start = e.start;
                 }
-                types::INTEREST_SIGNATURE_INFO => f.signature_info = Some(e.range()),
+                types::INTEREST_SIGNATURE_INFO => {
+                    // Checked here so the view accepts exactly what the owned decoder accepts.
+                    SignatureInfo::decode(&e, wire)?;
+                    f.signature_info = Some(e.range());
+                }
                 _ => f.signature_value = Some(e.value_range()),
             }
         }
@@ -175,7 +185,9 @@ impl Fields {
             //# InterestSignatureInfo and InterestSignatureValue ... MUST be placed after
             //# ApplicationParameters (a signed Interest always has ApplicationParameters).
             return Err(DecodeError::in_element(
-                ErrorKind::Missing { typ: types::APPLICATION_PARAMETERS },
+                ErrorKind::Missing {
+                    typ: types::APPLICATION_PARAMETERS,
+                },
                 top.start,
                 types::INTEREST,
             ));
@@ -206,7 +218,11 @@ impl Fields {
             .component_wires()
             .filter(|w| w.first() == Some(&(types::PARAMETERS_SHA256_DIGEST_COMPONENT as u8)))
             .count();
-        let ok = if self.app_parameters.is_some() { count == 1 } else { count == 0 };
+        let ok = if self.app_parameters.is_some() {
+            count == 1
+        } else {
+            count == 0
+        };
         if ok {
             Ok(())
         } else {
@@ -224,7 +240,10 @@ impl Fields {
 impl Interest {
     /// An Interest for `name` with no other field set.
     pub fn new(name: Name) -> Self {
-        Self { name, ..Self::default() }
+        Self {
+            name,
+            ..Self::default()
+        }
     }
 
     /// Decodes and fully checks an Interest, including the ParametersSha256DigestComponent.
@@ -239,8 +258,9 @@ impl Interest {
         };
         let signature_info = match &f.signature_info {
             Some(range) => {
-                let el = Reader::with_base(wire.get(range.clone()).unwrap_or_default(), range.start)
-                    .read_element()?;
+                let el =
+                    Reader::with_base(wire.get(range.clone()).unwrap_or_default(), range.start)
+                        .read_element()?;
                 Some(SignatureInfo::decode(&el, wire)?)
             }
             None => None,
@@ -309,7 +329,10 @@ impl Interest {
         let digest: [u8; 32] = Sha256::digest(tail).into();
         let comp = Component::parameters_digest(digest);
         let mut comps: Vec<Component> = self.name.iter().map(|c| c.to_owned()).collect();
-        match comps.iter_mut().find(|c| c.typ == types::PARAMETERS_SHA256_DIGEST_COMPONENT) {
+        match comps
+            .iter_mut()
+            .find(|c| c.typ == types::PARAMETERS_SHA256_DIGEST_COMPONENT)
+        {
             Some(c) => *c = comp,
             None => comps.push(comp),
         }
@@ -451,7 +474,10 @@ fn decode_hint_names(wire: &Bytes, range: Range<usize>) -> Result<Vec<Name>, Dec
     let mut r = Reader::with_base(wire.get(range.clone()).unwrap_or_default(), range.start);
     while let Some(h) = r.read()? {
         if h.typ == types::NAME {
-            out.push(Name::from_value(wire.slice(h.value_range()), h.value_start)?);
+            out.push(Name::from_value(
+                wire.slice(h.value_range()),
+                h.value_start,
+            )?);
         }
     }
     Ok(out)
@@ -615,7 +641,11 @@ impl InterestView {
         let body_len = top.value.len() + 6;
         let mut buf = BytesMut::with_capacity(tlv::tlv_len(types::INTEREST, body_len));
         tlv::put_header(&mut buf, types::INTEREST, body_len);
-        buf.put_slice(self.wire.get(top.value_start..insert_at).unwrap_or_default());
+        buf.put_slice(
+            self.wire
+                .get(top.value_start..insert_at)
+                .unwrap_or_default(),
+        );
         tlv::put_tlv(&mut buf, types::NONCE, &nonce.to_be_bytes());
         buf.put_slice(self.wire.get(insert_at..).unwrap_or_default());
         buf.freeze()

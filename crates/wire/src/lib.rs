@@ -16,6 +16,7 @@
 
 pub mod data;
 pub mod error;
+pub mod fuzzing;
 pub mod hash;
 pub mod interest;
 pub mod lp;

@@ -49,7 +49,10 @@ pub struct Component {
 impl Name {
     /// The name with no components (`/`).
     pub const fn root() -> Self {
-        Self { value: Bytes::new(), ends: SmallVec::new_const() }
+        Self {
+            value: Bytes::new(),
+            ends: SmallVec::new_const(),
+        }
     }
 
     /// Decodes a whole Name element (`07 LL ...`).
@@ -59,7 +62,10 @@ impl Name {
     pub fn decode(wire: &Bytes) -> Result<Self, DecodeError> {
         let e = tlv::read_single(wire)?;
         if e.typ != types::NAME {
-            return Err(e.error(ErrorKind::UnexpectedType { expected: types::NAME, found: e.typ }));
+            return Err(e.error(ErrorKind::UnexpectedType {
+                expected: types::NAME,
+                found: e.typ,
+            }));
         }
         Self::from_value(wire.slice(e.value_range()), e.value_start)
     }
@@ -72,7 +78,11 @@ impl Name {
     /// value is not 32 bytes, or a name longer than the packet size limit.
     pub fn from_value(value: Bytes, base: usize) -> Result<Self, DecodeError> {
         if value.len() > tlv::MAX_PACKET_SIZE {
-            return Err(DecodeError::in_element(ErrorKind::TooLarge, base, types::NAME));
+            return Err(DecodeError::in_element(
+                ErrorKind::TooLarge,
+                base,
+                types::NAME,
+            ));
         }
         let mut ends = SmallVec::new();
         let mut r = Reader::with_base(&value, base);
@@ -104,7 +114,10 @@ impl Name {
             }
             ends.push(buf.len() as u16);
         }
-        Ok(Self { value: buf.freeze(), ends })
+        Ok(Self {
+            value: buf.freeze(),
+            ends,
+        })
     }
 
     /// Number of components.
@@ -121,7 +134,11 @@ impl Name {
     /// [`Name::last`].
     pub fn get(&self, i: usize) -> Option<ComponentRef<'_>> {
         let end = usize::from(*self.ends.get(i)?);
-        let start = if i == 0 { 0 } else { usize::from(*self.ends.get(i - 1)?) };
+        let start = if i == 0 {
+            0
+        } else {
+            usize::from(*self.ends.get(i - 1)?)
+        };
         let wire = self.value.get(start..end)?;
         parse_component(wire)
     }
@@ -151,15 +168,25 @@ impl Name {
     /// The first `n` components (all of them when `n >= len`). Shares the bytes.
     pub fn prefix(&self, n: usize) -> Self {
         let n = n.min(self.len());
-        let end = if n == 0 { 0 } else { self.ends.get(n - 1).map_or(0, |e| usize::from(*e)) };
-        Self { value: self.value.slice(..end), ends: self.ends.iter().take(n).copied().collect() }
+        let end = if n == 0 {
+            0
+        } else {
+            self.ends.get(n - 1).map_or(0, |e| usize::from(*e))
+        };
+        Self {
+            value: self.value.slice(..end),
+            ends: self.ends.iter().take(n).copied().collect(),
+        }
     }
 
     /// Byte length of the encoding of the first `n` components (TLV-VALUE bytes).
     pub fn prefix_value_len(&self, n: usize) -> usize {
         match n {
             0 => 0,
-            n => self.ends.get(n.min(self.len()) - 1).map_or(0, |e| usize::from(*e)),
+            n => self
+                .ends
+                .get(n.min(self.len()) - 1)
+                .map_or(0, |e| usize::from(*e)),
         }
     }
 
@@ -173,7 +200,8 @@ impl Name {
     /// # Errors
     /// As [`Name::from_components`].
     pub fn append(&self, c: &Component) -> Result<Self, ParseError> {
-        check_component(c.typ, c.value.len()).map_err(|_| ParseError::BadType(c.typ.to_string()))?;
+        check_component(c.typ, c.value.len())
+            .map_err(|_| ParseError::BadType(c.typ.to_string()))?;
         let mut buf = BytesMut::with_capacity(self.value.len() + c.value.len() + 8);
         buf.put_slice(&self.value);
         tlv::put_tlv(&mut buf, c.typ, &c.value);
@@ -182,7 +210,10 @@ impl Name {
         }
         let mut ends = self.ends.clone();
         ends.push(buf.len() as u16);
-        Ok(Self { value: buf.freeze(), ends })
+        Ok(Self {
+            value: buf.freeze(),
+            ends,
+        })
     }
 
     /// The TLV-VALUE of the Name element (component TLVs back to back).
@@ -225,7 +256,9 @@ fn check_component(typ: u32, len: usize) -> Result<(), ErrorKind> {
     //= https://docs.named-data.net/NDN-packet-spec/0.3/name.html#name-component-types
     //# NameComponent TLV-TYPE ... MUST be in the range 1-65535 (inclusive)
     if !(1..=0xffff).contains(&typ) {
-        return Err(ErrorKind::InvalidValue("name component type outside 1..=65535"));
+        return Err(ErrorKind::InvalidValue(
+            "name component type outside 1..=65535",
+        ));
     }
     let is_digest = typ == types::IMPLICIT_SHA256_DIGEST_COMPONENT
         || typ == types::PARAMETERS_SHA256_DIGEST_COMPONENT;
@@ -239,7 +272,11 @@ fn check_component(typ: u32, len: usize) -> Result<(), ErrorKind> {
 fn parse_component(wire: &[u8]) -> Option<ComponentRef<'_>> {
     let (typ, tn) = tlv::read_var_number(wire).ok()?;
     let (_, ln) = tlv::read_var_number(wire.get(tn..)?).ok()?;
-    Some(ComponentRef { typ: typ as u32, value: wire.get(tn + ln..)?, wire })
+    Some(ComponentRef {
+        typ: typ as u32,
+        value: wire.get(tn + ln..)?,
+        wire,
+    })
 }
 
 impl PartialEq for Name {
@@ -298,17 +335,24 @@ impl<'a> ComponentRef<'a> {
 
     /// The segment number, if this is a SegmentNameComponent.
     pub fn as_segment(&self) -> Option<u64> {
-        (self.typ == types::SEGMENT_NAME_COMPONENT).then(|| self.as_number()).flatten()
+        (self.typ == types::SEGMENT_NAME_COMPONENT)
+            .then(|| self.as_number())
+            .flatten()
     }
 
     /// The version, if this is a VersionNameComponent.
     pub fn as_version(&self) -> Option<u64> {
-        (self.typ == types::VERSION_NAME_COMPONENT).then(|| self.as_number()).flatten()
+        (self.typ == types::VERSION_NAME_COMPONENT)
+            .then(|| self.as_number())
+            .flatten()
     }
 
     /// An owned copy.
     pub fn to_owned(&self) -> Component {
-        Component { typ: self.typ, value: Bytes::copy_from_slice(self.value) }
+        Component {
+            typ: self.typ,
+            value: Bytes::copy_from_slice(self.value),
+        }
     }
 
     /// Canonical order: by type, then by length, then byte-wise.
@@ -323,14 +367,20 @@ impl<'a> ComponentRef<'a> {
 impl Component {
     /// A GenericNameComponent.
     pub fn generic(value: impl Into<Bytes>) -> Self {
-        Self { typ: types::GENERIC_NAME_COMPONENT, value: value.into() }
+        Self {
+            typ: types::GENERIC_NAME_COMPONENT,
+            value: value.into(),
+        }
     }
 
     /// A component of type `typ` whose value is the NonNegativeInteger `n`.
     pub fn number(typ: u32, n: u64) -> Self {
         let mut v = BytesMut::with_capacity(8);
         tlv::put_nni(&mut v, n);
-        Self { typ, value: v.freeze() }
+        Self {
+            typ,
+            value: v.freeze(),
+        }
     }
 
     /// A SegmentNameComponent (`seg=`).
@@ -495,7 +545,9 @@ fn parse_uri_component(s: &str) -> Result<Component, ParseError> {
     };
     match t {
         "seg" | "off" | "v" | "t" | "seq" => {
-            let n: u64 = rest.parse().map_err(|_| ParseError::BadValue(s.to_owned()))?;
+            let n: u64 = rest
+                .parse()
+                .map_err(|_| ParseError::BadValue(s.to_owned()))?;
             let typ = match t {
                 "seg" => types::SEGMENT_NAME_COMPONENT,
                 "off" => types::BYTE_OFFSET_NAME_COMPONENT,
@@ -575,7 +627,10 @@ mod tests {
             ("/a/b/", "/a/b"),
             ("/hello%20world/%7E", "/hello%20world/~"),
             ("/.../....", "/.../...."),
-            ("/seg=3/v=1700000000000/t=5/seq=9/off=4096", "/seg=3/v=1700000000000/t=5/seq=9/off=4096"),
+            (
+                "/seg=3/v=1700000000000/t=5/seq=9/off=4096",
+                "/seg=3/v=1700000000000/t=5/seq=9/off=4096",
+            ),
             ("/8=abc", "/abc"),
             ("/32=kw", "/32=kw"),
             ("/1000=%00%01", "/1000=%00%01"),
@@ -591,7 +646,10 @@ mod tests {
     fn digest_components() {
         let hex = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
         let name = n(&format!("/a/sha256digest={hex}"));
-        assert_eq!(name.last().unwrap().typ(), types::IMPLICIT_SHA256_DIGEST_COMPONENT);
+        assert_eq!(
+            name.last().unwrap().typ(),
+            types::IMPLICIT_SHA256_DIGEST_COMPONENT
+        );
         assert_eq!(name.to_string(), format!("/a/sha256digest={hex}"));
         let upper = n(&format!("/a/params-sha256={}", hex.to_uppercase()));
         assert_eq!(upper.to_string(), format!("/a/params-sha256={hex}"));
@@ -601,13 +659,31 @@ mod tests {
     #[test]
     fn bad_uris() {
         assert_eq!("a/b".parse::<Name>(), Err(ParseError::NotAbsolute));
-        assert!(matches!("/%4".parse::<Name>(), Err(ParseError::BadPercent(_))));
-        assert!(matches!("/..".parse::<Name>(), Err(ParseError::BadPeriods(_))));
-        assert!(matches!("/seg=x".parse::<Name>(), Err(ParseError::BadValue(_))));
-        assert!(matches!("/0=x".parse::<Name>(), Err(ParseError::BadType(_))));
+        assert!(matches!(
+            "/%4".parse::<Name>(),
+            Err(ParseError::BadPercent(_))
+        ));
+        assert!(matches!(
+            "/..".parse::<Name>(),
+            Err(ParseError::BadPeriods(_))
+        ));
+        assert!(matches!(
+            "/seg=x".parse::<Name>(),
+            Err(ParseError::BadValue(_))
+        ));
+        assert!(matches!(
+            "/0=x".parse::<Name>(),
+            Err(ParseError::BadType(_))
+        ));
         // as ndn-cxx: an unknown keyword before '=' is an error ('=' in data is written %3D)
-        assert!(matches!("/a=b".parse::<Name>(), Err(ParseError::BadType(_))));
-        assert!(matches!("/65536=x".parse::<Name>(), Err(ParseError::BadType(_))));
+        assert!(matches!(
+            "/a=b".parse::<Name>(),
+            Err(ParseError::BadType(_))
+        ));
+        assert!(matches!(
+            "/65536=x".parse::<Name>(),
+            Err(ParseError::BadType(_))
+        ));
     }
 
     #[test]
@@ -621,7 +697,15 @@ mod tests {
 
     #[test]
     fn canonical_order() {
-        let mut names = [n("/b"), n("/a/b"), n("/aa"), n("/a"), n("/"), n("/seg=0"), n("/%00")];
+        let mut names = [
+            n("/b"),
+            n("/a/b"),
+            n("/aa"),
+            n("/a"),
+            n("/"),
+            n("/seg=0"),
+            n("/%00"),
+        ];
         names.sort();
         let s: Vec<_> = names.iter().map(ToString::to_string).collect();
         // generic (8) < segment (0x32); shorter value first; then bytes
@@ -649,6 +733,9 @@ mod tests {
         assert_eq!(Name::decode(&bad).unwrap_err().kind, ErrorKind::InvalidType);
         // truncated
         let bad = Bytes::from_static(&[0x07, 0x03, 0x08, 0x05, 0x61]);
-        assert_eq!(Name::decode(&bad).unwrap_err().kind, ErrorKind::LengthOverflow);
+        assert_eq!(
+            Name::decode(&bad).unwrap_err().kind,
+            ErrorKind::LengthOverflow
+        );
     }
 }

@@ -81,7 +81,10 @@ impl KeyLocator {
                 Self::KeyDigest(slice_abs(wire, inner.value_range(), inner.value_start)?)
             }
             found => {
-                return Err(inner.error(ErrorKind::UnexpectedType { expected: types::NAME, found }))
+                return Err(inner.error(ErrorKind::UnexpectedType {
+                    expected: types::NAME,
+                    found,
+                }))
             }
         };
         while let Some(extra) = r.read()? {
@@ -107,7 +110,10 @@ pub(crate) fn slice_abs(
 impl SignatureInfo {
     /// A SignatureInfo with only a SignatureType.
     pub fn new(signature_type: u64) -> Self {
-        Self { signature_type, ..Self::default() }
+        Self {
+            signature_type,
+            ..Self::default()
+        }
     }
 
     /// Size of the TLV-VALUE.

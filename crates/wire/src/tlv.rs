@@ -331,12 +331,21 @@ impl<'a> Reader<'a> {
         let value_off = tn + ln;
         let available = (rest.len() - value_off) as u64;
         if len > available {
-            return Err(DecodeError::in_element(ErrorKind::LengthOverflow, start, typ));
+            return Err(DecodeError::in_element(
+                ErrorKind::LengthOverflow,
+                start,
+                typ,
+            ));
         }
         let len = len as usize;
         let value = rest.get(value_off..value_off + len).unwrap_or_default();
         self.pos += value_off + len;
-        Ok(Element { typ, value, start, value_start: start + value_off })
+        Ok(Element {
+            typ,
+            value,
+            start,
+            value_start: start + value_off,
+        })
     }
 
     /// Reads the next element if its type is `typ`; leaves the reader unchanged otherwise.
@@ -363,7 +372,10 @@ impl<'a> Reader<'a> {
     pub fn expect(&mut self, typ: u32) -> Result<Element<'a>, DecodeError> {
         match self.read()? {
             Some(e) if e.typ == typ => Ok(e),
-            Some(e) => Err(e.error(ErrorKind::UnexpectedType { expected: typ, found: e.typ })),
+            Some(e) => Err(e.error(ErrorKind::UnexpectedType {
+                expected: typ,
+                found: e.typ,
+            })),
             None => Err(DecodeError::new(ErrorKind::Missing { typ }, self.offset())),
         }
     }
@@ -497,7 +509,16 @@ mod tests {
 
     #[test]
     fn var_number_round_trip_boundaries() {
-        for n in [0, 0xfc, 0xfd, 0xffff, 0x1_0000, 0xffff_ffff, 0x1_0000_0000, u64::MAX] {
+        for n in [
+            0,
+            0xfc,
+            0xfd,
+            0xffff,
+            0x1_0000,
+            0xffff_ffff,
+            0x1_0000_0000,
+            u64::MAX,
+        ] {
             let mut buf = Vec::new();
             put_var_number(&mut buf, n);
             assert_eq!(buf.len(), var_number_len(n));
@@ -511,7 +532,15 @@ mod tests {
         assert_eq!(read_nni(&[0x00, 0x05]), Ok(5)); // non-minimal width is allowed
         assert_eq!(read_nni(&[0, 0, 0]), Err(ErrorKind::BadNonNegativeInteger));
         assert_eq!(read_nni(&[]), Err(ErrorKind::BadNonNegativeInteger));
-        for n in [0, 0xff, 0x100, 0xffff, 0x1_0000, u64::from(u32::MAX) + 1, u64::MAX] {
+        for n in [
+            0,
+            0xff,
+            0x100,
+            0xffff,
+            0x1_0000,
+            u64::from(u32::MAX) + 1,
+            u64::MAX,
+        ] {
             let mut buf = Vec::new();
             put_nni(&mut buf, n);
             assert_eq!(buf.len(), nni_len(n));
@@ -525,7 +554,10 @@ mod tests {
         let buf = hex::decode("080261620805").unwrap();
         let mut r = Reader::new(&buf);
         let e = r.read_element().unwrap();
-        assert_eq!((e.typ, e.value, e.start, e.value_start), (8, &b"ab"[..], 0, 2));
+        assert_eq!(
+            (e.typ, e.value, e.start, e.value_start),
+            (8, &b"ab"[..], 0, 2)
+        );
         let err = r.read_element().unwrap_err();
         assert_eq!(err.kind, ErrorKind::LengthOverflow);
         assert_eq!(err.offset, 4);

@@ -71,24 +71,60 @@ fn control_response_example_decodes() {
     let d = Data::decode(&wire).unwrap();
     assert_eq!(d.meta_info.unwrap().content_type, Some(0));
     assert_eq!(d.content.unwrap()[0], 0x65);
-    assert_eq!(d.signature_info.signature_type, signature_type::DIGEST_SHA256);
+    assert_eq!(
+        d.signature_info.signature_type,
+        signature_type::DIGEST_SHA256
+    );
 }
 
 #[test]
 fn negative_cases() {
     let cases: &[(&str, ErrorKind)] = &[
         // no SignatureInfo
-        ("0605 0703 080161", ErrorKind::Missing { typ: types::SIGNATURE_INFO }),
+        (
+            "0605 0703 080161",
+            ErrorKind::Missing {
+                typ: types::SIGNATURE_INFO,
+            },
+        ),
         // SignatureInfo but no SignatureValue
-        ("060a 0703 080161 16031b0100", ErrorKind::Missing { typ: types::SIGNATURE_VALUE }),
+        (
+            "060a 0703 080161 16031b0100",
+            ErrorKind::Missing {
+                typ: types::SIGNATURE_VALUE,
+            },
+        ),
         // Content before MetaInfo
-        ("0610 0703 080161 1500 1400 16031b0100 1700", ErrorKind::OutOfOrder { typ: types::META_INFO }),
+        (
+            "0610 0703 080161 1500 1400 16031b0100 1700",
+            ErrorKind::OutOfOrder {
+                typ: types::META_INFO,
+            },
+        ),
         // unknown critical element in MetaInfo
-        ("0610 0703 080161 1402 1b00 16031b0100 1700", ErrorKind::UnrecognizedCritical { typ: 0x1b }),
+        (
+            "0610 0703 080161 1402 1b00 16031b0100 1700",
+            ErrorKind::UnrecognizedCritical { typ: 0x1b },
+        ),
+        // SignatureValue without SignatureInfo (found by the fuzzer)
+        (
+            "0604 0700 1700",
+            ErrorKind::Missing {
+                typ: types::SIGNATURE_INFO,
+            },
+        ),
         // SignatureInfo without SignatureType
-        ("0609 0703 080161 1600 1700", ErrorKind::Missing { typ: types::SIGNATURE_TYPE }),
+        (
+            "0609 0703 080161 1600 1700",
+            ErrorKind::Missing {
+                typ: types::SIGNATURE_TYPE,
+            },
+        ),
         // FreshnessPeriod of 3 bytes
-        ("0613 0703 080161 1405 1903 000001 16031b0100 1700", ErrorKind::BadNonNegativeInteger),
+        (
+            "0613 0703 080161 1405 1903 000001 16031b0100 1700",
+            ErrorKind::BadNonNegativeInteger,
+        ),
     ];
     for (hex_str, kind) in cases {
         let wire = b(hex_str);
@@ -101,7 +137,10 @@ fn negative_cases() {
 #[test]
 fn data_with_empty_name_is_allowed() {
     // Only Interests must have a non-empty name.
-    let d = Data { name: Name::root(), ..sample() };
+    let d = Data {
+        name: Name::root(),
+        ..sample()
+    };
     assert_eq!(Data::decode(&d.encode()).unwrap(), d);
 }
 

@@ -49,7 +49,10 @@ fn appv2_signed_register_interest() {
     let i = Interest::decode(&wire).unwrap();
     assert_eq!(i.name.len(), 6);
     assert_eq!(i.name.prefix(4).to_string(), "/localhost/nfd/rib/register");
-    assert_eq!(i.name.last().unwrap().typ(), types::PARAMETERS_SHA256_DIGEST_COMPONENT);
+    assert_eq!(
+        i.name.last().unwrap().typ(),
+        types::PARAMETERS_SHA256_DIGEST_COMPONENT
+    );
     assert_eq!(i.app_parameters.as_deref(), Some(&[][..]));
     let si = i.signature_info.as_ref().unwrap();
     assert_eq!(si.signature_type, signature_type::DIGEST_SHA256);
@@ -68,7 +71,10 @@ fn legacy_command_interest() {
     let i = Interest::decode(&wire).unwrap();
     assert_eq!(i.name.len(), 9);
     // [7] is the whole SignatureInfo TLV, [8] the whole SignatureValue TLV
-    assert_eq!(i.name.get(7).unwrap().value(), &[0x16, 0x03, 0x1b, 0x01, 0x00]);
+    assert_eq!(
+        i.name.get(7).unwrap().value(),
+        &[0x16, 0x03, 0x1b, 0x01, 0x00]
+    );
     assert_eq!(i.name.get(8).unwrap().value().len(), 34);
     assert_eq!(i.lifetime_ms, Some(1000));
     assert_eq!(i.encode(), wire);
@@ -141,6 +147,9 @@ fn negative_cases() {
         ("0605 0703 080161", ErrorKind::UnexpectedType { expected: 5, found: 6 }),
         // InterestSignatureInfo without ApplicationParameters
         ("050e 0703 080161 2c03 1b0100 2e02 abcd", ErrorKind::Missing { typ: 0x24 }),
+        // InterestSignatureInfo without SignatureType (found by the fuzzer)
+        ("052d 0725080161 0220 0000000000000000000000000000000000000000000000000000000000000000 2400 2c00 2e00",
+         ErrorKind::Missing { typ: 0x1b }),
         // CanBePrefix with a value
         ("0508 0703 080161 210100", ErrorKind::InvalidValue("flag element is not empty")),
     ];
@@ -226,7 +235,11 @@ fn arb_interest() -> impl Strategy<Value = Interest> {
         proptest::option::of(any::<u64>()),
         proptest::option::of(any::<u8>()),
         proptest::option::of(proptest::collection::vec(any::<u8>(), 0..40)),
-        proptest::option::of((any::<u8>(), proptest::option::of(any::<u64>()), any::<[u8; 8]>())),
+        proptest::option::of((
+            any::<u8>(),
+            proptest::option::of(any::<u64>()),
+            any::<[u8; 8]>(),
+        )),
     )
         .prop_map(|(name, cbp, mbf, fh, nonce, lifetime, hop, params, sig)| {
             let mut i = Interest {
