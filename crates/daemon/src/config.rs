@@ -136,7 +136,10 @@ pub struct StaticStrategy {
 
 impl Default for LogConfig {
     fn default() -> Self {
-        Self { level: "info".into(), json: false }
+        Self {
+            level: "info".into(),
+            json: false,
+        }
     }
 }
 
@@ -161,19 +164,31 @@ impl Default for FacesConfig {
 
 impl Default for ForwarderConfig {
     fn default() -> Self {
-        Self { rx_burst: 64, pit_capacity: 1 << 20, dnl_capacity: 1 << 18, seed: None }
+        Self {
+            rx_burst: 64,
+            pit_capacity: 1 << 20,
+            dnl_capacity: 1 << 18,
+            seed: None,
+        }
     }
 }
 
 impl Default for CsConfig {
     fn default() -> Self {
-        Self { capacity: 65_536, admit: true, serve: true }
+        Self {
+            capacity: 65_536,
+            admit: true,
+            serve: true,
+        }
     }
 }
 
 impl Default for MgmtConfig {
     fn default() -> Self {
-        Self { signature_grace_ms: 120_000, require_signed_rib_commands: true }
+        Self {
+            signature_grace_ms: 120_000,
+            require_signed_rib_commands: true,
+        }
     }
 }
 
@@ -202,7 +217,10 @@ impl Config {
                 .parse::<nameway_wire::Name>()
                 .map_err(|e| format!("route prefix {:?}: {e}", r.prefix))?;
             if !self.static_faces.iter().any(|f| f.uri == r.face) {
-                return Err(format!("route {:?}: face {:?} is not a [[face]]", r.prefix, r.face));
+                return Err(format!(
+                    "route {:?}: face {:?} is not a [[face]]",
+                    r.prefix, r.face
+                ));
             }
         }
         for s in &self.static_strategies {

@@ -105,7 +105,9 @@ impl Driver {
 
     async fn apply_static(&mut self, config: &Config) -> anyhow::Result<()> {
         for f in &config.static_faces {
-            let uri = FaceUri::canonize(&f.uri).await.with_context(|| format!("face {:?}", f.uri))?;
+            let uri = FaceUri::canonize(&f.uri)
+                .await
+                .with_context(|| format!("face {:?}", f.uri))?;
             let id = self
                 .faces
                 .create(&uri, Persistency::Permanent)
@@ -177,14 +179,21 @@ impl Driver {
     /// Sends the forwarder's output; management replies re-enter the forwarder.
     fn flush(&mut self) {
         for _ in 0..1024 {
-            let Some(t) = self.fw.poll_transmit() else { return };
+            let Some(t) = self.fw.poll_transmit() else {
+                return;
+            };
             if t.face == INTERNAL_FACE {
                 let now = Instant::now();
                 match self.mgmt.on_packet(&mut self.fw, &self.faces, now, t.wire) {
-                    Outcome::Reply(data) => self.from_internal(data),
+                    Outcome::Reply(data) => self.inject_from_internal(data),
                     Outcome::Nothing => {}
-                    Outcome::CreateFace { interest, uri, persistency, params } => {
-                        self.spawn_create(interest, uri, persistency, params);
+                    Outcome::CreateFace {
+                        interest,
+                        uri,
+                        persistency,
+                        params,
+                    } => {
+                        self.spawn_create(*interest, uri, persistency, *params);
                     }
                 }
             } else if let Err(e) = self.faces.send(nameway_face::FaceId(t.face.0), t.wire) {
@@ -193,7 +202,7 @@ impl Driver {
         }
     }
 
-    fn from_internal(&mut self, data: Bytes) {
+    fn inject_from_internal(&mut self, data: Bytes) {
         let now = self.now();
         self.fw.handle_packet(now, INTERNAL_FACE, data);
     }
@@ -215,7 +224,13 @@ impl Driver {
                 },
                 Err(e) => Err(nameway_face::FaceError::Uri(e)),
             };
-            let _ = tx.send(Created { interest, params, result }).await;
+            let _ = tx
+                .send(Created {
+                    interest,
+                    params,
+                    result,
+                })
+                .await;
         });
     }
 
@@ -223,7 +238,10 @@ impl Driver {
     ///
     /// # Errors
     /// None today; kept for the shutdown path.
-    pub async fn run(mut self, shutdown: impl std::future::Future<Output = ()>) -> anyhow::Result<()> {
+    pub async fn run(
+        mut self,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) -> anyhow::Result<()> {
         tokio::pin!(shutdown);
         loop {
             let fw_deadline = self.fw.poll_timeout().map(|t| self.instant_of(t));
@@ -250,7 +268,7 @@ impl Driver {
                         self.face_up(info);
                     }
                     if let Outcome::Reply(data) = self.mgmt.face_created(&c.interest, &c.params, c.result) {
-                        self.from_internal(data);
+                        self.inject_from_internal(data);
                     }
                 }
                 () = tokio::time::sleep_until(deadline.into()) => {}

@@ -6,6 +6,7 @@ use anyhow::Context as _;
 use clap::Parser;
 use namewayd::config::Config;
 use namewayd::driver::Driver;
+use tokio::signal::unix::{signal, SignalKind};
 use tracing_subscriber::EnvFilter;
 
 /// The Nameway forwarder: a drop-in for NFD.
@@ -23,12 +24,15 @@ struct Args {
 fn load(path: Option<&PathBuf>) -> anyhow::Result<Config> {
     let config = match path {
         Some(p) => {
-            let text = std::fs::read_to_string(p).with_context(|| format!("cannot read {}", p.display()))?;
+            let text = std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read {}", p.display()))?;
             Config::from_toml(&text).with_context(|| format!("{} is not valid", p.display()))?
         }
         None => Config::default(),
     };
-    config.validate().map_err(|e| anyhow::anyhow!("invalid configuration: {e}"))?;
+    config
+        .validate()
+        .map_err(|e| anyhow::anyhow!("invalid configuration: {e}"))?;
     Ok(config)
 }
 
@@ -43,9 +47,17 @@ fn main() -> anyhow::Result<()> {
         .or_else(|_| EnvFilter::try_new(&config.log.level))
         .context("bad log level")?;
     if config.log.json {
-        tracing_subscriber::fmt().with_env_filter(filter).json().init();
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .json()
+            .init();
     } else {
-        tracing_subscriber::fmt().with_env_filter(filter).init();
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .init();
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -53,22 +65,19 @@ fn main() -> anyhow::Result<()> {
         .build()
         .context("cannot start the runtime")?;
     rt.block_on(async move {
+        // Install the handlers before opening listeners, so an early SIGTERM is not fatal.
+        let mut term = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
+        let mut int = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
         let driver = Driver::start(&config).await?;
         for l in driver.faces().listeners() {
             tracing::info!(listener = %l, "listening");
         }
-        driver.run(shutdown_signal()).await
+        let shutdown = async move {
+            tokio::select! {
+                _ = term.recv() => tracing::info!("SIGTERM"),
+                _ = int.recv() => tracing::info!("SIGINT"),
+            }
+        };
+        driver.run(shutdown).await
     })
-}
-
-async fn shutdown_signal() {
-    use tokio::signal::unix::{signal, SignalKind};
-    let Ok(mut term) = signal(SignalKind::terminate()) else {
-        let _ = tokio::signal::ctrl_c().await;
-        return;
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
 }

@@ -55,7 +55,10 @@ impl Rib {
     /// Adds or replaces the route keyed by (name, face, origin); returns the FIB changes.
     pub fn register(&mut self, name: &Name, route: Route) -> Vec<FibUpdate> {
         let routes = self.entries.entry(name.clone()).or_default();
-        match routes.iter_mut().find(|r| r.face == route.face && r.origin == route.origin) {
+        match routes
+            .iter_mut()
+            .find(|r| r.face == route.face && r.origin == route.origin)
+        {
             Some(r) => *r = route,
             None => routes.push(route),
         }
@@ -88,7 +91,11 @@ impl Rib {
 
     /// The earliest route expiry.
     pub fn next_expiry(&self) -> Option<Instant> {
-        self.entries.values().flatten().filter_map(|r| r.expires).min()
+        self.entries
+            .values()
+            .flatten()
+            .filter_map(|r| r.expires)
+            .min()
     }
 
     /// Every entry, in canonical name order.
@@ -140,10 +147,16 @@ impl Rib {
         let mut out = Vec::with_capacity(affected.len() + 1);
         if affected.first() != Some(name) {
             // The entry itself had already gone; its FIB entry must go too.
-            out.push(FibUpdate { name: name.clone(), next_hops: Vec::new() });
+            out.push(FibUpdate {
+                name: name.clone(),
+                next_hops: Vec::new(),
+            });
         }
         for n in affected {
-            out.push(FibUpdate { next_hops: self.next_hops(&n), name: n.clone() });
+            out.push(FibUpdate {
+                next_hops: self.next_hops(&n),
+                name: n.clone(),
+            });
             if self.entries.get(&n).is_some_and(Vec::is_empty) {
                 self.entries.remove(&n);
             }
@@ -163,7 +176,10 @@ impl Rib {
                 continue;
             };
             let own = len == name.len();
-            for r in routes.iter().filter(|r| own || r.flags & CHILD_INHERIT != 0) {
+            for r in routes
+                .iter()
+                .filter(|r| own || r.flags & CHILD_INHERIT != 0)
+            {
                 add(r.face, r.cost);
             }
             if routes.iter().any(|r| r.flags & CAPTURE != 0) {
@@ -186,11 +202,20 @@ mod tests {
     }
 
     fn route(face: u64, cost: u64, flags: u64) -> Route {
-        Route { face, origin: 0, cost, flags, expires: None }
+        Route {
+            face,
+            origin: 0,
+            cost,
+            flags,
+            expires: None,
+        }
     }
 
     fn hops(updates: &[FibUpdate], name: &str) -> Option<Vec<(u64, u64)>> {
-        updates.iter().find(|u| u.name == n(name)).map(|u| u.next_hops.clone())
+        updates
+            .iter()
+            .find(|u| u.name == n(name))
+            .map(|u| u.next_hops.clone())
     }
 
     #[test]

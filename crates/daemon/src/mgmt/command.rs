@@ -116,14 +116,18 @@ fn check_signed_interest(
     cmd: &mut Command,
 ) -> Result<(), Refusal> {
     if info.signature_type == signature_type::DIGEST_SHA256 {
-        interest.verify(&DigestSha256).map_err(|_| Refusal::Unauthorized("bad digest"))?;
+        interest
+            .verify(&DigestSha256)
+            .map_err(|_| Refusal::Unauthorized("bad digest"))?;
     }
     cmd.format = Format::SignedInterest;
     cmd.signer = signer_id(info);
     cmd.time_ms = info.time;
     cmd.nonce = info.nonce.clone();
     if cmd.time_ms.is_none() {
-        return Err(Refusal::Unauthorized("signed Interest without SignatureTime"));
+        return Err(Refusal::Unauthorized(
+            "signed Interest without SignatureTime",
+        ));
     }
     Ok(())
 }
@@ -178,7 +182,10 @@ const MAX_SIGNERS: usize = 1000;
 impl ReplayGuard {
     /// A guard accepting timestamps within `grace_ms` of the local clock.
     pub fn new(grace_ms: u64) -> Self {
-        Self { grace_ms, per_signer: HashMap::new() }
+        Self {
+            grace_ms,
+            per_signer: HashMap::new(),
+        }
     }
 
     /// Accepts or refuses `cmd` at wall-clock time `now_ms`, remembering its nonce.
@@ -229,10 +236,16 @@ mod tests {
 
     #[test]
     fn both_formats_parse_and_verify() {
-        for (hex_str, format) in [(APPV2, Format::SignedInterest), (LEGACY, Format::CommandInterest)] {
+        for (hex_str, format) in [
+            (APPV2, Format::SignedInterest),
+            (LEGACY, Format::CommandInterest),
+        ] {
             let i = Interest::decode(&b(hex_str)).unwrap();
             let cmd = parse(&i).unwrap();
-            assert_eq!((cmd.module.as_str(), cmd.verb.as_str()), ("rib", "register"));
+            assert_eq!(
+                (cmd.module.as_str(), cmd.verb.as_str()),
+                ("rib", "register")
+            );
             assert_eq!(cmd.params.name.as_ref().unwrap().to_string(), "/example");
             assert_eq!(cmd.format, format);
             let t = cmd.time_ms.unwrap();
@@ -250,7 +263,11 @@ mod tests {
     fn tampered_legacy_digest_is_refused() {
         let mut wire = b(LEGACY).to_vec();
         // flip a bit of the timestamp component (covered by the signature)
-        let pos = wire.windows(3).position(|w| w == [0x08, 0x08, 0x00]).unwrap() + 5;
+        let pos = wire
+            .windows(3)
+            .position(|w| w == [0x08, 0x08, 0x00])
+            .unwrap()
+            + 5;
         wire[pos] ^= 1;
         let i = Interest::decode(&Bytes::from(wire)).unwrap();
         assert_eq!(parse(&i).unwrap_err(), Refusal::Unauthorized("bad digest"));

@@ -29,7 +29,9 @@ impl DatasetStore {
     /// segment 0.
     pub fn publish(&mut self, now: Instant, prefix: &Name, version: u64, content: &[u8]) -> Bytes {
         self.expire(now);
-        let versioned = prefix.append(&Component::version(version)).unwrap_or_else(|_| prefix.clone());
+        let versioned = prefix
+            .append(&Component::version(version))
+            .unwrap_or_else(|_| prefix.clone());
         let chunks: Vec<&[u8]> = if content.is_empty() {
             vec![&[][..]]
         } else {
@@ -65,7 +67,8 @@ impl DatasetStore {
         self.entries
             .iter()
             .find(|(_, name, _)| {
-                *name == interest.name || (interest.can_be_prefix && interest.name.is_prefix_of(name))
+                *name == interest.name
+                    || (interest.can_be_prefix && interest.name.is_prefix_of(name))
             })
             .map(|(_, _, wire)| wire.clone())
     }
@@ -87,7 +90,8 @@ pub fn sign(mut data: Data) -> Bytes {
 /// Whether an Interest name asks for a specific version or segment (answered only from the
 /// store, never by generating a new version).
 pub fn names_a_segment(name: &Name) -> bool {
-    name.last().is_some_and(|c| c.as_version().is_some() || c.as_segment().is_some())
+    name.last()
+        .is_some_and(|c| c.as_version().is_some() || c.as_segment().is_some())
 }
 
 #[cfg(test)]
@@ -104,7 +108,10 @@ mod tests {
         let d0 = Data::decode(&first).unwrap();
         assert_eq!(d0.name.to_string(), "/localhost/nfd/faces/list/v=42/seg=0");
         assert_eq!(d0.content.as_ref().unwrap().len(), SEGMENT_SIZE);
-        assert_eq!(d0.meta_info.as_ref().unwrap().final_block_id, Some(Component::segment(2)));
+        assert_eq!(
+            d0.meta_info.as_ref().unwrap().final_block_id,
+            Some(Component::segment(2))
+        );
         let mut i = Interest::new("/localhost/nfd/faces/list/v=42/seg=2".parse().unwrap());
         let d2 = Data::decode(&store.lookup(t0, &i).unwrap()).unwrap();
         assert_eq!(d2.content.unwrap().len(), 4000);

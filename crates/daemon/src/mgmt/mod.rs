@@ -38,13 +38,13 @@ pub enum Outcome {
     /// Create a face asynchronously, then call [`Management::face_created`].
     CreateFace {
         /// The command Interest to answer.
-        interest: Interest,
+        interest: Box<Interest>,
         /// The canonical remote URI.
         uri: String,
         /// Requested persistency.
         persistency: Persistency,
         /// The parameters to echo.
-        params: ControlParameters,
+        params: Box<ControlParameters>,
     },
 }
 
@@ -60,7 +60,9 @@ pub struct Management {
 
 /// Wall-clock milliseconds since the Unix epoch.
 pub fn wall_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 impl Management {
@@ -135,17 +137,30 @@ impl Management {
         incoming: Option<u64>,
     ) -> Outcome {
         if dataset::names_a_segment(&interest.name) {
-            return self.datasets.lookup(now, &interest).map_or(Outcome::Nothing, Outcome::Reply);
+            return self
+                .datasets
+                .lookup(now, &interest)
+                .map_or(Outcome::Nothing, Outcome::Reply);
         }
         let cmd = match command::parse(&interest) {
             Ok(cmd) => cmd,
             Err(Refusal::NotManagement) => return Outcome::Nothing,
             Err(Refusal::Malformed) => {
-                return self.respond(&interest, 400, "Malformed command", &ControlParameters::default())
+                return self.respond(
+                    &interest,
+                    400,
+                    "Malformed command",
+                    &ControlParameters::default(),
+                )
             }
             Err(Refusal::Unauthorized(why)) => {
                 tracing::info!(name = %interest.name, why, "management command refused");
-                return self.respond(&interest, 403, "authorization rejected", &ControlParameters::default());
+                return self.respond(
+                    &interest,
+                    403,
+                    "authorization rejected",
+                    &ControlParameters::default(),
+                );
             }
         };
         if let Some(out) = self.dataset(fw, faces, now, &interest, &cmd) {
@@ -220,7 +235,9 @@ impl Management {
                 let Some(name) = p.name.clone() else {
                     return self.respond(&interest, 400, "Name is required", &p);
                 };
-                let limit = p.count.map_or(usize::MAX, |c| usize::try_from(c).unwrap_or(usize::MAX));
+                let limit = p
+                    .count
+                    .map_or(usize::MAX, |c| usize::try_from(c).unwrap_or(usize::MAX));
                 let erased = fw.cs_erase(&name, limit);
                 let mut body = ControlParameters::with_name(name);
                 body.count = Some(erased as u64);
@@ -259,7 +276,9 @@ impl Management {
                 p.mask = None;
                 self.respond(&interest, 200, "OK", &p)
             }
-            ("rib", "announce") => self.respond(&interest, 501, "rib/announce is not supported", &p),
+            ("rib", "announce") => {
+                self.respond(&interest, 501, "rib/announce is not supported", &p)
+            }
             _ => Outcome::Nothing,
         }
     }
@@ -291,7 +310,9 @@ impl Management {
             origin: p.origin.unwrap_or(0),
             cost: p.cost.unwrap_or(0),
             flags: p.flags.unwrap_or(rib::CHILD_INHERIT),
-            expires: p.expiration_period.map(|ms| now + std::time::Duration::from_millis(ms)),
+            expires: p
+                .expiration_period
+                .map(|ms| now + std::time::Duration::from_millis(ms)),
         };
         tracing::info!(prefix = %name, face, origin = route.origin, cost = route.cost, "route registered");
         self.add_route(fw, &name, route);
@@ -355,7 +376,12 @@ impl Management {
             Some(Some(per)) if per != Persistency::OnDemand => per,
             Some(_) => return self.respond(&interest, 406, "Unsupported persistency", &p),
         };
-        Outcome::CreateFace { interest, uri, persistency, params: p }
+        Outcome::CreateFace {
+            interest: Box::new(interest),
+            uri,
+            persistency,
+            params: Box::new(p),
+        }
     }
 
     /// Completes a `faces/create` once the face system has answered.
@@ -390,11 +416,13 @@ impl Management {
             ("status", "general") => self.general_status(fw).encode().to_vec(),
             ("faces", "list") => face_statuses(fw, faces.list()).concat(),
             ("faces", "query") => {
-                let filter = interest
-                    .name
-                    .get(4)
-                    .and_then(|c| mgmt::FaceQueryFilter::decode(&Bytes::copy_from_slice(c.value())).ok());
-                let list = faces.list().into_iter().filter(|f| matches_filter(f, filter.as_ref()));
+                let filter = interest.name.get(4).and_then(|c| {
+                    mgmt::FaceQueryFilter::decode(&Bytes::copy_from_slice(c.value())).ok()
+                });
+                let list = faces
+                    .list()
+                    .into_iter()
+                    .filter(|f| matches_filter(f, filter.as_ref()));
                 face_statuses(fw, list.collect()).concat()
             }
             ("fib", "list") => fw
@@ -404,7 +432,10 @@ impl Management {
                         name: name.clone(),
                         next_hops: hops
                             .iter()
-                            .map(|h| NextHopRecord { face_id: h.face.0, cost: h.cost })
+                            .map(|h| NextHopRecord {
+                                face_id: h.face.0,
+                                cost: h.cost,
+                            })
                             .collect(),
                     }
                     .encode()
@@ -439,7 +470,12 @@ impl Management {
             ("strategy-choice", "list") => fw
                 .strategy_choices()
                 .map(|(name, strategy)| {
-                    StrategyChoice { name: name.clone(), strategy: strategy.clone() }.encode().to_vec()
+                    StrategyChoice {
+                        name: name.clone(),
+                        strategy: strategy.clone(),
+                    }
+                    .encode()
+                    .to_vec()
                 })
                 .collect::<Vec<_>>()
                 .concat(),
@@ -458,7 +494,12 @@ impl Management {
             }
             _ => return None,
         };
-        Some(Outcome::Reply(self.datasets.publish(now, &interest.name, wall_ms(), &content)))
+        Some(Outcome::Reply(self.datasets.publish(
+            now,
+            &interest.name,
+            wall_ms(),
+            &content,
+        )))
     }
 
     fn general_status(&self, fw: &Forwarder) -> ForwarderStatus {
@@ -484,11 +525,19 @@ impl Management {
     }
 
     /// A ControlResponse Data named exactly as the command Interest, always with a body.
-    fn respond(&self, interest: &Interest, code: u32, text: &str, body: &ControlParameters) -> Outcome {
+    fn respond(
+        &self,
+        interest: &Interest,
+        code: u32,
+        text: &str,
+        body: &ControlParameters,
+    ) -> Outcome {
         let response = ControlResponse::new(code, text, body).encode();
         let mut data = Data::new(interest.name.clone(), response);
-        data.meta_info =
-            Some(MetaInfo { freshness_period: Some(dataset::FRESHNESS_MS), ..MetaInfo::default() });
+        data.meta_info = Some(MetaInfo {
+            freshness_period: Some(dataset::FRESHNESS_MS),
+            ..MetaInfo::default()
+        });
         Outcome::Reply(dataset::sign(data))
     }
 }
@@ -514,8 +563,10 @@ fn cs_flags(fw: &Forwarder) -> u64 {
 /// Applies RIB-derived next hops to the FIB: adds or updates the wanted ones, removes the rest.
 fn apply(fw: &mut Forwarder, updates: &[FibUpdate]) {
     for u in updates {
-        let current: Vec<u64> =
-            fw.fib_nexthops(&u.name).map(|h| h.iter().map(|n| n.face.0).collect()).unwrap_or_default();
+        let current: Vec<u64> = fw
+            .fib_nexthops(&u.name)
+            .map(|h| h.iter().map(|n| n.face.0).collect())
+            .unwrap_or_default();
         for face in current {
             if !u.next_hops.iter().any(|(f, _)| *f == face) {
                 fw.remove_nexthop(&u.name, FaceId(face));
@@ -544,7 +595,10 @@ fn face_params(info: &FaceInfo) -> ControlParameters {
 fn face_statuses(fw: &Forwarder, list: Vec<FaceInfo>) -> Vec<Vec<u8>> {
     list.iter()
         .map(|info| {
-            let c = fw.face(FaceId(info.id.0)).map(|f| f.counters().clone()).unwrap_or_default();
+            let c = fw
+                .face(FaceId(info.id.0))
+                .map(|f| *f.counters())
+                .unwrap_or_default();
             FaceStatus {
                 face_id: info.id.0,
                 uri: info.remote.to_string(),
@@ -578,12 +632,32 @@ fn face_statuses(fw: &Forwarder, list: Vec<FaceInfo>) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// NFD's `FaceManager::matchFilter`: UriScheme matches the remote or the local FaceUri (so
+/// `unix` selects the Unix-socket faces, whose remote URI is `fd://N`), and FaceScope,
+/// FacePersistency and LinkType are compared too.
 fn matches_filter(info: &FaceInfo, filter: Option<&mgmt::FaceQueryFilter>) -> bool {
     let Some(f) = filter else { return true };
+    let scope = match info.scope {
+        nameway_face::FaceScope::Local => mgmt::face_scope::LOCAL,
+        _ => mgmt::face_scope::NON_LOCAL,
+    };
+    let link_type = match info.link_type {
+        nameway_face::LinkType::PointToPoint => mgmt::link_type::POINT_TO_POINT,
+        _ => mgmt::link_type::MULTI_ACCESS,
+    };
     f.face_id.is_none_or(|id| id == info.id.0)
-        && f.uri_scheme.as_deref().is_none_or(|s| info.remote.scheme() == s)
-        && f.uri.as_deref().is_none_or(|u| info.remote.to_string() == u)
-        && f.local_uri.as_deref().is_none_or(|u| info.local.to_string() == u)
+        && f.uri_scheme
+            .as_deref()
+            .is_none_or(|s| info.remote.scheme() == s || info.local.scheme() == s)
+        && f.uri
+            .as_deref()
+            .is_none_or(|u| info.remote.to_string() == u)
+        && f.local_uri
+            .as_deref()
+            .is_none_or(|u| info.local.to_string() == u)
+        && f.face_scope.is_none_or(|s| s == scope)
+        && f.face_persistency.is_none_or(|p| p == info.persistency.code())
+        && f.link_type.is_none_or(|l| l == link_type)
 }
 
 /// Maps face-system properties to the forwarder's.

@@ -1,6 +1,6 @@
 //! Helpers for the end-to-end tests: start the real `namewayd` on temporary sockets and run
 //! real python-ndn applications against it.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(dead_code, unreachable_pub, clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, UdpSocket};
@@ -50,10 +50,20 @@ impl Daemon {
             .stderr(log)
             .spawn()
             .unwrap();
-        let d = Daemon { child, dir, unix, tcp, udp };
+        let d = Daemon {
+            child,
+            dir,
+            unix,
+            tcp,
+            udp,
+        };
         let deadline = Instant::now() + Duration::from_secs(20);
         while !d.unix.exists() {
-            assert!(Instant::now() < deadline, "namewayd did not start: {}", d.log());
+            assert!(
+                Instant::now() < deadline,
+                "namewayd did not start: {}",
+                d.log()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
         d
@@ -88,8 +98,12 @@ pub fn python() -> Option<PathBuf> {
     if py.exists() {
         return Some(py);
     }
-    let required = std::env::var_os("NAMEWAY_REQUIRE_INTEROP").is_some() || std::env::var_os("CI").is_some();
-    assert!(!required, "python-ndn venv missing: run scripts/setup-python.sh");
+    let required =
+        std::env::var_os("NAMEWAY_REQUIRE_INTEROP").is_some() || std::env::var_os("CI").is_some();
+    assert!(
+        !required,
+        "python-ndn venv missing: run scripts/setup-python.sh"
+    );
     eprintln!("SKIPPED: python-ndn venv missing (run scripts/setup-python.sh)");
     None
 }
@@ -132,7 +146,9 @@ impl App {
 
     /// The next JSON line, within `secs`.
     pub fn next(&self, secs: u64) -> serde_json::Value {
-        self.lines.recv_timeout(Duration::from_secs(secs)).expect("python app said nothing in time")
+        self.lines
+            .recv_timeout(Duration::from_secs(secs))
+            .expect("python app said nothing in time")
     }
 
     /// Starts a producer and waits until it reports its prefix registered.

@@ -241,7 +241,11 @@ pub(crate) fn on_outgoing_interest(
     let mut wire = entry.outgoing_wire();
     if face.local_fields_enabled() {
         // IncomingFaceId: the downstream whose Interest was received last.
-        let incoming = entry.in_records().iter().max_by_key(|r| r.last_renewed()).map(|r| r.face());
+        let incoming = entry
+            .in_records()
+            .iter()
+            .max_by_key(|r| r.last_renewed())
+            .map(|r| r.face());
         if let Some(incoming) = incoming {
             let mut lp = LpPacket::wrap(wire);
             lp.incoming_face_id = Some(incoming.0);

@@ -1,0 +1,149 @@
+//! The real namewayd process: two daemons joined by a UDP face, faces that send garbage,
+//! configuration checking, and clean shutdown on SIGTERM.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{App, Daemon};
+
+#[test]
+fn two_daemons_joined_by_a_udp_face() {
+    let Some(py) = common::python() else { return };
+    let b = Daemon::start("");
+    let a = Daemon::start(&format!(
+        "[[face]]\nuri = \"udp4://127.0.0.1:{port}\"\n[[route]]\nprefix = \"/remote\"\nface = \"udp4://127.0.0.1:{port}\"\ncost = 10\n",
+        port = b.udp
+    ));
+    let _producer = App::producer(
+        &py,
+        &b.transport(),
+        &["produce", "--prefix", "/remote", "--size", "5000"],
+    );
+    let r = App::run(
+        &py,
+        &a.transport(),
+        &["consume", "--name", "/remote/over/udp", "--must-be-fresh"],
+    );
+    assert_eq!(
+        r["name"],
+        "/remote/over/udp",
+        "{r}\nA: {}\nB: {}",
+        a.log(),
+        b.log()
+    );
+    assert_eq!(r["size"], 5000);
+}
+
+/// Reads from `s` until EOF or `limit`; true when the daemon closed the connection.
+fn closed_by_peer(s: &mut impl Read, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    let mut buf = [0u8; 256];
+    while Instant::now() < deadline {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(_) => return true,
+        }
+    }
+    false
+}
+
+#[test]
+fn garbage_closes_only_the_offending_face() {
+    let Some(py) = common::python() else { return };
+    let d = Daemon::start("");
+    let t = d.transport();
+    let _producer = App::producer(&py, &t, &["produce", "--prefix", "/survivor"]);
+
+    // Unix: a TLV-TYPE of 0 is not a packet.
+    let mut unix = UnixStream::connect(&d.unix).unwrap();
+    unix.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    unix.write_all(&[0x00, 0x05, 1, 2, 3, 4, 5]).unwrap();
+    assert!(
+        closed_by_peer(&mut unix, Duration::from_secs(10)),
+        "unix face not closed"
+    );
+
+    // TCP: a packet longer than 8800 bytes.
+    let mut tcp = std::net::TcpStream::connect(("127.0.0.1", d.tcp)).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    tcp.write_all(&[0x05, 0xfd, 0x30, 0x00]).unwrap();
+    assert!(
+        closed_by_peer(&mut tcp, Duration::from_secs(10)),
+        "tcp face not closed"
+    );
+
+    // UDP garbage is dropped; the listener keeps working.
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.send_to(&[0xff; 64], ("127.0.0.1", d.udp)).unwrap();
+
+    // The producer's face and new faces are unaffected.
+    let r = App::run(&py, &t, &["consume", "--name", "/survivor/x"]);
+    assert_eq!(r["name"], "/survivor/x", "{r}\n{}", d.log());
+}
+
+#[test]
+fn check_config_reports_errors_and_accepts_the_sample() {
+    let bin = env!("CARGO_BIN_EXE_namewayd");
+    let sample = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/namewayd.sample.toml"
+    );
+    let ok = Command::new(bin)
+        .args(["--check-config", "--config", sample])
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("configuration OK"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[cs]\ncapacty = 10\n").unwrap();
+    let out = Command::new(bin)
+        .args(["--check-config", "--config"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("capacty"), "{err}");
+}
+
+#[test]
+fn sigterm_shuts_down_cleanly_and_removes_the_socket() {
+    let mut d = Daemon::start("");
+    let pid = d.child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let status = loop {
+        if let Some(s) = d.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "namewayd did not exit on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "exit status {status}: {}", d.log());
+    assert!(!d.unix.exists(), "socket file left behind");
+    assert!(d.log().contains("shutting down"), "{}", d.log());
+}
