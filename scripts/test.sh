@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The whole test suite, as README.md gives it and CI runs it. Installs what the tests need
+# (a Python venv with python-ndn; later the NDNts packages from npm), then runs formatting and
+# lint checks, every test of the workspace with the interop tests required, and the doc build.
+#
+#   bash scripts/test.sh
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "toolchain: $(cargo --version)"
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+
+step "python-ndn venv for the interop tests"
+bash scripts/setup-python.sh
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy --all-targets -- -D warnings"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "library crates do not depend on tokio"
+for crate in nameway-wire nameway-crypto nameway-fw; do
+    if cargo metadata --format-version 1 --no-deps --locked | grep -q "\"name\":\"$crate\""; then
+        if cargo tree -p "$crate" -e normal --locked | grep -q '^.*tokio'; then
+            echo "error: $crate depends on tokio" >&2
+            exit 1
+        fi
+    fi
+done
+
+step "cargo doc"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
+
+step "cargo test (interop required)"
+NAMEWAY_REQUIRE_INTEROP=1 cargo test --workspace --locked
