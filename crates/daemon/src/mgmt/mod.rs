@@ -656,7 +656,8 @@ fn matches_filter(info: &FaceInfo, filter: Option<&mgmt::FaceQueryFilter>) -> bo
             .as_deref()
             .is_none_or(|u| info.local.to_string() == u)
         && f.face_scope.is_none_or(|s| s == scope)
-        && f.face_persistency.is_none_or(|p| p == info.persistency.code())
+        && f.face_persistency
+            .is_none_or(|p| p == info.persistency.code())
         && f.link_type.is_none_or(|l| l == link_type)
 }
 
