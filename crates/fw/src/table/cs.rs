@@ -398,14 +398,25 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
             return;
         }
         let name = data.name();
-        let value = name.value_bytes();
         let full = hashes.full();
+        // Store a compact copy: the received packet may be a slice of a larger receive buffer
+        // (a stream face reads 16 KiB at a time), which a cached slice would keep alive for as
+        // long as the entry lives. The leaf's name is then sliced from the copy too.
+        let wire = Bytes::copy_from_slice(data.wire());
+        let value = {
+            let v = name.value_bytes();
+            let offset = (v.as_ptr() as usize).wrapping_sub(data.wire().as_ptr() as usize);
+            match wire.get(offset..offset + v.len()) {
+                Some(slice) if slice == &v[..] => wire.slice(offset..offset + v.len()),
+                _ => Bytes::copy_from_slice(v),
+            }
+        };
         let entry = Entry {
-            data: data.wire().clone(),
+            data: wire,
             fresh_until: now + Duration::from_millis(data.freshness_period_ms()),
             digest: None,
         };
-        let id = match self.find(full, value) {
+        let id = match self.find(full, &value) {
             Some(id) => id,
             None => {
                 // The nearest cached ancestor, then the missing nodes below it.
