@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, as README.md gives it and CI runs it. Installs what the tests need
-# (a Python venv with python-ndn; later the NDNts packages from npm), then runs formatting and
+# (a Python venv with python-ndn, the NDNts packages from npm), then runs formatting and
 # lint checks, every test of the workspace with the interop tests required, and the doc build.
 #
 #   bash scripts/test.sh
@@ -16,6 +16,9 @@ rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
 step "python-ndn venv for the interop tests"
 bash scripts/setup-python.sh
+
+step "NDNts packages for the interop tests"
+bash scripts/setup-node.sh
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

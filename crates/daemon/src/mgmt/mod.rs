@@ -416,13 +416,23 @@ impl Management {
             ("status", "general") => self.general_status(fw).encode().to_vec(),
             ("faces", "list") => face_statuses(fw, faces.list()).concat(),
             ("faces", "query") => {
+                // As NFD's FaceManager::queryFaces: a missing or undecodable FaceQueryFilter is
+                // rejected with 400, never taken as "no filter" (which would list every face).
                 let filter = interest.name.get(4).and_then(|c| {
                     mgmt::FaceQueryFilter::decode(&Bytes::copy_from_slice(c.value())).ok()
                 });
+                let Some(filter) = filter else {
+                    return Some(self.respond(
+                        interest,
+                        400,
+                        "Malformed filter",
+                        &ControlParameters::default(),
+                    ));
+                };
                 let list = faces
                     .list()
                     .into_iter()
-                    .filter(|f| matches_filter(f, filter.as_ref()));
+                    .filter(|f| matches_filter(f, Some(&filter)));
                 face_statuses(fw, list.collect()).concat()
             }
             ("fib", "list") => fw
