@@ -97,7 +97,15 @@ impl StreamFramer {
         if self.buf.len() < len {
             return Ok(None);
         }
-        Ok(Some(self.buf.split_to(len).freeze()))
+        let packet = self.buf.split_to(len);
+        // An Interest lives for its lifetime at most and stays a zero-copy slice of the read
+        // buffer. A Data (bare or in an LpPacket) may be cached for a long time: copy it, so a
+        // cached packet never keeps a whole 16 KiB read chunk alive.
+        if packet.first() == Some(&0x05) {
+            Ok(Some(packet.freeze()))
+        } else {
+            Ok(Some(Bytes::copy_from_slice(&packet)))
+        }
     }
 
     /// The length of the TLV at the front, once its header is complete.
@@ -135,6 +143,30 @@ fn var_number(buf: &[u8]) -> Result<Option<(u64, usize)>, FramingError> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn data_is_copied_out_of_the_read_buffer_and_interests_are_not() {
+        let mut f = StreamFramer::default();
+        let interest = [0x05, 0x05, 0x07, 0x03, 0x08, 0x01, 0x61];
+        let data = [
+            0x06, 0x0a, 0x07, 0x03, 0x08, 0x01, 0x61, 0x16, 0x03, 0x1b, 0x01, 0x00,
+        ];
+        let buf = f.read_buffer();
+        buf.extend_from_slice(&interest);
+        buf.extend_from_slice(&data);
+        let chunk = buf.as_ptr() as usize..buf.as_ptr() as usize + buf.capacity();
+        let i = f.next_packet().unwrap().unwrap();
+        let d = f.next_packet().unwrap().unwrap();
+        assert_eq!((&i[..], &d[..]), (&interest[..], &data[..]));
+        assert!(
+            chunk.contains(&(i.as_ptr() as usize)),
+            "Interest was copied"
+        );
+        assert!(
+            !chunk.contains(&(d.as_ptr() as usize)),
+            "Data points into the read buffer"
+        );
+    }
+
     fn framer(bytes: &[u8]) -> StreamFramer {
         let mut f = StreamFramer::default();
         f.extend(bytes);
@@ -158,7 +190,7 @@ mod tests {
 
     #[test]
     fn shares_the_read_buffer() {
-        let mut f = framer(&[0x05, 0x01, 0xaa, 0x06, 0x01, 0xbb]);
+        let mut f = framer(&[0x05, 0x01, 0xaa, 0x05, 0x01, 0xbb]);
         let a = f.next_packet().unwrap().unwrap();
         let b = f.next_packet().unwrap().unwrap();
         assert_eq!(b.as_ptr() as usize, a.as_ptr() as usize + 3);

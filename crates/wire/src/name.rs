@@ -85,12 +85,24 @@ impl Name {
             ));
         }
         let mut ends = SmallVec::new();
-        let mut r = Reader::with_base(&value, base);
-        while let Some(c) = r.read()? {
-            check_component(c.typ, c.value.len())
-                .map_err(|k| DecodeError::in_element(k, c.start, c.typ))?;
+        let mut pos = 0;
+        while let Some(rest) = value.get(pos..).filter(|r| !r.is_empty()) {
+            // Fast path for one-octet TYPE and LENGTH (nearly every component); the general
+            // reader handles the rest and reports errors.
+            let (typ, value_len, size) = match rest {
+                [t @ 1..=0xfc, l @ 0..=0xfc, ..] if usize::from(*l) + 2 <= rest.len() => {
+                    (u32::from(*t), usize::from(*l), usize::from(*l) + 2)
+                }
+                _ => {
+                    let c = Reader::with_base(rest, base + pos).read_element()?;
+                    (c.typ, c.value.len(), c.end() - (base + pos))
+                }
+            };
+            check_component(typ, value_len)
+                .map_err(|k| DecodeError::in_element(k, base + pos, typ))?;
+            pos += size;
             // Fits: the whole value is at most MAX_PACKET_SIZE (< u16::MAX) bytes.
-            ends.push((c.end() - base) as u16);
+            ends.push(pos as u16);
         }
         Ok(Self { value, ends })
     }

@@ -320,6 +320,25 @@ impl<'a> Reader<'a> {
     pub fn read_element(&mut self) -> Result<Element<'a>, DecodeError> {
         let start = self.offset();
         let rest = self.buf.get(self.pos..).unwrap_or_default();
+        // Fast path: one-octet TYPE and LENGTH, which covers every element of a typical packet
+        // except the outermost ones. TYPE 0 takes the slow path, which reports it.
+        if let [t @ 1..=0xfc, l @ 0..=0xfc, ..] = rest {
+            let (typ, len) = (u32::from(*t), usize::from(*l));
+            let Some(value) = rest.get(2..2 + len) else {
+                return Err(DecodeError::in_element(
+                    ErrorKind::LengthOverflow,
+                    start,
+                    typ,
+                ));
+            };
+            self.pos += 2 + len;
+            return Ok(Element {
+                typ,
+                value,
+                start,
+                value_start: start + 2,
+            });
+        }
         let (typ, tn) = read_var_number(rest).map_err(|e| e.shifted(start))?;
         if typ == 0 || typ > u64::from(u32::MAX) {
             return Err(DecodeError::new(ErrorKind::InvalidType, start));

@@ -399,20 +399,9 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
         }
         let name = data.name();
         let full = hashes.full();
-        // Store a compact copy: the received packet may be a slice of a larger receive buffer
-        // (a stream face reads 16 KiB at a time), which a cached slice would keep alive for as
-        // long as the entry lives. The leaf's name is then sliced from the copy too.
-        let wire = Bytes::copy_from_slice(data.wire());
-        let value = {
-            let v = name.value_bytes();
-            let offset = (v.as_ptr() as usize).wrapping_sub(data.wire().as_ptr() as usize);
-            match wire.get(offset..offset + v.len()) {
-                Some(slice) if slice == &v[..] => wire.slice(offset..offset + v.len()),
-                _ => Bytes::copy_from_slice(v),
-            }
-        };
+        let value = name.value_bytes().clone();
         let entry = Entry {
-            data: wire,
+            data: data.wire().clone(),
             fresh_until: now + Duration::from_millis(data.freshness_period_ms()),
             digest: None,
         };
