@@ -2,7 +2,7 @@
 //!
 //! The forwarder has a route `/localhost/nfd` → internal face 1 (local scope, local fields on),
 //! so command Interests go through the PIT like any other and carry the requesting face in
-//! IncomingFaceId. [`Management::on_interest`] answers with Data the driver feeds back into the
+//! IncomingFaceId. [`Management::on_packet`] answers with Data the driver feeds back into the
 //! forwarder from the internal face, so responses reach the requester by the PIT, PitToken
 //! echoed. Datasets follow nfd-interop.md §8; responses §5.
 
