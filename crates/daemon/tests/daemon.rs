@@ -147,3 +147,44 @@ fn sigterm_shuts_down_cleanly_and_removes_the_socket() {
     assert!(!d.unix.exists(), "socket file left behind");
     assert!(d.log().contains("shutting down"), "{}", d.log());
 }
+
+/// Sends one Interest on a fresh Unix connection and returns the Data that answers it.
+fn express(unix: &std::path::Path, interest: nameway_wire::Interest) -> nameway_wire::Data {
+    let mut s = UnixStream::connect(unix).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(&interest.encode()).unwrap();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 9000];
+    loop {
+        let n = s.read(&mut chunk).unwrap();
+        assert!(n > 0, "connection closed before the Data");
+        buf.extend_from_slice(&chunk[..n]);
+        let mut r = nameway_wire::tlv::Reader::new(&buf);
+        if let Ok(e) = r.read_element() {
+            let wire = bytes::Bytes::copy_from_slice(&buf[..e.end()]);
+            return nameway_wire::Data::decode(&wire).unwrap();
+        }
+    }
+}
+
+#[test]
+fn channels_dataset_lists_every_listener() {
+    let d = Daemon::start("");
+    let mut i = nameway_wire::Interest::new("/localhost/nfd/faces/channels".parse().unwrap());
+    i.can_be_prefix = true;
+    i.must_be_fresh = true;
+    i.nonce = Some(7);
+    let data = express(&d.unix, i);
+    assert_eq!(data.name.len(), 6, "{}", data.name); // .../v=<ts>/seg=0
+    let list = nameway_wire::mgmt::ChannelStatus::decode_list(&data.content.unwrap()).unwrap();
+    let uris: Vec<String> = list.into_iter().map(|c| c.local_uri).collect();
+    assert!(
+        uris.contains(&format!("tcp4://127.0.0.1:{}", d.tcp)),
+        "{uris:?}"
+    );
+    assert!(
+        uris.contains(&format!("udp4://127.0.0.1:{}", d.udp)),
+        "{uris:?}"
+    );
+    assert!(uris.iter().any(|u| u.starts_with("unix://")), "{uris:?}");
+}

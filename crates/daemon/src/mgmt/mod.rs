@@ -15,8 +15,8 @@ use bytes::Bytes;
 use nameway_face::{FaceInfo, FaceSystem, Persistency};
 use nameway_fw::{FaceId, FaceScope, Forwarder, LinkType, MAX_PREFIX_DEPTH};
 use nameway_wire::mgmt::{
-    self, ControlParameters, ControlResponse, CsInfo, FaceStatus, FibEntry, ForwarderStatus,
-    NextHopRecord, RibEntry, StrategyChoice,
+    self, ChannelStatus, ControlParameters, ControlResponse, CsInfo, FaceStatus, FibEntry,
+    ForwarderStatus, NextHopRecord, RibEntry, StrategyChoice,
 };
 use nameway_wire::{Data, Interest, MetaInfo, Name, Packet};
 
@@ -415,6 +415,18 @@ impl Management {
         let content: Vec<u8> = match (cmd.module.as_str(), cmd.verb.as_str()) {
             ("status", "general") => self.general_status(fw).encode().to_vec(),
             ("faces", "list") => face_statuses(fw, faces.list()).concat(),
+            ("faces", "channels") => faces
+                .listeners()
+                .iter()
+                .map(|uri| {
+                    ChannelStatus {
+                        local_uri: uri.to_string(),
+                    }
+                    .encode()
+                    .to_vec()
+                })
+                .collect::<Vec<_>>()
+                .concat(),
             ("faces", "query") => {
                 // As NFD's FaceManager::queryFaces: a missing or undecodable FaceQueryFilter is
                 // rejected with 400, never taken as "no filter" (which would list every face).

@@ -17,6 +17,7 @@ use bytes::Bytes;
 
 use crate::error::DecodeError;
 
+mod channel_status;
 mod codec;
 mod control;
 mod cs;
@@ -26,6 +27,7 @@ mod forwarder_status;
 mod rib;
 mod strategy_choice;
 
+pub use channel_status::ChannelStatus;
 pub use control::{ControlParameters, ControlResponse};
 pub use cs::CsInfo;
 pub use face::{FaceQueryFilter, FaceStatus};
