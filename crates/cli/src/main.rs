@@ -1,31 +1,80 @@
 //! `nameway`: one command for people working with Nameway.
 //!
-//! Subcommands are noun-verb where there is a noun (`nameway face create ...`, later); each
-//! lives in its own module with a clap `Args` struct and a `run` function. `anyhow` is used
+//! Subcommands are noun-verb where there is a noun (`nameway face create ...`); each lives in
+//! its own module with a clap `Args` struct and a `run` function. Commands that talk to the
+//! forwarder go through [`client`], which connects the way python-ndn does (`--transport`, then
+//! `NDN_CLIENT_TRANSPORT`, then client.conf, then `unix:///run/nfd/nfd.sock`). `anyhow` is used
 //! here and in those modules only: the libraries have typed errors.
 
+use std::future::Future;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench;
 mod bench_ciphers;
+mod bench_load;
+mod client;
+mod cs;
 mod dissect;
+mod face;
+mod output;
+mod peek;
+mod ping;
+mod route;
+mod status;
+mod strategy;
 
 /// Nameway: a secure, fast, cache-enabled forwarder for named data.
 #[derive(Debug, Parser)]
 #[command(name = "nameway", version, about)]
 struct Cli {
+    /// How to reach the forwarder: unix:///path, tcp://host[:port] or udp://host[:port]
+    /// [default: $NDN_CLIENT_TRANSPORT, then client.conf, then unix:///run/nfd/nfd.sock]
+    #[arg(long, global = true, value_name = "URI")]
+    transport: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Forwarder status: version, uptime, counters, table sizes.
+    Status(status::StatusArgs),
+    /// Faces: list, create, destroy.
+    #[command(subcommand)]
+    Face(face::FaceCommand),
+    /// Routes: list (RIB, or FIB with --fib), add, remove.
+    #[command(subcommand)]
+    Route(route::RouteCommand),
+    /// Strategy choices: list, set, unset.
+    #[command(subcommand)]
+    Strategy(strategy::StrategyCommand),
+    /// Content Store: info, config, erase.
+    #[command(subcommand)]
+    Cs(cs::CsCommand),
+    /// Reachability and round-trip time to an ndnping server (ndnping-compatible).
+    Ping(ping::PingArgs),
+    /// Answer ndnping probes under a prefix (ndnpingserver-compatible).
+    PingServer(ping::PingServerArgs),
+    /// Express one Interest and write the Data to stdout (exit 3 on timeout, 4 on Nack).
+    Peek(peek::PeekArgs),
+    /// Publish one Data: register its name, answer one Interest, exit.
+    Poke(peek::PokeArgs),
     /// Print the TLV structure of one packet (raw bytes, or hex with --hex) as a tree.
     Dissect(dissect::DissectArgs),
-    /// Benchmarks.
+    /// Benchmarks: exchanges per second through a running forwarder, or `ciphers`.
+    Bench(BenchArgs),
+}
+
+/// `nameway bench [OPTIONS]` measures the forwarder; `nameway bench ciphers` the ciphers.
+#[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
+struct BenchArgs {
     #[command(subcommand)]
-    Bench(BenchCommand),
+    command: Option<BenchCommand>,
+    #[command(flatten)]
+    forwarder: bench::ForwarderBenchArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -36,15 +85,51 @@ enum BenchCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let t = cli.transport.as_deref();
+    let done = |r: anyhow::Result<()>| r.map(|()| ExitCode::SUCCESS);
     let result = match &cli.command {
-        Command::Dissect(args) => dissect::run(args),
-        Command::Bench(BenchCommand::Ciphers(args)) => bench_ciphers::run(args),
+        Command::Status(args) => block_on(async { done(status::run(t, args).await) }),
+        Command::Face(cmd) => block_on(async { done(face::run(t, cmd).await) }),
+        Command::Route(cmd) => block_on(async { done(route::run(t, cmd).await) }),
+        Command::Strategy(cmd) => block_on(async { done(strategy::run(t, cmd).await) }),
+        Command::Cs(cmd) => block_on(async { done(cs::run(t, cmd).await) }),
+        Command::Ping(args) => block_on(ping::run(t, args)),
+        Command::PingServer(args) => block_on(async { done(ping::serve(t, args).await) }),
+        Command::Peek(args) => block_on(peek::peek(t, args)),
+        Command::Poke(args) => block_on(peek::poke(t, args)),
+        Command::Dissect(args) => done(dissect::run(args)),
+        Command::Bench(BenchArgs {
+            command: Some(BenchCommand::Ciphers(args)),
+            ..
+        }) => done(bench_ciphers::run(args)),
+        Command::Bench(BenchArgs {
+            command: None,
+            forwarder,
+        }) => bench::run(t, forwarder),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
+        // The reader went away (`nameway face list | head`): nothing more to say.
+        Err(err) if is_broken_pipe(&err) => ExitCode::FAILURE,
         Err(err) => {
             eprintln!("nameway: error: {err:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Runs a command's future on a single-threaded runtime.
+fn block_on(f: impl Future<Output = anyhow::Result<ExitCode>>) -> anyhow::Result<ExitCode> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow::anyhow!("cannot start the runtime: {e}"))?
+        .block_on(f)
 }

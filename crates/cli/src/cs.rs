@@ -1,0 +1,195 @@
+//! `nameway cs info|config|erase`: the Content Store (`cs/info`, `cs/config`, `cs/erase`).
+
+use anyhow::bail;
+use nameway_wire::mgmt::{cs_flags, ControlParameters, CsInfo};
+use serde::Serialize;
+
+use crate::client::{self, parse_name};
+use crate::output::{outln, print_fields, print_json, JsonFlag};
+
+/// `nameway cs ...`.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum CsCommand {
+    /// Capacity, flags, entries, hits and misses (cs/info).
+    Info(JsonFlag),
+    /// Change the capacity or the admit/serve flags (cs/config).
+    Config(ConfigArgs),
+    /// Erase cached Data under a prefix (cs/erase).
+    Erase(EraseArgs),
+}
+
+/// Arguments of `nameway cs config`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ConfigArgs {
+    /// Capacity in packets.
+    #[arg(long)]
+    capacity: Option<u64>,
+    /// Whether new Data is admitted into the CS.
+    #[arg(long, value_enum)]
+    admit: Option<Switch>,
+    /// Whether Interests are served from the CS.
+    #[arg(long, value_enum)]
+    serve: Option<Switch>,
+    #[command(flatten)]
+    out: JsonFlag,
+}
+
+/// Arguments of `nameway cs erase`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct EraseArgs {
+    /// Name prefix.
+    prefix: String,
+    /// Erase at most this many entries.
+    #[arg(long)]
+    count: Option<u64>,
+    #[command(flatten)]
+    out: JsonFlag,
+}
+
+/// `on` / `off`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Switch {
+    On,
+    Off,
+}
+
+/// `nameway cs info --json`.
+#[derive(Debug, Serialize)]
+struct InfoView {
+    capacity: u64,
+    admit: bool,
+    serve: bool,
+    n_entries: u64,
+    n_hits: u64,
+    n_misses: u64,
+}
+
+/// `nameway cs config --json`: the configuration after the change.
+#[derive(Debug, Serialize)]
+struct ConfigView {
+    capacity: Option<u64>,
+    admit: Option<bool>,
+    serve: Option<bool>,
+}
+
+/// `nameway cs erase --json`.
+#[derive(Debug, Serialize)]
+struct EraseView {
+    prefix: String,
+    n_erased: u64,
+}
+
+/// Runs `nameway cs ...`.
+///
+/// # Errors
+/// The forwarder cannot be reached or refuses the command, or an argument is invalid.
+pub(crate) async fn run(transport: Option<&str>, cmd: &CsCommand) -> anyhow::Result<()> {
+    let mut c = client::connect(transport).await?;
+    match cmd {
+        CsCommand::Info(out) => {
+            let infos: Vec<CsInfo> = c.list("cs", "info").await?;
+            let Some(info) = infos.first() else {
+                bail!("the forwarder sent an empty cs/info dataset");
+            };
+            let view = InfoView {
+                capacity: info.capacity,
+                admit: info.flags & cs_flags::ENABLE_ADMIT != 0,
+                serve: info.flags & cs_flags::ENABLE_SERVE != 0,
+                n_entries: info.n_entries,
+                n_hits: info.n_hits,
+                n_misses: info.n_misses,
+            };
+            if out.json {
+                return print_json(&view);
+            }
+            outln!("CS information:")?;
+            print_fields(&[
+                ("capacity", view.capacity.to_string()),
+                ("admit", on_off(view.admit)),
+                ("serve", on_off(view.serve)),
+                ("nEntries", view.n_entries.to_string()),
+                ("nHits", view.n_hits.to_string()),
+                ("nMisses", view.n_misses.to_string()),
+            ])?;
+            Ok(())
+        }
+        CsCommand::Config(args) => {
+            let (flags, mask) = flags_and_mask(args.admit, args.serve);
+            let params = ControlParameters {
+                capacity: args.capacity,
+                flags: (mask != 0).then_some(flags),
+                mask: (mask != 0).then_some(mask),
+                ..ControlParameters::default()
+            };
+            let done = c.command_ok("cs", "config", &params).await?;
+            let view = ConfigView {
+                capacity: done.capacity,
+                admit: done.flags.map(|f| f & cs_flags::ENABLE_ADMIT != 0),
+                serve: done.flags.map(|f| f & cs_flags::ENABLE_SERVE != 0),
+            };
+            if args.out.json {
+                return print_json(&view);
+            }
+            outln!(
+                "cs config: capacity={} admit={} serve={}",
+                view.capacity.map_or_else(|| "?".into(), |c| c.to_string()),
+                view.admit.map_or_else(|| "?".into(), on_off),
+                view.serve.map_or_else(|| "?".into(), on_off),
+            )?;
+            Ok(())
+        }
+        CsCommand::Erase(args) => {
+            let params = ControlParameters {
+                name: Some(parse_name(&args.prefix)?),
+                count: args.count,
+                ..ControlParameters::default()
+            };
+            let done = c.command_ok("cs", "erase", &params).await?;
+            let view = EraseView {
+                prefix: done
+                    .name
+                    .map_or_else(|| args.prefix.clone(), |n| n.to_string()),
+                n_erased: done.count.unwrap_or(0),
+            };
+            if args.out.json {
+                return print_json(&view);
+            }
+            outln!("cs erase: prefix={} erased={}", view.prefix, view.n_erased)?;
+            Ok(())
+        }
+    }
+}
+
+/// Flags and Mask for `cs/config` from the two switches.
+fn flags_and_mask(admit: Option<Switch>, serve: Option<Switch>) -> (u64, u64) {
+    let mut flags = 0;
+    let mut mask = 0;
+    for (switch, bit) in [
+        (admit, cs_flags::ENABLE_ADMIT),
+        (serve, cs_flags::ENABLE_SERVE),
+    ] {
+        if let Some(s) = switch {
+            mask |= bit;
+            if s == Switch::On {
+                flags |= bit;
+            }
+        }
+    }
+    (flags, mask)
+}
+
+fn on_off(b: bool) -> String {
+    if b { "on" } else { "off" }.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn switches_become_flags_and_mask() {
+        assert_eq!(flags_and_mask(None, None), (0, 0));
+        assert_eq!(flags_and_mask(Some(Switch::On), None), (1, 1));
+        assert_eq!(flags_and_mask(Some(Switch::Off), Some(Switch::On)), (2, 3));
+    }
+}

@@ -1,0 +1,238 @@
+//! `nameway face list|create|destroy`: the `faces` management module.
+
+use anyhow::bail;
+use nameway_wire::mgmt::{face_persistency, ControlParameters, FaceStatus};
+use serde::Serialize;
+
+use crate::client::{self, Client};
+use crate::output::{
+    link_type_name, outln, persistency_name, print_json, scope_name, write_out, JsonFlag, Table,
+};
+
+/// `nameway face ...`.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum FaceCommand {
+    /// List the faces with their counters (faces/list).
+    List(JsonFlag),
+    /// Create a face toward a remote FaceUri, e.g. udp4://192.0.2.1:6363 (faces/create).
+    Create(CreateArgs),
+    /// Destroy a face, given by FaceId or by remote FaceUri (faces/destroy).
+    Destroy(DestroyArgs),
+}
+
+/// Arguments of `nameway face create`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct CreateArgs {
+    /// Remote FaceUri: udp4://host:port, tcp4://host:port (udp://, tcp:// and names resolve).
+    uri: String,
+    /// persistent: closed when the link fails; permanent: kept through failures.
+    #[arg(long, value_enum, default_value_t = Persistency::Persistent)]
+    persistency: Persistency,
+    /// MTU in bytes (UDP).
+    #[arg(long)]
+    mtu: Option<u64>,
+    #[command(flatten)]
+    out: JsonFlag,
+}
+
+/// Arguments of `nameway face destroy`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct DestroyArgs {
+    /// FaceId, or the face's remote FaceUri as `nameway face list` shows it.
+    face: String,
+    #[command(flatten)]
+    out: JsonFlag,
+}
+
+/// Persistency a user may ask for (on-demand faces are made by the forwarder only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Persistency {
+    Persistent,
+    Permanent,
+}
+
+/// One face in `nameway face list --json`.
+#[derive(Debug, Serialize)]
+pub(crate) struct FaceView {
+    face_id: u64,
+    uri: String,
+    local_uri: String,
+    scope: String,
+    persistency: String,
+    link_type: String,
+    mtu: Option<u64>,
+    expiration_period_ms: Option<u64>,
+    flags: u64,
+    n_in_interests: u64,
+    n_in_data: u64,
+    n_in_nacks: u64,
+    n_out_interests: u64,
+    n_out_data: u64,
+    n_out_nacks: u64,
+    n_in_bytes: u64,
+    n_out_bytes: u64,
+}
+
+impl From<&FaceStatus> for FaceView {
+    fn from(f: &FaceStatus) -> Self {
+        Self {
+            face_id: f.face_id,
+            uri: f.uri.clone(),
+            local_uri: f.local_uri.clone(),
+            scope: scope_name(f.face_scope),
+            persistency: persistency_name(f.face_persistency),
+            link_type: link_type_name(f.link_type),
+            mtu: f.mtu,
+            expiration_period_ms: f.expiration_period,
+            flags: f.flags,
+            n_in_interests: f.n_in_interests,
+            n_in_data: f.n_in_data,
+            n_in_nacks: f.n_in_nacks,
+            n_out_interests: f.n_out_interests,
+            n_out_data: f.n_out_data,
+            n_out_nacks: f.n_out_nacks,
+            n_in_bytes: f.n_in_bytes,
+            n_out_bytes: f.n_out_bytes,
+        }
+    }
+}
+
+/// A face created or destroyed, from the response's ControlParameters.
+#[derive(Debug, Serialize)]
+struct FaceChange {
+    face_id: Option<u64>,
+    uri: Option<String>,
+    local_uri: Option<String>,
+    persistency: Option<String>,
+    mtu: Option<u64>,
+}
+
+impl From<&ControlParameters> for FaceChange {
+    fn from(p: &ControlParameters) -> Self {
+        Self {
+            face_id: p.face_id,
+            uri: p.uri.clone(),
+            local_uri: p.local_uri.clone(),
+            persistency: p.face_persistency.map(persistency_name),
+            mtu: p.mtu,
+        }
+    }
+}
+
+/// Runs `nameway face ...`.
+///
+/// # Errors
+/// The forwarder cannot be reached, refuses the command, or the face does not exist.
+pub(crate) async fn run(transport: Option<&str>, cmd: &FaceCommand) -> anyhow::Result<()> {
+    let mut c = client::connect(transport).await?;
+    match cmd {
+        FaceCommand::List(out) => list(&mut c, out.json).await,
+        FaceCommand::Create(args) => create(&mut c, args).await,
+        FaceCommand::Destroy(args) => destroy(&mut c, args).await,
+    }
+}
+
+async fn list(c: &mut Client, json: bool) -> anyhow::Result<()> {
+    let faces: Vec<FaceStatus> = c.list("faces", "list").await?;
+    if json {
+        return print_json(&faces.iter().map(FaceView::from).collect::<Vec<_>>());
+    }
+    let mut t = Table::new(&[
+        "FaceId",
+        "Remote",
+        "Local",
+        "Scope",
+        "Persistency",
+        "InInterests",
+        "InData",
+        "InNacks",
+        "OutInterests",
+        "OutData",
+        "OutNacks",
+    ]);
+    for f in &faces {
+        t.row(vec![
+            f.face_id.to_string(),
+            f.uri.clone(),
+            f.local_uri.clone(),
+            scope_name(f.face_scope),
+            persistency_name(f.face_persistency),
+            f.n_in_interests.to_string(),
+            f.n_in_data.to_string(),
+            f.n_in_nacks.to_string(),
+            f.n_out_interests.to_string(),
+            f.n_out_data.to_string(),
+            f.n_out_nacks.to_string(),
+        ]);
+    }
+    write_out(&t.render())?;
+    Ok(())
+}
+
+async fn create(c: &mut Client, args: &CreateArgs) -> anyhow::Result<()> {
+    let params = ControlParameters {
+        uri: Some(args.uri.clone()),
+        face_persistency: Some(match args.persistency {
+            Persistency::Persistent => face_persistency::PERSISTENT,
+            Persistency::Permanent => face_persistency::PERMANENT,
+        }),
+        mtu: args.mtu,
+        ..ControlParameters::default()
+    };
+    let created = FaceChange::from(&c.command_ok("faces", "create", &params).await?);
+    if args.out.json {
+        return print_json(&created);
+    }
+    outln!(
+        "face created: id={} remote={} local={} persistency={}",
+        opt(created.face_id),
+        created.uri.as_deref().unwrap_or("?"),
+        created.local_uri.as_deref().unwrap_or("?"),
+        created.persistency.as_deref().unwrap_or("?"),
+    )?;
+    Ok(())
+}
+
+async fn destroy(c: &mut Client, args: &DestroyArgs) -> anyhow::Result<()> {
+    let id = resolve_face(c, &args.face).await?;
+    let params = ControlParameters {
+        face_id: Some(id),
+        ..ControlParameters::default()
+    };
+    let destroyed = FaceChange::from(&c.command_ok("faces", "destroy", &params).await?);
+    if args.out.json {
+        return print_json(&destroyed);
+    }
+    outln!("face destroyed: id={}", opt(destroyed.face_id.or(Some(id))))?;
+    Ok(())
+}
+
+/// A FaceId from a number or a remote FaceUri; checks that the face exists.
+///
+/// # Errors
+/// No face has that id or URI.
+pub(crate) async fn resolve_face(c: &mut Client, face: &str) -> anyhow::Result<u64> {
+    let faces: Vec<FaceStatus> = c.list("faces", "list").await?;
+    if let Ok(id) = face.parse::<u64>() {
+        if !faces.iter().any(|f| f.face_id == id) {
+            bail!("there is no face {id}: see `nameway face list`");
+        }
+        return Ok(id);
+    }
+    let wanted = [
+        face.to_owned(),
+        face.replacen("udp://", "udp4://", 1),
+        face.replacen("tcp://", "tcp4://", 1),
+    ];
+    match faces.iter().find(|f| wanted.contains(&f.uri)) {
+        Some(f) => Ok(f.face_id),
+        None => bail!(
+            "no face has remote URI {face:?}: give a FaceId or a URI as `nameway face list` \
+             shows it"
+        ),
+    }
+}
+
+fn opt(n: Option<u64>) -> String {
+    n.map_or_else(|| "?".into(), |n| n.to_string())
+}

@@ -1,0 +1,125 @@
+//! `nameway status`: the forwarder's general status (`status/general`) with the number of
+//! faces, FIB entries, RIB entries and routes (`faces/list`, `fib/list`, `rib/list`).
+
+use nameway_wire::mgmt::{FaceStatus, FibEntry, ForwarderStatus, RibEntry};
+use serde::Serialize;
+
+use crate::client;
+use crate::output::{iso_time, outln, print_fields, print_json, JsonFlag};
+
+/// Arguments of `nameway status`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct StatusArgs {
+    #[command(flatten)]
+    out: JsonFlag,
+}
+
+/// `nameway status --json`.
+#[derive(Debug, Serialize)]
+struct StatusView {
+    version: String,
+    start_timestamp_ms: u64,
+    current_timestamp_ms: u64,
+    uptime_s: u64,
+    n_name_tree_entries: u64,
+    n_fib_entries: u64,
+    n_pit_entries: u64,
+    n_measurements_entries: u64,
+    n_cs_entries: u64,
+    n_in_interests: u64,
+    n_in_data: u64,
+    n_in_nacks: u64,
+    n_out_interests: u64,
+    n_out_data: u64,
+    n_out_nacks: u64,
+    n_satisfied_interests: u64,
+    n_unsatisfied_interests: u64,
+    n_faces: usize,
+    n_rib_entries: usize,
+    n_routes: usize,
+    n_next_hops: usize,
+}
+
+impl StatusView {
+    fn new(s: ForwarderStatus, faces: &[FaceStatus], fib: &[FibEntry], rib: &[RibEntry]) -> Self {
+        Self {
+            uptime_s: s.current_timestamp.saturating_sub(s.start_timestamp) / 1000,
+            version: s.nfd_version,
+            start_timestamp_ms: s.start_timestamp,
+            current_timestamp_ms: s.current_timestamp,
+            n_name_tree_entries: s.n_name_tree_entries,
+            n_fib_entries: s.n_fib_entries,
+            n_pit_entries: s.n_pit_entries,
+            n_measurements_entries: s.n_measurements_entries,
+            n_cs_entries: s.n_cs_entries,
+            n_in_interests: s.n_in_interests,
+            n_in_data: s.n_in_data,
+            n_in_nacks: s.n_in_nacks,
+            n_out_interests: s.n_out_interests,
+            n_out_data: s.n_out_data,
+            n_out_nacks: s.n_out_nacks,
+            n_satisfied_interests: s.n_satisfied_interests,
+            n_unsatisfied_interests: s.n_unsatisfied_interests,
+            n_faces: faces.len(),
+            n_rib_entries: rib.len(),
+            n_routes: rib.iter().map(|e| e.routes.len()).sum(),
+            n_next_hops: fib.iter().map(|e| e.next_hops.len()).sum(),
+        }
+    }
+
+    fn print_text(&self) -> std::io::Result<()> {
+        outln!("General forwarder status:")?;
+        print_fields(&[
+            ("version", self.version.clone()),
+            ("startTime", iso_time(self.start_timestamp_ms)),
+            ("currentTime", iso_time(self.current_timestamp_ms)),
+            ("uptime", format!("{} seconds", self.uptime_s)),
+            ("nNameTreeEntries", self.n_name_tree_entries.to_string()),
+            ("nFibEntries", self.n_fib_entries.to_string()),
+            ("nPitEntries", self.n_pit_entries.to_string()),
+            (
+                "nMeasurementsEntries",
+                self.n_measurements_entries.to_string(),
+            ),
+            ("nCsEntries", self.n_cs_entries.to_string()),
+            ("nInInterests", self.n_in_interests.to_string()),
+            ("nOutInterests", self.n_out_interests.to_string()),
+            ("nInData", self.n_in_data.to_string()),
+            ("nOutData", self.n_out_data.to_string()),
+            ("nInNacks", self.n_in_nacks.to_string()),
+            ("nOutNacks", self.n_out_nacks.to_string()),
+            (
+                "nSatisfiedInterests",
+                self.n_satisfied_interests.to_string(),
+            ),
+            (
+                "nUnsatisfiedInterests",
+                self.n_unsatisfied_interests.to_string(),
+            ),
+            ("nFaces", self.n_faces.to_string()),
+            ("nRibEntries", self.n_rib_entries.to_string()),
+            ("nRoutes", self.n_routes.to_string()),
+            ("nNextHops", self.n_next_hops.to_string()),
+        ])
+    }
+}
+
+/// Runs `nameway status`.
+///
+/// # Errors
+/// The forwarder cannot be reached or answers with something that does not decode.
+pub(crate) async fn run(transport: Option<&str>, args: &StatusArgs) -> anyhow::Result<()> {
+    let mut c = client::connect(transport).await?;
+    let general = c.dataset("status", "general").await?;
+    let status = ForwarderStatus::decode(&general)
+        .map_err(|e| anyhow::anyhow!("bad status/general dataset: {e}"))?;
+    let faces: Vec<FaceStatus> = c.list("faces", "list").await?;
+    let fib: Vec<FibEntry> = c.list("fib", "list").await?;
+    let rib: Vec<RibEntry> = c.list("rib", "list").await?;
+    let view = StatusView::new(status, &faces, &fib, &rib);
+    if args.out.json {
+        print_json(&view)
+    } else {
+        Ok(view.print_text()?)
+    }
+}

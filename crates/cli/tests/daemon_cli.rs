@@ -1,0 +1,519 @@
+//! `nameway` against a real `namewayd`: management round trips with `--json`, ping against
+//! ping-server, peek/poke, Nacks, a burst of 10^4 Interests, and the errors a user sees.
+
+mod common;
+
+use common::{free_port, run, Daemon};
+use serde_json::Value;
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn array(v: &Value) -> &Vec<Value> {
+    v.as_array().unwrap_or_else(|| panic!("not an array: {v}"))
+}
+
+#[test]
+fn no_daemon_means_exit_1_and_a_message_naming_the_socket() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("nfd.sock");
+    let uri = format!("unix://{}", sock.display());
+    for args in [
+        vec!["--transport".to_owned(), uri.clone(), "status".to_owned()],
+        vec![
+            "face".to_owned(),
+            "list".to_owned(),
+            "--transport".to_owned(),
+            uri.clone(),
+        ],
+    ] {
+        let out = run(&args, b"");
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("cannot connect to the forwarder at {uri}")),
+            "{err}"
+        );
+        assert!(
+            err.contains("is namewayd running? set NDN_CLIENT_TRANSPORT or --transport"),
+            "{err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    // Without --transport, NDN_CLIENT_TRANSPORT or client.conf: the platform default.
+    if !std::path::Path::new("/run/nfd/nfd.sock").exists()
+        && !std::path::Path::new("/run/nfd.sock").exists()
+    {
+        let out = run(&["status".to_owned()], b"");
+        assert_eq!(out.status.code(), Some(1));
+        assert!(
+            stderr(&out).contains("cannot connect to the forwarder at unix:///run/nfd/nfd.sock"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    // TCP with nothing listening, and a URI that is not one.
+    let port = free_port();
+    let out = run(
+        &[
+            "--transport".to_owned(),
+            format!("tcp://127.0.0.1:{port}"),
+            "route".to_owned(),
+            "list".to_owned(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains(&format!("at tcp://127.0.0.1:{port}")));
+    let out = run(
+        &[
+            "--transport".to_owned(),
+            "unix://relative".to_owned(),
+            "status".to_owned(),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("use unix:///path"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn status_reports_the_forwarder() {
+    let d = Daemon::start("");
+    let s = d.json(&["status", "--json"]);
+    assert!(s["version"].as_str().unwrap().starts_with("nameway"), "{s}");
+    assert!(s["n_faces"].as_u64().unwrap() >= 1, "{s}");
+    assert!(s["n_fib_entries"].as_u64().unwrap() >= 1, "{s}");
+    assert!(s["current_timestamp_ms"].as_u64() >= s["start_timestamp_ms"].as_u64());
+    let text = d.nameway(&["status"]);
+    assert!(text.status.success());
+    assert!(String::from_utf8_lossy(&text.stdout).contains("nFibEntries"));
+}
+
+#[test]
+fn faces_are_created_listed_and_destroyed() {
+    let d = Daemon::start("");
+    let port = free_port();
+    let uri = format!("udp4://127.0.0.1:{port}");
+    let created = d.json(&["face", "create", &uri, "--json"]);
+    let id = created["face_id"].as_u64().unwrap();
+    assert_eq!(created["uri"], uri.as_str());
+    assert_eq!(created["persistency"], "persistent");
+    let faces = d.json(&["face", "list", "--json"]);
+    let face = array(&faces)
+        .iter()
+        .find(|f| f["face_id"] == id)
+        .unwrap_or_else(|| panic!("face {id} not listed: {faces}"));
+    assert_eq!(face["uri"], uri.as_str());
+    assert_eq!(face["scope"], "non-local");
+    assert_eq!(face["persistency"], "persistent");
+    // Creating it again is a conflict: exit 1 with the code and text.
+    let again = d.nameway(&["face", "create", &uri]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(stderr(&again).contains("409"), "{}", stderr(&again));
+    // A route toward it, by URI, then destroy it by id: its routes go too.
+    d.json(&["route", "add", "/via/udp", &uri, "--json"]);
+    let destroyed = d.json(&["face", "destroy", &id.to_string(), "--json"]);
+    assert_eq!(destroyed["face_id"], id);
+    let faces = d.json(&["face", "list", "--json"]);
+    assert!(!array(&faces).iter().any(|f| f["face_id"] == id), "{faces}");
+    let routes = d.json(&["route", "list", "--json"]);
+    assert!(!array(&routes).iter().any(|r| r["prefix"] == "/via/udp"));
+    let gone = d.nameway(&["face", "destroy", &id.to_string()]);
+    assert_eq!(gone.status.code(), Some(1));
+    assert!(
+        stderr(&gone).contains("nameway face list"),
+        "{}",
+        stderr(&gone)
+    );
+}
+
+#[test]
+fn routes_are_added_listed_and_removed() {
+    let d = Daemon::start("");
+    let port = free_port();
+    let created = d.json(&[
+        "face",
+        "create",
+        &format!("udp4://127.0.0.1:{port}"),
+        "--json",
+    ]);
+    let id = created["face_id"].as_u64().unwrap();
+    let ids = id.to_string();
+    let added = d.json(&[
+        "route",
+        "add",
+        "/test/route",
+        &ids,
+        "--cost",
+        "7",
+        "--expires",
+        "600000",
+        "--json",
+    ]);
+    assert_eq!(added["prefix"], "/test/route");
+    assert_eq!(added["face_id"], id);
+    assert_eq!(added["cost"], 7);
+    let routes = d.json(&["route", "list", "--json"]);
+    let r = array(&routes)
+        .iter()
+        .find(|r| r["prefix"] == "/test/route")
+        .unwrap_or_else(|| panic!("route not listed: {routes}"));
+    assert_eq!(r["face_id"], id);
+    assert_eq!(r["cost"], 7);
+    assert_eq!(r["origin"], 255);
+    assert_eq!(r["child_inherit"], true);
+    assert!(r["expires_ms"].as_u64().unwrap() <= 600_000);
+    let fib = d.json(&["route", "list", "--fib", "--json"]);
+    assert!(
+        array(&fib)
+            .iter()
+            .any(|h| h["prefix"] == "/test/route" && h["face_id"] == id && h["cost"] == 7),
+        "{fib}"
+    );
+    d.json(&["route", "remove", "/test/route", &ids, "--json"]);
+    let routes = d.json(&["route", "list", "--json"]);
+    assert!(!array(&routes).iter().any(|r| r["prefix"] == "/test/route"));
+    let fib = d.json(&["route", "list", "--fib", "--json"]);
+    assert!(!array(&fib).iter().any(|h| h["prefix"] == "/test/route"));
+    // Toward a face that does not exist.
+    let bad = d.nameway(&["route", "add", "/x", "999999"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stderr(&bad).contains("no face 999999"), "{}", stderr(&bad));
+}
+
+#[test]
+fn strategies_are_set_listed_and_unset() {
+    let d = Daemon::start("");
+    let set = d.json(&["strategy", "set", "/test/s", "multicast", "--json"]);
+    assert_eq!(set["prefix"], "/test/s");
+    let list = d.json(&["strategy", "list", "--json"]);
+    let choice = array(&list)
+        .iter()
+        .find(|c| c["prefix"] == "/test/s")
+        .unwrap_or_else(|| panic!("not listed: {list}"));
+    let strategy = choice["strategy"].as_str().unwrap();
+    assert!(
+        strategy.starts_with("/localhost/nfd/strategy/multicast/v="),
+        "{strategy}"
+    );
+    assert!(array(&list).iter().any(|c| c["prefix"] == "/"));
+    d.json(&["strategy", "unset", "/test/s", "--json"]);
+    let list = d.json(&["strategy", "list", "--json"]);
+    assert!(!array(&list).iter().any(|c| c["prefix"] == "/test/s"));
+    // Non-200 → exit 1 with the code and the text.
+    let bad = d.nameway(&["strategy", "set", "/test/s", "no-such-strategy"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let err = stderr(&bad);
+    assert!(err.contains("strategy-choice/set failed: 404"), "{err}");
+}
+
+#[test]
+fn content_store_is_configured_and_erased() {
+    let d = Daemon::start("");
+    let done = d.json(&["cs", "config", "--capacity", "1234", "--json"]);
+    assert_eq!(done["capacity"], 1234);
+    let info = d.json(&["cs", "info", "--json"]);
+    assert_eq!(info["capacity"], 1234);
+    assert_eq!(info["admit"], true);
+    assert_eq!(info["serve"], true);
+    let done = d.json(&["cs", "config", "--admit", "off", "--serve", "on", "--json"]);
+    assert_eq!(done["admit"], false);
+    let info = d.json(&["cs", "info", "--json"]);
+    assert_eq!(info["admit"], false);
+    assert_eq!(info["serve"], true);
+    assert_eq!(info["capacity"], 1234);
+    let erased = d.json(&["cs", "erase", "/nothing/here", "--json"]);
+    assert_eq!(erased["prefix"], "/nothing/here");
+    assert_eq!(erased["n_erased"], 0);
+}
+
+#[test]
+fn cached_data_is_erased() {
+    let d = Daemon::start("");
+    let mut poke = d.spawn(&["poke", "/cached/item", "-f", "60000"], b"payload");
+    d.wait_for_route("/cached/item");
+    assert!(d.nameway(&["peek", "/cached/item"]).status.success());
+    assert_eq!(poke.wait(10), Some(0));
+    // The producer is gone; the CS still answers, until erased.
+    let again = d.nameway(&["peek", "/cached/item", "--payload-only"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(again.stdout, b"payload");
+    let erased = d.json(&["cs", "erase", "/cached", "--json"]);
+    assert_eq!(erased["n_erased"], 1, "{erased}");
+    let after = d.nameway(&["peek", "/cached/item"]);
+    assert_eq!(after.status.code(), Some(4), "{}", stderr(&after));
+}
+
+#[test]
+fn ping_against_ping_server_loses_nothing() {
+    let d = Daemon::start("");
+    let server = d.spawn(&["ping-server", "/test/pinger", "--size", "100"], b"");
+    assert_eq!(server.next_line(20), "PING SERVER /test/pinger");
+    let summary = d.json(&[
+        "ping",
+        "/test/pinger",
+        "-c",
+        "10",
+        "-i",
+        "20",
+        "-n",
+        "100",
+        "--json",
+    ]);
+    assert_eq!(summary["transmitted"], 10, "{summary}");
+    assert_eq!(summary["received"], 10, "{summary}");
+    assert_eq!(summary["lost"], 0);
+    assert_eq!(summary["lost_percent"], 0.0);
+    let rtt = &summary["rtt_ms"];
+    assert!(rtt["min"].as_f64() <= rtt["avg"].as_f64());
+    assert!(rtt["avg"].as_f64() <= rtt["max"].as_f64());
+    // The server saw ndnping names: <prefix>/ping/<seq>.
+    for seq in 100..110 {
+        assert_eq!(server.next_line(5), format!("interest received: seq={seq}"));
+    }
+    // Text output, like ndnping's.
+    let out = d.nameway(&["ping", "/test/pinger", "-c", "3", "-i", "10", "-n", "7"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("PING /test/pinger\n"), "{text}");
+    assert!(
+        text.contains("content from /test/pinger: seq=7 time="),
+        "{text}"
+    );
+    assert!(text.contains("3 packets transmitted, 3 received"), "{text}");
+    assert!(text.contains("rtt min/avg/max/mdev = "), "{text}");
+}
+
+#[test]
+fn ping_without_a_server_is_nacked() {
+    let d = Daemon::start("");
+    let out = d.nameway(&["ping", "/nobody", "-c", "2", "-i", "10", "-n", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("nack from /nobody: seq=1 time="), "{text}");
+    assert!(text.contains("reason=NoRoute"), "{text}");
+    assert!(text.contains("2 nacked"), "{text}");
+}
+
+#[test]
+fn peek_and_poke_round_trip() {
+    let d = Daemon::start("");
+    let content = b"hello from poke\n";
+    let mut poke = d.spawn(&["poke", "/test/poke/item", "-f", "1000"], content);
+    d.wait_for_route("/test/poke/item");
+    let out = d.nameway(&["peek", "/test/poke/item", "--payload-only"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(out.stdout, content);
+    assert_eq!(poke.wait(10), Some(0));
+    // Without --payload-only: the whole Data, which `nameway dissect` reads.
+    let mut poke = d.spawn(&["poke", "/test/other/whole"], b"abc");
+    d.wait_for_route("/test/other/whole");
+    let out = d.nameway(&["peek", "/test/other", "-p", "--hex"]);
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "no route for the shorter /test/other, nothing cached under it"
+    );
+    let out = d.nameway(&["peek", "/test/other/whole", "--hex"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let tree = run(&["dissect".to_owned(), "--hex".to_owned()], &out.stdout);
+    assert!(tree.status.success(), "{}", stderr(&tree));
+    let tree = String::from_utf8_lossy(&tree.stdout);
+    assert!(tree.contains("/test/other/whole"), "{tree}");
+    assert_eq!(poke.wait(10), Some(0));
+}
+
+#[test]
+fn poke_gives_up_after_its_timeout() {
+    let d = Daemon::start("");
+    let mut poke = d.spawn(&["poke", "/test/nobody/asks", "-w", "300"], b"x");
+    assert_eq!(poke.wait(20), Some(3));
+}
+
+#[test]
+fn peek_without_route_exits_4_with_noroute() {
+    let d = Daemon::start("");
+    let out = d.nameway(&["peek", "/no/route/here"]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stderr(&out).contains("NoRoute"), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn peek_timeout_exits_3() {
+    let d = Daemon::start("");
+    // A route toward a UDP face where nobody answers: the Interest times out.
+    let port = free_port();
+    let created = d.json(&[
+        "face",
+        "create",
+        &format!("udp4://127.0.0.1:{port}"),
+        "--json",
+    ]);
+    let id = created["face_id"].as_u64().unwrap().to_string();
+    d.json(&["route", "add", "/silent", &id, "--json"]);
+    let out = d.nameway(&["peek", "/silent/x", "-l", "300"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("timeout"), "{}", stderr(&out));
+}
+
+#[test]
+fn management_over_tcp_works_and_over_udp_explains_why_not() {
+    let d = Daemon::start("");
+    let tcp = format!("tcp://127.0.0.1:{}", d.tcp);
+    let out = run(
+        &[
+            "--transport".to_owned(),
+            tcp,
+            "cs".to_owned(),
+            "info".to_owned(),
+            "--json".to_owned(),
+        ],
+        b"",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let udp = format!("udp://127.0.0.1:{}", d.udp);
+    let out = run(&["--transport".to_owned(), udp, "status".to_owned()], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("not a local face"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_burst_of_ten_thousand_interests_completes() {
+    let d = Daemon::start("");
+    let pid = d.child.id().to_string();
+    let report = d.json(&[
+        "bench",
+        "--interests",
+        "10000",
+        "--window",
+        "8",
+        "--runs",
+        "1",
+        "--daemon-pid",
+        &pid,
+        "--json",
+    ]);
+    let r = &report["results"][0];
+    assert_eq!(r["consumers"], 1);
+    assert_eq!(r["completed"], 10_000, "{report}");
+    assert_eq!(r["nacks"], 0);
+    assert_eq!(r["timeouts"], 0);
+    assert_eq!(
+        r["producer_answered"], 10_000,
+        "unique names: no cache hits"
+    );
+    assert!(r["median_exchanges_per_s"].as_f64().unwrap() > 0.0);
+    assert!(
+        r["daemon_cpu_us_per_exchange"].as_f64().is_some(),
+        "{report}"
+    );
+    assert_eq!(report["daemon_pid"], d.child.id());
+}
+
+#[test]
+fn bench_over_udp_with_a_local_producer_and_cache_hits() {
+    let d = Daemon::start("");
+    let udp = format!("udp://127.0.0.1:{}", d.udp);
+    let args = [
+        "--transport",
+        &udp,
+        "bench",
+        "--producer-transport",
+        &d.transport(),
+        "--consumers",
+        "1,2",
+        "--interests",
+        "2000",
+        "--window",
+        "4",
+        "--runs",
+        "1",
+        "--json",
+    ];
+    let out = run(&args.map(str::to_owned), b"");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["transport"], udp.as_str());
+    for r in array(&report["results"]) {
+        assert_eq!(r["completed"], 2000, "{report}");
+    }
+    // The pool is fetched once in the warm-up; the measured run is served by the CS.
+    let report = d.json(&[
+        "bench",
+        "--cache-hit",
+        "--interests",
+        "2000",
+        "--window",
+        "4",
+        "--runs",
+        "1",
+        "--json",
+    ]);
+    let r = &report["results"][0];
+    assert_eq!(r["completed"], 2000, "{report}");
+    assert_eq!(r["producer_answered"], 0, "{report}");
+    // A UDP consumer transport alone cannot register the producer: say what to do.
+    let out = run(
+        &[
+            "--transport".to_owned(),
+            udp,
+            "bench".to_owned(),
+            "--producer-transport".to_owned(),
+            format!("udp://127.0.0.1:{}", d.udp),
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("--producer-transport unix://"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_list_right_after_a_change_is_not_served_stale_from_the_cache() {
+    let d = Daemon::start("");
+    // Datasets are fresh for 1 s in the Content Store: list, change, list again at once.
+    let before = d.json(&["face", "list", "--json"]);
+    let port = free_port();
+    let uri = format!("udp4://127.0.0.1:{port}");
+    let id = d.json(&["face", "create", &uri, "--json"])["face_id"].clone();
+    let after = d.json(&["face", "list", "--json"]);
+    assert!(!array(&before).iter().any(|f| f["face_id"] == id));
+    assert!(array(&after).iter().any(|f| f["face_id"] == id), "{after}");
+}
+
+#[test]
+fn datasets_of_several_segments_are_fetched_whole() {
+    // 300 static routes: rib/list and fib/list are over 8000 bytes, so several segments.
+    let mut config = String::from("[[face]]\nuri = \"udp4://127.0.0.1:9\"\n");
+    for i in 0..300 {
+        config.push_str(&format!(
+            "[[route]]\nprefix = \"/segmented/dataset/with/a/long/name/{i}\"\nface = \"udp4://127.0.0.1:9\"\n"
+        ));
+    }
+    let d = Daemon::start(&config);
+    let routes = d.json(&["route", "list", "--json"]);
+    let listed = array(&routes)
+        .iter()
+        .filter(|r| r["prefix"].as_str().unwrap().starts_with("/segmented/"))
+        .count();
+    assert_eq!(listed, 300);
+    let fib = d.json(&["route", "list", "--fib", "--json"]);
+    assert!(array(&fib).len() > 300, "{}", array(&fib).len());
+    let s = d.json(&["status", "--json"]);
+    assert_eq!(s["n_rib_entries"], 300);
+    assert_eq!(s["n_routes"], 300);
+}
