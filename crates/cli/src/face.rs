@@ -179,7 +179,25 @@ async fn create(c: &mut Client, args: &CreateArgs) -> anyhow::Result<()> {
         mtu: args.mtu,
         ..ControlParameters::default()
     };
-    let created = FaceChange::from(&c.command_ok("faces", "create", &params).await?);
+    let response = c.command("faces", "create", &params).await?;
+    if response.status_code == 409 {
+        // The daemon names the existing face, as NFD does; say which one (nfdc: face-exists).
+        let existing = response.parameters().ok().flatten().and_then(|p| p.face_id);
+        anyhow::bail!(
+            "faces/create failed: 409 {}: face exists id={}",
+            response.status_text,
+            existing.map_or_else(|| "?".to_owned(), |id| id.to_string())
+        );
+    }
+    if response.status_code != 200 {
+        anyhow::bail!(
+            "faces/create failed: {} {}",
+            response.status_code,
+            response.status_text
+        );
+    }
+    let body = response.parameters().ok().flatten().unwrap_or_default();
+    let created = FaceChange::from(&body);
     if args.out.json {
         return print_json(&created);
     }

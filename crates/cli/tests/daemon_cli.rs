@@ -116,6 +116,11 @@ fn faces_are_created_listed_and_destroyed() {
     let again = d.nameway(&["face", "create", &uri]);
     assert_eq!(again.status.code(), Some(1));
     assert!(stderr(&again).contains("409"), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains(&format!("face exists id={id}")),
+        "{}",
+        stderr(&again)
+    );
     // A route toward it, by URI, then destroy it by id: its routes go too.
     d.json(&["route", "add", "/via/udp", &uri, "--json"]);
     let destroyed = d.json(&["face", "destroy", &id.to_string(), "--json"]);

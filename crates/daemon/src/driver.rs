@@ -25,6 +25,8 @@ struct Created {
     interest: nameway_wire::Interest,
     params: nameway_wire::mgmt::ControlParameters,
     result: Result<nameway_face::FaceInfo, nameway_face::FaceError>,
+    /// The face that already exists, when `result` is `Exists`.
+    existing: Option<nameway_face::FaceInfo>,
 }
 
 /// A running daemon's core loop.
@@ -217,18 +219,26 @@ impl Driver {
         let faces = self.faces.clone();
         let tx = self.created_tx.clone();
         tokio::spawn(async move {
-            let result = match FaceUri::canonize(&uri).await {
+            let (result, existing) = match FaceUri::canonize(&uri).await {
                 Ok(u) => match faces.create(&u, persistency).await {
-                    Ok(id) => faces.info(id).ok_or(nameway_face::FaceError::ShuttingDown),
-                    Err(e) => Err(e),
+                    Ok(id) => (
+                        faces.info(id).ok_or(nameway_face::FaceError::ShuttingDown),
+                        None,
+                    ),
+                    // A 409 names the existing face, as NFD's does.
+                    Err(nameway_face::FaceError::Exists(id)) => {
+                        (Err(nameway_face::FaceError::Exists(id)), faces.info(id))
+                    }
+                    Err(e) => (Err(e), None),
                 },
-                Err(e) => Err(nameway_face::FaceError::Uri(e)),
+                Err(e) => (Err(nameway_face::FaceError::Uri(e)), None),
             };
             let _ = tx
                 .send(Created {
                     interest,
                     params,
                     result,
+                    existing,
                 })
                 .await;
         });
@@ -267,7 +277,7 @@ impl Driver {
                     if let Ok(info) = &c.result {
                         self.face_up(info);
                     }
-                    if let Outcome::Reply(data) = self.mgmt.face_created(&c.interest, &c.params, c.result) {
+                    if let Outcome::Reply(data) = self.mgmt.face_created(&c.interest, &c.params, c.result, c.existing.as_ref()) {
                         self.inject_from_internal(data);
                     }
                 }

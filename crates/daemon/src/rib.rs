@@ -44,6 +44,8 @@ pub struct FibUpdate {
 #[derive(Debug, Default)]
 pub struct Rib {
     entries: BTreeMap<Name, Vec<Route>>,
+    /// The earliest expiry, recomputed after every change (the driver asks every loop turn).
+    next_expiry: Option<Instant>,
 }
 
 impl Rib {
@@ -55,12 +57,22 @@ impl Rib {
     /// Adds or replaces the route keyed by (name, face, origin); returns the FIB changes.
     pub fn register(&mut self, name: &Name, route: Route) -> Vec<FibUpdate> {
         let routes = self.entries.entry(name.clone()).or_default();
-        match routes
+        let expires = route.expires;
+        let old = match routes
             .iter_mut()
             .find(|r| r.face == route.face && r.origin == route.origin)
         {
-            Some(r) => *r = route,
-            None => routes.push(route),
+            Some(r) => std::mem::replace(r, route).expires,
+            None => {
+                routes.push(route);
+                None
+            }
+        };
+        if old.is_some() {
+            // A refreshed route may have held the earliest expiry.
+            self.recompute_next_expiry();
+        } else if let Some(e) = expires {
+            self.next_expiry = Some(self.next_expiry.map_or(e, |n| n.min(e)));
         }
         self.updates_under(name)
     }
@@ -76,6 +88,7 @@ impl Rib {
         if routes.len() == before {
             return Vec::new();
         }
+        self.recompute_next_expiry();
         self.updates_under(name)
     }
 
@@ -86,16 +99,24 @@ impl Rib {
 
     /// Removes routes that expired at or before `now`; returns the FIB changes.
     pub fn expire(&mut self, now: Instant) -> Vec<FibUpdate> {
+        if self.next_expiry.is_none_or(|e| e > now) {
+            return Vec::new();
+        }
         self.remove_where(|r| r.expires.is_some_and(|e| e <= now))
     }
 
-    /// The earliest route expiry.
+    /// The earliest route expiry. O(1): kept up to date by every change.
     pub fn next_expiry(&self) -> Option<Instant> {
-        self.entries
+        self.next_expiry
+    }
+
+    fn recompute_next_expiry(&mut self) {
+        self.next_expiry = self
+            .entries
             .values()
             .flatten()
             .filter_map(|r| r.expires)
-            .min()
+            .min();
     }
 
     /// Every entry, in canonical name order.
@@ -123,6 +144,9 @@ impl Rib {
                 (routes.len() != before).then(|| name.clone())
             })
             .collect();
+        if !touched.is_empty() {
+            self.recompute_next_expiry();
+        }
         let mut out: Vec<FibUpdate> = Vec::new();
         for name in touched {
             for u in self.updates_under(&name) {
@@ -277,5 +301,21 @@ mod tests {
         let u = rib.expire(t0 + Duration::from_secs(10));
         assert_eq!(hops(&u, "/e"), Some(vec![]));
         assert_eq!(rib.next_expiry(), None);
+    }
+
+    #[test]
+    fn refreshing_a_route_moves_its_expiry() {
+        let t0 = Instant::now();
+        let mut rib = Rib::new();
+        let mut r = route(5, 0, 0);
+        r.expires = Some(t0 + Duration::from_secs(10));
+        rib.register(&n("/e"), r.clone());
+        r.expires = Some(t0 + Duration::from_secs(60));
+        rib.register(&n("/e"), r);
+        assert_eq!(rib.next_expiry(), Some(t0 + Duration::from_secs(60)));
+        assert!(rib.expire(t0 + Duration::from_secs(30)).is_empty());
+        assert_eq!(rib.len(), 1);
+        rib.register(&n("/f"), route(6, 0, 0));
+        assert_eq!(rib.next_expiry(), Some(t0 + Duration::from_secs(60)));
     }
 }

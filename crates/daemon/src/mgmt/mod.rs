@@ -390,11 +390,14 @@ impl Management {
         interest: &Interest,
         params: &ControlParameters,
         result: Result<FaceInfo, nameway_face::FaceError>,
+        existing: Option<&FaceInfo>,
     ) -> Outcome {
         match result {
             Ok(info) => self.respond(interest, 200, "OK", &face_params(&info)),
             Err(nameway_face::FaceError::Exists(_)) => {
-                self.respond(interest, 409, "Face exists", params)
+                // NFD answers with the existing face, which nfdc prints as face-exists id=N.
+                let body = existing.map_or_else(|| params.clone(), face_params);
+                self.respond(interest, 409, "Face exists", &body)
             }
             Err(nameway_face::FaceError::UnsupportedScheme | nameway_face::FaceError::Uri(_)) => {
                 self.respond(interest, 406, "Unsupported protocol", params)
