@@ -79,6 +79,10 @@ pub struct ForwarderConfig {
     pub dnl_capacity: usize,
     /// Seed of the forwarder's generator; absent means random.
     pub seed: Option<u64>,
+    /// Face I/O threads: 0 (the default) runs faces and the forwarder on one thread, which
+    /// avoids a cross-thread wake-up per packet (measured: 4.4 instead of 15.7 µs of daemon CPU
+    /// per exchange); N runs face I/O on N worker threads with the forwarder on its own.
+    pub io_threads: usize,
 }
 
 /// `[cs]`.
@@ -169,6 +173,7 @@ impl Default for ForwarderConfig {
             pit_capacity: 1 << 20,
             dnl_capacity: 1 << 18,
             seed: None,
+            io_threads: 0,
         }
     }
 }
@@ -260,6 +265,7 @@ mod tests {
         assert_eq!(c.faces.tcp, d.faces.tcp);
         assert_eq!(c.faces.udp_mtu, d.faces.udp_mtu);
         assert_eq!(c.forwarder.rx_burst, d.forwarder.rx_burst);
+        assert_eq!(c.forwarder.io_threads, d.forwarder.io_threads);
         assert_eq!(c.cs.capacity, d.cs.capacity);
         assert_eq!(c.mgmt.signature_grace_ms, d.mgmt.signature_grace_ms);
         assert!(c.validate().is_ok());

@@ -59,11 +59,18 @@ fn main() -> anyhow::Result<()> {
             .with_ansi(false)
             .init();
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the runtime")?;
+    // io_threads = 0: faces and the forwarder share one thread (no cross-thread wake-up per
+    // packet); N > 0: N I/O worker threads, the forwarder on the main thread.
+    let rt = match config.forwarder.io_threads {
+        0 => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        n => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(n)
+            .enable_all()
+            .build(),
+    }
+    .context("cannot start the runtime")?;
     rt.block_on(async move {
         // Install the handlers before opening listeners, so an early SIGTERM is not fatal.
         let mut term = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
