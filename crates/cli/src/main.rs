@@ -6,6 +6,10 @@
 //! `NDN_CLIENT_TRANSPORT`, then client.conf, then `unix:///run/nfd/nfd.sock`). `anyhow` is used
 //! here and in those modules only: the libraries have typed errors.
 
+// Doc comments in this binary are clap's --help text, written for a terminal: `<prefix>` and
+// `[:port]` are literal there, not HTML or intra-doc links.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+
 use std::future::Future;
 use std::process::ExitCode;
 
