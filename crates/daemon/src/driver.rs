@@ -6,6 +6,7 @@
 //! management, whose replies go back into the forwarder; the rest go to the face system's
 //! per-face queues, which drop (and count) instead of blocking.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -41,6 +42,10 @@ pub struct Driver {
     rx_burst: usize,
 }
 
+fn is_v6_loopback(a: &SocketAddr) -> bool {
+    a.is_ipv6() && a.ip().is_loopback()
+}
+
 /// Builds the face-system configuration from ours.
 pub fn face_config(config: &Config) -> FaceSystemConfig {
     let mut fc = FaceSystemConfig::default();
@@ -62,9 +67,22 @@ impl Driver {
     /// # Errors
     /// A listener cannot be opened, or a static face cannot be created.
     pub async fn start(config: &Config) -> anyhow::Result<Self> {
-        let (faces, events) = FaceSystem::start(face_config(config))
-            .await
-            .context("cannot open the listeners")?;
+        let fc = face_config(config);
+        let (faces, events) = match FaceSystem::start(fc.clone()).await {
+            Ok(started) => started,
+            // A host without IPv6 cannot bind the default [::1] listeners: keep the others (NFD
+            // likewise skips IPv6 when the host has none). Other addresses must bind.
+            Err(e) if fc.tcp.iter().chain(&fc.udp).any(is_v6_loopback) => {
+                tracing::warn!(error = %e, "[::1] listeners failed; retrying without them");
+                let mut v4 = fc;
+                v4.tcp.retain(|a| !is_v6_loopback(a));
+                v4.udp.retain(|a| !is_v6_loopback(a));
+                FaceSystem::start(v4)
+                    .await
+                    .context("cannot open the listeners")?
+            }
+            Err(e) => return Err(anyhow::Error::new(e).context("cannot open the listeners")),
+        };
         let seed = config.forwarder.seed.unwrap_or_else(|| {
             use std::hash::{BuildHasher, RandomState};
             RandomState::new().hash_one(0u8)
