@@ -11,6 +11,33 @@ use crate::error::CryptoError;
 use crate::forro14::{check_counter, Forro14, BLOCK_LEN};
 use crate::provider::{PayloadCipher, Tag};
 
+/// Seal and open of an unauthenticated stream suite: the keystream from block 0 applied in
+/// place, no tag (and an empty tag required on open). The same for every stream suite.
+macro_rules! stream_seal_open {
+    () => {
+        fn seal_in_place_detached(
+            &self,
+            nonce: &[u8],
+            _aad: &[u8],
+            buf: &mut [u8],
+        ) -> Result<Tag, CryptoError> {
+            self.apply_keystream(nonce, 0, buf)?;
+            Ok(Tag::EMPTY)
+        }
+
+        fn open_in_place_detached(
+            &self,
+            nonce: &[u8],
+            _aad: &[u8],
+            buf: &mut [u8],
+            tag: &[u8],
+        ) -> Result<(), CryptoError> {
+            expect_empty_tag(tag)?;
+            self.apply_keystream(nonce, 0, buf)
+        }
+    };
+}
+
 /// `chacha20`: RustCrypto ChaCha20 with the IETF layout (96-bit nonce,
 /// 32-bit block counter).
 pub(crate) struct ChaCha20Cipher {
@@ -30,26 +57,7 @@ impl PayloadCipher for ChaCha20Cipher {
         Suite::ChaCha20
     }
 
-    fn seal_in_place_detached(
-        &self,
-        nonce: &[u8],
-        _aad: &[u8],
-        buf: &mut [u8],
-    ) -> Result<Tag, CryptoError> {
-        self.apply_keystream(nonce, 0, buf)?;
-        Ok(Tag::EMPTY)
-    }
-
-    fn open_in_place_detached(
-        &self,
-        nonce: &[u8],
-        _aad: &[u8],
-        buf: &mut [u8],
-        tag: &[u8],
-    ) -> Result<(), CryptoError> {
-        expect_empty_tag(tag)?;
-        self.apply_keystream(nonce, 0, buf)
-    }
+    stream_seal_open!();
 
     fn apply_keystream(
         &self,
@@ -104,26 +112,7 @@ impl PayloadCipher for Forro14Cipher {
         Suite::Forro14
     }
 
-    fn seal_in_place_detached(
-        &self,
-        nonce: &[u8],
-        _aad: &[u8],
-        buf: &mut [u8],
-    ) -> Result<Tag, CryptoError> {
-        self.apply_keystream(nonce, 0, buf)?;
-        Ok(Tag::EMPTY)
-    }
-
-    fn open_in_place_detached(
-        &self,
-        nonce: &[u8],
-        _aad: &[u8],
-        buf: &mut [u8],
-        tag: &[u8],
-    ) -> Result<(), CryptoError> {
-        expect_empty_tag(tag)?;
-        self.apply_keystream(nonce, 0, buf)
-    }
+    stream_seal_open!();
 
     fn apply_keystream(
         &self,
