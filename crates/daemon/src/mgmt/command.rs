@@ -16,10 +16,10 @@ use std::collections::{HashMap, VecDeque};
 
 use bytes::Bytes;
 use nameway_wire::mgmt::ControlParameters;
-use nameway_wire::security::DigestSha256;
+use nameway_wire::security::{verify_interest_wire, DigestSha256};
 use nameway_wire::signature::signature_type;
 use nameway_wire::tlv::{self, types};
-use nameway_wire::{Interest, KeyLocator, Name, SignatureInfo, Verifier};
+use nameway_wire::{Interest, InterestView, KeyLocator, Name, SignatureInfo, Verifier};
 use sha2::{Digest, Sha256};
 
 /// How a command was signed.
@@ -71,7 +71,7 @@ const PREFIXES: [&[u8]; 2] = [b"localhost", b"localhop"];
 ///
 /// # Errors
 /// [`Refusal`] saying how to answer.
-pub fn parse(interest: &Interest) -> Result<Command, Refusal> {
+pub fn parse(interest: &Interest, wire: &Bytes) -> Result<Command, Refusal> {
     let name = &interest.name;
     let comp = |i: usize| name.get(i).map(|c| c.value());
     let scope_ok = comp(0).is_some_and(|c| PREFIXES.contains(&c)) && comp(1) == Some(b"nfd");
@@ -103,7 +103,7 @@ pub fn parse(interest: &Interest) -> Result<Command, Refusal> {
         nonce: None,
     };
     if let (Some(info), Some(_)) = (&interest.signature_info, &interest.signature_value) {
-        check_signed_interest(interest, info, &mut cmd)?;
+        check_signed_interest(wire, info, &mut cmd)?;
     } else if has_params && name.len() == 9 {
         check_command_interest(name, &mut cmd)?;
     }
@@ -111,13 +111,14 @@ pub fn parse(interest: &Interest) -> Result<Command, Refusal> {
 }
 
 fn check_signed_interest(
-    interest: &Interest,
+    wire: &Bytes,
     info: &SignatureInfo,
     cmd: &mut Command,
 ) -> Result<(), Refusal> {
     if info.signature_type == signature_type::DIGEST_SHA256 {
-        interest
-            .verify(&DigestSha256)
+        // Over the bytes as received, not a re-encoding of the decoded fields.
+        let view = InterestView::new_checked(wire.clone()).map_err(|_| Refusal::Malformed)?;
+        verify_interest_wire(&view, &DigestSha256)
             .map_err(|_| Refusal::Unauthorized("bad digest"))?;
     }
     cmd.format = Format::SignedInterest;
@@ -240,8 +241,9 @@ mod tests {
             (APPV2, Format::SignedInterest),
             (LEGACY, Format::CommandInterest),
         ] {
-            let i = Interest::decode(&b(hex_str)).unwrap();
-            let cmd = parse(&i).unwrap();
+            let wire = b(hex_str);
+            let i = Interest::decode(&wire).unwrap();
+            let cmd = parse(&i, &wire).unwrap();
             assert_eq!(
                 (cmd.module.as_str(), cmd.verb.as_str()),
                 ("rib", "register")
@@ -269,20 +271,27 @@ mod tests {
             .unwrap()
             + 5;
         wire[pos] ^= 1;
-        let i = Interest::decode(&Bytes::from(wire)).unwrap();
-        assert_eq!(parse(&i).unwrap_err(), Refusal::Unauthorized("bad digest"));
+        let wire = Bytes::from(wire);
+        let i = Interest::decode(&wire).unwrap();
+        assert_eq!(
+            parse(&i, &wire).unwrap_err(),
+            Refusal::Unauthorized("bad digest")
+        );
     }
 
     #[test]
     fn unsigned_and_foreign_names() {
         let i = Interest::new("/localhost/nfd/faces/list".parse().unwrap());
-        let cmd = parse(&i).unwrap();
+        let cmd = parse(&i, &i.encode()).unwrap();
         assert_eq!(cmd.format, Format::Unsigned);
         assert!(!cmd.has_params);
         assert!(ReplayGuard::new(1).check(0, &cmd).is_err());
         let other = Interest::new("/example/nfd/rib/register".parse().unwrap());
-        assert_eq!(parse(&other).unwrap_err(), Refusal::NotManagement);
+        assert_eq!(
+            parse(&other, &other.encode()).unwrap_err(),
+            Refusal::NotManagement
+        );
         let bad = Interest::new("/localhost/nfd/rib/register/%68%01".parse().unwrap());
-        assert_eq!(parse(&bad).unwrap_err(), Refusal::Malformed);
+        assert_eq!(parse(&bad, &bad.encode()).unwrap_err(), Refusal::Malformed);
     }
 }

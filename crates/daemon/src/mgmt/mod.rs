@@ -125,7 +125,7 @@ impl Management {
         let Ok(interest) = Interest::decode(&interest_wire) else {
             return Outcome::Nothing;
         };
-        self.on_interest(fw, faces, now, interest, incoming)
+        self.on_interest(fw, faces, now, interest, &interest_wire, incoming)
     }
 
     fn on_interest(
@@ -134,6 +134,7 @@ impl Management {
         faces: &FaceSystem,
         now: Instant,
         interest: Interest,
+        wire: &Bytes,
         incoming: Option<u64>,
     ) -> Outcome {
         if dataset::names_a_segment(&interest.name) {
@@ -142,7 +143,7 @@ impl Management {
                 .lookup(now, &interest)
                 .map_or(Outcome::Nothing, Outcome::Reply);
         }
-        let cmd = match command::parse(&interest) {
+        let cmd = match command::parse(&interest, wire) {
             Ok(cmd) => cmd,
             Err(Refusal::NotManagement) => return Outcome::Nothing,
             Err(Refusal::Malformed) => {
