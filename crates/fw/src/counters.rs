@@ -160,7 +160,7 @@ pub struct ForwarderCounters {
 /// PIT counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PitCounters {
-    /// Entries now (pending and recently satisfied).
+    /// Entries now (pending Interests).
     pub entries: usize,
     /// Entry cap.
     pub capacity: usize,
@@ -226,6 +226,9 @@ pub struct ForwarderStatus {
     pub n_strategy_choice_entries: usize,
     /// Dead-nonce list records.
     pub n_dead_nonces: usize,
+    /// Straggler records: (name, Nonce) of recently satisfied Interests, kept for
+    /// `Config::straggler_time`.
+    pub n_straggler_nonces: usize,
     /// Packet counters.
     pub counters: ForwarderCounters,
     /// PIT counters.

@@ -30,8 +30,8 @@ pub struct Config {
     /// The keyed name hasher; `None` uses [`NameHasher::process()`]. Tests fix a seed to be
     /// reproducible; shards of one process must share the hasher.
     pub hasher: Option<NameHasher>,
-    /// Most PIT entries (pending and recently satisfied); an Interest that needs one more is
-    /// dropped ([`DropReason::PitFull`]).
+    /// Most PIT entries (pending Interests); an Interest that needs one more is dropped
+    /// ([`DropReason::PitFull`]). Also the most straggler records.
     pub pit_capacity: usize,
     /// Content store capacity in packets (NFD: 65,536).
     pub cs_capacity: usize,
@@ -39,7 +39,8 @@ pub struct Config {
     pub dnl_capacity: usize,
     /// Lifetime of a dead-nonce list record (NFD: 6 s).
     pub dnl_lifetime: Duration,
-    /// How long a satisfied PIT entry lingers so that a late duplicate is still recognised.
+    /// How long the Nonces a satisfied PIT entry sent upstream are remembered so that a late
+    /// duplicate (a straggler) is still recognised as a loop (NFD's straggler timer).
     pub straggler_time: Duration,
     /// Most PIT expirations one [`Forwarder::handle_timeout`] call processes (bounded work;
     /// the rest are due at once in [`Forwarder::poll_timeout`]).
@@ -105,6 +106,9 @@ pub struct Forwarder {
     pub(crate) cs_admit: bool,
     pub(crate) cs_serve: bool,
     pub(crate) dnl: DeadNonceList,
+    /// (name, Nonce) of the Interests that satisfied entries sent upstream, kept for
+    /// [`Config::straggler_time`].
+    pub(crate) stragglers: DeadNonceList,
     pub(crate) strategy_choice: StrategyChoice,
     pub(crate) registry: StrategyRegistry,
     pub(crate) out: Outbox,
@@ -142,6 +146,7 @@ impl Forwarder {
             cs_admit: true,
             cs_serve: true,
             dnl: DeadNonceList::new(config.dnl_lifetime, config.dnl_capacity),
+            stragglers: DeadNonceList::new(config.straggler_time, config.pit_capacity),
             strategy_choice: StrategyChoice::new(&hasher, root),
             registry,
             out: Outbox::default(),
@@ -283,6 +288,7 @@ impl Forwarder {
             self.on_interest_finalize(now, id);
         }
         self.dnl.expire(now);
+        self.stragglers.expire(now);
     }
 
     /// The next packet to send, if any.
@@ -460,6 +466,7 @@ impl Forwarder {
             n_cs_entries: self.cs.len(),
             n_strategy_choice_entries: self.strategy_choice.len(),
             n_dead_nonces: self.dnl.len(),
+            n_straggler_nonces: self.stragglers.len(),
             counters: self.out.counters,
             pit: self.pit.counters(),
             fib: FibCounters {

@@ -297,6 +297,7 @@ impl World {
         prop_assert!(st.n_pit_entries <= PIT_CAP);
         prop_assert!(st.n_cs_entries <= CS_CAP);
         prop_assert!(st.n_dead_nonces <= DNL_CAP);
+        prop_assert!(st.n_straggler_nonces <= PIT_CAP);
         prop_assert!(self.fw.pit_timer_len() <= 2 * st.n_pit_entries + 65);
         if st.n_pit_entries > 0 {
             prop_assert!(

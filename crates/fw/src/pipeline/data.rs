@@ -100,24 +100,24 @@ impl Forwarder {
         }
     }
 
-    /// Marks an entry satisfied: dead-nonce list insert as NFD does (only for MustBeFresh
-    /// Interests whose Data goes stale before the list forgets), downstreams forgotten, the
-    /// out-records (the Nonces that left) kept for a straggler interval so that a copy of the
-    /// Interest coming back late is still recognised as a loop.
+    /// Satisfies an entry: dead-nonce list insert as NFD does (only for MustBeFresh Interests
+    /// whose Data goes stale before the list forgets); the Nonces that left upstream kept for
+    /// the straggler time, so that a copy of the Interest coming back late is still recognised
+    /// as a loop; the entry itself removed at once (while its memory is still in cache).
     fn satisfy(&mut self, now: Time, id: PitEntryId, data: &DataView) {
         let fresh_for = Duration::from_millis(data.freshness_period_ms());
-        let Some(entry) = self.pit.get_mut(id) else {
+        let Some(entry) = self.pit.get(id) else {
             return;
         };
-        if entry.interest().must_be_fresh() && fresh_for < self.dnl.lifetime() {
-            for r in entry.out_records() {
+        let to_dnl = entry.interest().must_be_fresh() && fresh_for < self.dnl.lifetime();
+        for r in entry.out_records() {
+            if to_dnl {
                 self.dnl.add(now, entry.name_hash(), r.nonce());
             }
+            self.stragglers.add(now, entry.name_hash(), r.nonce());
         }
-        entry.mark_satisfied();
         self.out.counters.n_satisfied_interests += 1;
-        self.pit
-            .set_straggler_expiry(id, now + self.config.straggler_time);
+        self.pit.remove(id);
     }
 
     /// NFD `onDataUnsolicited` with the default policy: drop (and do not cache).

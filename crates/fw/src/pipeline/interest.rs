@@ -47,7 +47,7 @@ impl Forwarder {
         let nonce = interest.nonce().unwrap_or(0);
         let hashes = self.hasher.prefix_hashes(interest.name());
         let hash = hashes.full();
-        if self.dnl.has(now, hash, nonce) {
+        if self.dnl.has(now, hash, nonce) || self.stragglers.has(now, hash, nonce) {
             self.on_interest_loop(ingress, p2p, &interest, &hashes, lp.pit_token);
             return;
         }
@@ -61,15 +61,11 @@ impl Forwarder {
                     return;
                 }
                 if !entry.has_in_records() {
-                    // Nobody waits (a recently satisfied entry): the content store may answer.
+                    // Nobody waits (every downstream was answered with a Nack or left): the
+                    // content store may answer.
                     if let Some(data) = self.content_store_lookup(&interest, &hashes, now) {
                         self.on_content_store_hit(ingress, lp.pit_token, data);
                         return;
-                    }
-                    if let Some(entry) = self.pit.get_mut(id) {
-                        if entry.is_satisfied() {
-                            entry.reset();
-                        }
                     }
                 }
                 if let Some(entry) = self.pit.get_mut(id) {
@@ -192,20 +188,19 @@ impl Forwarder {
         }
     }
 
-    /// NFD `onInterestFinalize`: counts the outcome, records the Nonces sent upstream of an
-    /// unsatisfied entry in the dead-nonce list, removes the entry.
+    /// NFD `onInterestFinalize` for an entry that leaves unsatisfied (expired or rejected):
+    /// counts it, records the Nonces sent upstream in the dead-nonce list, removes the entry.
+    /// (Satisfied entries leave in `satisfy`.)
     pub(crate) fn on_interest_finalize(&mut self, now: Time, id: PitEntryId) {
         let Some(entry) = self.pit.get(id) else {
             return;
         };
-        if !entry.is_satisfied() {
-            self.out.counters.n_unsatisfied_interests += 1;
-            for r in entry.out_records() {
-                self.dnl.add(now, entry.name_hash(), r.nonce());
-            }
-            if let Some(s) = self.strategy_choice.instance_mut(entry.strategy) {
-                s.on_interest_expiry(entry);
-            }
+        self.out.counters.n_unsatisfied_interests += 1;
+        for r in entry.out_records() {
+            self.dnl.add(now, entry.name_hash(), r.nonce());
+        }
+        if let Some(s) = self.strategy_choice.instance_mut(entry.strategy) {
+            s.on_interest_expiry(entry);
         }
         self.pit.remove(id);
     }

@@ -39,9 +39,8 @@ impl Forwarder {
         let id = self.pit.find(&interest, hashes.full());
         let entry = id.and_then(|id| self.pit.get_mut(id));
         let expected = entry.as_ref().is_some_and(|e| {
-            !e.is_satisfied()
-                && e.out_record(ingress)
-                    .is_some_and(|r| Some(r.nonce()) == interest.nonce())
+            e.out_record(ingress)
+                .is_some_and(|r| Some(r.nonce()) == interest.nonce())
         });
         let (Some(id), Some(entry), true) = (id, entry, expected) else {
             self.record_drop(ingress, DropReason::NackUnsolicited);

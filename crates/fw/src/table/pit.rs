@@ -10,10 +10,15 @@
 //! deadline; a popped deadline that no longer matches its entry (changed, or the slot reused,
 //! seen by a generation number) is ignored. The heap is rebuilt when stale deadlines
 //! outnumber the entries, so it stays within a small multiple of the PIT size.
+//!
+//! Every entry is pending: a satisfied entry leaves at once, and what a straggler needs from
+//! it (the Nonces sent upstream) stays in the forwarder's straggler list for the straggler
+//! time. Removing the entry while its memory is still in cache, instead of 100 ms and
+//! thousands of packets later, is what keeps the exchange path from missing the cache.
 
 use core::any::Any;
 use core::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 use bytes::Bytes;
 use hashbrown::HashTable;
@@ -120,7 +125,6 @@ pub struct PitEntry {
     in_records: SmallVec<[InRecord; 1]>,
     out_records: SmallVec<[OutRecord; 2]>,
     expiry: Time,
-    satisfied: bool,
     pub(crate) rejected: bool,
     digest_named: bool,
     /// Slot of the effective strategy instance.
@@ -137,7 +141,6 @@ impl core::fmt::Debug for PitEntry {
             .field("in_records", &self.in_records)
             .field("out_records", &self.out_records)
             .field("expiry", &self.expiry)
-            .field("satisfied", &self.satisfied)
             .finish_non_exhaustive()
     }
 }
@@ -183,15 +186,9 @@ impl PitEntry {
         self.out_records.iter().find(|r| r.face == face)
     }
 
-    /// When the entry expires (the latest in-record expiry, or the straggler deadline once
-    /// satisfied).
+    /// When the entry expires (the latest in-record expiry).
     pub fn expiry(&self) -> Time {
         self.expiry
-    }
-
-    /// Whether Data has satisfied the entry (it lingers a little to catch late duplicates).
-    pub fn is_satisfied(&self) -> bool {
-        self.satisfied
     }
 
     /// Whether some downstream still waits.
@@ -309,22 +306,6 @@ impl PitEntry {
         }
     }
 
-    /// Marks the entry satisfied: it keeps only what is needed to recognise late duplicates.
-    pub(crate) fn mark_satisfied(&mut self) {
-        self.satisfied = true;
-        self.in_records.clear();
-        self.scratch = None;
-    }
-
-    /// Makes a satisfied entry pending again for a new Interest (not a duplicate).
-    pub(crate) fn reset(&mut self) {
-        self.satisfied = false;
-        self.rejected = false;
-        self.in_records.clear();
-        self.out_records.clear();
-        self.scratch = None;
-    }
-
     fn matches_interest(&self, name: &Name, can_be_prefix: bool, must_be_fresh: bool) -> bool {
         self.interest.can_be_prefix() == can_be_prefix
             && self.interest.must_be_fresh() == must_be_fresh
@@ -363,9 +344,6 @@ pub(crate) struct Pit {
     /// Number of entries whose name ends with an implicit digest.
     digest_named: usize,
     timers: BinaryHeap<Reverse<(Time, PitEntryId)>>,
-    /// Deadlines of satisfied entries: always now + the straggler time, so in order; a FIFO
-    /// is O(1) where the heap is O(log n).
-    stragglers: VecDeque<(Time, PitEntryId)>,
     inserts: u64,
     hits: u64,
     data_misses: u64,
@@ -382,7 +360,6 @@ impl Pit {
             can_be_prefix_by_len: Vec::new(),
             digest_named: 0,
             timers: BinaryHeap::new(),
-            stragglers: VecDeque::new(),
             inserts: 0,
             hits: 0,
             data_misses: 0,
@@ -453,7 +430,6 @@ impl Pit {
             in_records: SmallVec::new(),
             out_records: SmallVec::new(),
             expiry: Time::MAX,
-            satisfied: false,
             rejected: false,
             digest_named,
             strategy,
@@ -549,26 +525,9 @@ impl Pit {
         }
     }
 
-    /// Sets when a satisfied entry expires: `at` is now + the straggler time.
-    pub(crate) fn set_straggler_expiry(&mut self, id: PitEntryId, at: Time) {
-        let in_order = self.stragglers.back().is_none_or(|&(t, _)| t <= at);
-        if !in_order {
-            return self.set_expiry(id, at);
-        }
-        let Some(entry) = self.get_mut(id) else {
-            return;
-        };
-        entry.expiry = at;
-        self.stragglers.push_back((at, id));
-        if self.stragglers.len() > 2 * self.len + 64 {
-            let slots = &self.slots;
-            self.stragglers.retain(|&(t, id)| live(slots, t, id));
-        }
-    }
-
     fn rebuild_timers(&mut self) {
         let pending = self.slots.iter().enumerate().filter_map(|(i, s)| {
-            let e = s.entry.as_ref().filter(|e| !e.satisfied)?;
+            let e = s.entry.as_ref()?;
             Some(Reverse((
                 e.expiry,
                 PitEntryId {
@@ -583,36 +542,25 @@ impl Pit {
     /// The earliest deadline, or an earlier stale one (a spurious wake-up that
     /// [`Pit::pop_expired`] then discards): O(1), no entry is touched.
     pub(crate) fn next_expiry(&self) -> Option<Time> {
-        let heap = self.timers.peek().map(|Reverse((t, _))| *t);
-        let fifo = self.stragglers.front().map(|(t, _)| *t);
-        match (heap, fifo) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.timers.peek().map(|Reverse((t, _))| *t)
     }
 
     /// An entry whose deadline is at or before `now`, if any; stale deadlines met on the way
     /// are discarded.
     pub(crate) fn pop_expired(&mut self, now: Time) -> Option<PitEntryId> {
-        loop {
-            let next = self.next_expiry()?;
-            if next > now {
+        while let Some(&Reverse((at, id))) = self.timers.peek() {
+            if at > now {
                 return None;
             }
-            let from_fifo = self.stragglers.front().is_some_and(|&(t, _)| t == next);
-            let popped = if from_fifo {
-                self.stragglers.pop_front()
-            } else {
-                self.timers.pop().map(|Reverse(x)| x)
-            };
-            let (at, id) = popped?;
+            self.timers.pop();
             if live(&self.slots, at, id) {
                 return Some(id);
             }
         }
+        None
     }
 
-    /// Every pending (not satisfied) entry that `data` satisfies, appended to `out`:
+    /// Every entry that `data` satisfies, appended to `out`:
     /// exact name, CanBePrefix prefixes, implicit-digest full name. `hashes` are the prefix
     /// hashes of the Data name.
     pub(crate) fn find_data_matches(
@@ -663,8 +611,7 @@ impl Pit {
             let Some(e) = &slot.entry else {
                 continue;
             };
-            let fits = !e.satisfied
-                && (!need_cbp || e.interest.can_be_prefix())
+            let fits = (!need_cbp || e.interest.can_be_prefix())
                 && e.interest.name().value_bytes().as_ref() == value;
             if fits {
                 out.push(PitEntryId {
@@ -690,7 +637,7 @@ impl Pit {
 
     /// Deadlines held, stale ones included (for the size invariants in tests).
     pub(crate) fn timer_len(&self) -> usize {
-        self.timers.len().max(self.stragglers.len())
+        self.timers.len()
     }
 }
 

@@ -87,9 +87,9 @@ fn data_matches_exact_prefix_and_digest() {
     want.sort();
     assert_eq!(got, want);
     assert!(!got.contains(&not_prefix) && !got.contains(&other));
-    // satisfied entries no longer match
+    // satisfied entries leave the PIT: nothing matches any more
     for id in want {
-        pit.get_mut(id).unwrap().mark_satisfied();
+        assert!(pit.remove(id));
     }
     assert!(matches(&mut pit, &d).is_empty());
     assert_eq!(pit.counters().data_misses, 1);
@@ -124,21 +124,6 @@ fn expiry_heap_with_lazy_deletion() {
     pit.remove(a);
     assert_eq!(pit.pop_expired(Time::from_millis(100)), None);
     assert_eq!(pit.next_expiry(), None);
-}
-
-#[test]
-fn stragglers_expire_in_order_with_pending_entries() {
-    let mut pit = Pit::new(10);
-    let a = insert(&mut pit, interest("/a", 1, false, false));
-    let b = insert(&mut pit, interest("/b", 1, false, false));
-    pit.set_expiry(a, Time::from_millis(4000));
-    pit.set_expiry(b, Time::from_millis(4000));
-    pit.get_mut(b).unwrap().mark_satisfied();
-    pit.set_straggler_expiry(b, Time::from_millis(100));
-    assert_eq!(pit.pop_expired(Time::from_millis(100)), Some(b));
-    pit.remove(b);
-    assert_eq!(pit.pop_expired(Time::from_millis(3999)), None);
-    assert_eq!(pit.pop_expired(Time::from_millis(4000)), Some(a));
 }
 
 #[test]
@@ -182,10 +167,6 @@ fn records_and_duplicate_nonces() {
     e.insert_in_record(now, f2, None);
     assert_eq!(e.last_in_record_expiry(), Some(Time::from_millis(4005)));
     assert_eq!(e.in_records().len(), 2);
-    e.mark_satisfied();
-    assert!(e.is_satisfied() && !e.has_in_records());
-    e.reset();
-    assert!(!e.is_satisfied() && e.out_records().is_empty());
 }
 
 #[test]
