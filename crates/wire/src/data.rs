@@ -80,6 +80,7 @@ fn rank(typ: u32) -> u8 {
 }
 
 impl Fields {
+    #[inline]
     fn parse(wire: &Bytes) -> Result<Self, DecodeError> {
         if wire.len() > tlv::MAX_PACKET_SIZE {
             return Err(DecodeError::in_element(ErrorKind::TooLarge, 0, types::DATA));
@@ -120,7 +121,7 @@ impl Fields {
                 types::CONTENT => f.content = Some(e.value_range()),
                 types::SIGNATURE_INFO => {
                     // Check it now so that accessors cannot fail later.
-                    SignatureInfo::decode(&e, wire)?;
+                    SignatureInfo::check(&e, wire)?;
                     f.signature_info = e.range();
                     f.signed.end = e.end();
                 }
@@ -359,6 +360,7 @@ impl DataView {
     ///
     /// # Errors
     /// As [`Data::decode`].
+    #[inline]
     pub fn new_checked(wire: Bytes) -> Result<Self, DecodeError> {
         let f = Fields::parse(&wire)?;
         Ok(Self {

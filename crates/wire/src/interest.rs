@@ -78,6 +78,7 @@ fn rank(typ: u32) -> u8 {
 }
 
 impl Fields {
+    #[inline]
     fn parse(wire: &Bytes) -> Result<Self, DecodeError> {
         if wire.len() > tlv::MAX_PACKET_SIZE {
             return Err(DecodeError::in_element(
@@ -174,7 +175,7 @@ impl Fields {
                 }
                 types::INTEREST_SIGNATURE_INFO => {
                     // Checked here so the view accepts exactly what the owned decoder accepts.
-                    SignatureInfo::decode(&e, wire)?;
+                    SignatureInfo::check(&e, wire)?;
                     f.signature_info = Some(e.range());
                 }
                 _ => f.signature_value = Some(e.value_range()),
@@ -507,6 +508,7 @@ impl InterestView {
     ///
     /// # Errors
     /// As [`Interest::decode`], except for the parameters digest value.
+    #[inline]
     pub fn new_checked(wire: Bytes) -> Result<Self, DecodeError> {
         let f = Fields::parse(&wire)?;
         Ok(Self {

@@ -76,35 +76,21 @@ impl Name {
     /// # Errors
     /// A malformed component, a component type out of 1..=65535, a digest component whose
     /// value is not 32 bytes, or a name longer than the packet size limit.
+    #[inline(always)]
     pub fn from_value(value: Bytes, base: usize) -> Result<Self, DecodeError> {
-        if value.len() > tlv::MAX_PACKET_SIZE {
-            return Err(DecodeError::in_element(
-                ErrorKind::TooLarge,
-                base,
-                types::NAME,
-            ));
-        }
         let mut ends = SmallVec::new();
-        let mut pos = 0;
-        while let Some(rest) = value.get(pos..).filter(|r| !r.is_empty()) {
-            // Fast path for one-octet TYPE and LENGTH (nearly every component); the general
-            // reader handles the rest and reports errors.
-            let (typ, value_len, size) = match rest {
-                [t @ 1..=0xfc, l @ 0..=0xfc, ..] if usize::from(*l) + 2 <= rest.len() => {
-                    (u32::from(*t), usize::from(*l), usize::from(*l) + 2)
-                }
-                _ => {
-                    let c = Reader::with_base(rest, base + pos).read_element()?;
-                    (c.typ, c.value.len(), c.end() - (base + pos))
-                }
-            };
-            check_component(typ, value_len)
-                .map_err(|k| DecodeError::in_element(k, base + pos, typ))?;
-            pos += size;
-            // Fits: the whole value is at most MAX_PACKET_SIZE (< u16::MAX) bytes.
-            ends.push(pos as u16);
-        }
+        // Fits: the whole value is at most MAX_PACKET_SIZE (< u16::MAX) bytes.
+        scan_components(&value, base, |end| ends.push(end as u16))?;
         Ok(Self { value, ends })
+    }
+
+    /// Checks the TLV-VALUE of a Name element as [`Name::from_value`] does, without building
+    /// the name.
+    ///
+    /// # Errors
+    /// As [`Name::from_value`].
+    pub fn check_value(value: &[u8], base: usize) -> Result<(), DecodeError> {
+        scan_components(value, base, |_| {})
     }
 
     /// Builds a name from owned components.
@@ -261,6 +247,42 @@ impl Name {
         }
         self.len().cmp(&other.len())
     }
+}
+
+/// Walks the components of a Name TLV-VALUE, checking each (TYPE in 1..=65535, digest
+/// components 32 bytes long) and reporting the end offset of each to `on_end`; `base` is the
+/// value's offset in the packet, for error locations.
+#[inline(always)]
+fn scan_components(
+    value: &[u8],
+    base: usize,
+    mut on_end: impl FnMut(usize),
+) -> Result<(), DecodeError> {
+    if value.len() > tlv::MAX_PACKET_SIZE {
+        return Err(DecodeError::in_element(
+            ErrorKind::TooLarge,
+            base,
+            types::NAME,
+        ));
+    }
+    let mut pos = 0;
+    while let Some(rest) = value.get(pos..).filter(|r| !r.is_empty()) {
+        // Fast path for one-octet TYPE and LENGTH (nearly every component); the general
+        // reader handles the rest and reports errors.
+        let (typ, value_len, size) = match rest {
+            [t @ 1..=0xfc, l @ 0..=0xfc, ..] if usize::from(*l) + 2 <= rest.len() => {
+                (u32::from(*t), usize::from(*l), usize::from(*l) + 2)
+            }
+            _ => {
+                let c = Reader::with_base(rest, base + pos).read_element()?;
+                (c.typ, c.value.len(), c.end() - (base + pos))
+            }
+        };
+        check_component(typ, value_len).map_err(|k| DecodeError::in_element(k, base + pos, typ))?;
+        pos += size;
+        on_end(pos);
+    }
+    Ok(())
 }
 
 /// Checks the constraints of a component TLV-TYPE and length.

@@ -70,27 +70,34 @@ impl KeyLocator {
     }
 
     fn decode(e: &Element<'_>, wire: &Bytes) -> Result<Self, DecodeError> {
-        let mut r = e.children();
-        let inner = r.read_element()?;
-        let kl = match inner.typ {
+        let inner = Self::check(e)?;
+        Ok(match inner.typ {
             types::NAME => Self::Name(Name::from_value(
                 slice_abs(wire, inner.value_range(), inner.value_start)?,
                 inner.value_start,
             )?),
-            types::KEY_DIGEST => {
-                Self::KeyDigest(slice_abs(wire, inner.value_range(), inner.value_start)?)
-            }
+            _ => Self::KeyDigest(slice_abs(wire, inner.value_range(), inner.value_start)?),
+        })
+    }
+
+    /// Checks a KeyLocator element; returns its Name or KeyDigest element.
+    fn check<'a>(e: &Element<'a>) -> Result<Element<'a>, DecodeError> {
+        let mut r = e.children();
+        let inner = r.read_element()?;
+        match inner.typ {
+            types::NAME => Name::check_value(inner.value, inner.value_start)?,
+            types::KEY_DIGEST => {}
             found => {
                 return Err(inner.error(ErrorKind::UnexpectedType {
                     expected: types::NAME,
                     found,
                 }))
             }
-        };
+        }
         while let Some(extra) = r.read()? {
             tlv::skip_unrecognized(&extra)?;
         }
-        Ok(kl)
+        Ok(inner)
     }
 }
 
@@ -174,48 +181,91 @@ impl SignatureInfo {
     /// # Errors
     /// Missing SignatureType, elements out of order, unknown critical elements.
     pub fn decode(e: &Element<'_>, wire: &Bytes) -> Result<Self, DecodeError> {
-        let mut r = e.children();
-        let st = r.expect(types::SIGNATURE_TYPE)?;
-        let mut info = Self::new(st.nni()?);
-        let mut last = types::SIGNATURE_TYPE;
-        let order = |typ: u32| match typ {
-            types::KEY_LOCATOR => 1,
-            types::VALIDITY_PERIOD => 2,
-            types::SIGNATURE_NONCE => 3,
-            types::SIGNATURE_TIME => 4,
-            types::SIGNATURE_SEQ_NUM => 5,
-            _ => 0,
-        };
-        while let Some(f) = r.read()? {
-            let rank = order(f.typ);
-            if rank == 0 {
-                tlv::skip_unrecognized(&f)?;
-                continue;
-            }
-            if rank <= order(last) {
-                return Err(f.error(ErrorKind::OutOfOrder { typ: f.typ }));
-            }
-            last = f.typ;
-            match f.typ {
-                types::KEY_LOCATOR => info.key_locator = Some(KeyLocator::decode(&f, wire)?),
-                types::VALIDITY_PERIOD => {
-                    let mut vr = f.children();
-                    let nb = vr.expect(types::NOT_BEFORE)?;
-                    let na = vr.expect(types::NOT_AFTER)?;
+        let mut info = Self::new(0);
+        walk(e, wire, Some(&mut info))?;
+        Ok(info)
+    }
+
+    /// Checks a SignatureInfo or InterestSignatureInfo element exactly as
+    /// [`SignatureInfo::decode`] does, without building it (the forwarding path only needs to
+    /// know that it is well formed).
+    ///
+    /// # Errors
+    /// As [`SignatureInfo::decode`].
+    pub fn check(e: &Element<'_>, wire: &Bytes) -> Result<(), DecodeError> {
+        walk(e, wire, None)
+    }
+}
+
+/// Walks a SignatureInfo, checking every field, and fills `info` when given one.
+fn walk(
+    e: &Element<'_>,
+    wire: &Bytes,
+    mut info: Option<&mut SignatureInfo>,
+) -> Result<(), DecodeError> {
+    let mut r = e.children();
+    let st = r.expect(types::SIGNATURE_TYPE)?;
+    let signature_type = st.nni()?;
+    if let Some(info) = info.as_deref_mut() {
+        info.signature_type = signature_type;
+    }
+    let mut last = types::SIGNATURE_TYPE;
+    let order = |typ: u32| match typ {
+        types::KEY_LOCATOR => 1,
+        types::VALIDITY_PERIOD => 2,
+        types::SIGNATURE_NONCE => 3,
+        types::SIGNATURE_TIME => 4,
+        types::SIGNATURE_SEQ_NUM => 5,
+        _ => 0,
+    };
+    while let Some(f) = r.read()? {
+        let rank = order(f.typ);
+        if rank == 0 {
+            tlv::skip_unrecognized(&f)?;
+            continue;
+        }
+        if rank <= order(last) {
+            return Err(f.error(ErrorKind::OutOfOrder { typ: f.typ }));
+        }
+        last = f.typ;
+        match f.typ {
+            types::KEY_LOCATOR => match info.as_deref_mut() {
+                Some(info) => info.key_locator = Some(KeyLocator::decode(&f, wire)?),
+                None => {
+                    KeyLocator::check(&f)?;
+                }
+            },
+            types::VALIDITY_PERIOD => {
+                let mut vr = f.children();
+                let nb = vr.expect(types::NOT_BEFORE)?;
+                let na = vr.expect(types::NOT_AFTER)?;
+                if let Some(info) = info.as_deref_mut() {
                     info.validity_period = Some(ValidityPeriod {
                         not_before: slice_abs(wire, nb.value_range(), nb.start)?,
                         not_after: slice_abs(wire, na.value_range(), na.start)?,
                     });
                 }
-                types::SIGNATURE_NONCE => {
+            }
+            types::SIGNATURE_NONCE => {
+                if let Some(info) = info.as_deref_mut() {
                     info.nonce = Some(slice_abs(wire, f.value_range(), f.start)?);
                 }
-                types::SIGNATURE_TIME => info.time = Some(f.nni()?),
-                _ => info.seq_num = Some(f.nni()?),
+            }
+            types::SIGNATURE_TIME => {
+                let t = f.nni()?;
+                if let Some(info) = info.as_deref_mut() {
+                    info.time = Some(t);
+                }
+            }
+            _ => {
+                let n = f.nni()?;
+                if let Some(info) = info.as_deref_mut() {
+                    info.seq_num = Some(n);
+                }
             }
         }
-        Ok(info)
     }
+    Ok(())
 }
 
 impl ValidityPeriod {
@@ -280,4 +330,51 @@ pub trait Verifier {
         parts: &[&[u8]],
         signature: &[u8],
     ) -> Result<(), VerifyError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tlv::Reader;
+
+    /// Every one-byte corruption of a SignatureInfo with every field: the check the forwarding
+    /// path runs accepts exactly what the full decoder accepts.
+    #[test]
+    fn check_agrees_with_decode_under_corruption() {
+        let mut info = SignatureInfo::new(3);
+        info.key_locator = Some(KeyLocator::Name("/key/KEY/1".parse().unwrap()));
+        info.validity_period = Some(ValidityPeriod {
+            not_before: Bytes::from_static(b"20260101T000000"),
+            not_after: Bytes::from_static(b"20270101T000000"),
+        });
+        info.nonce = Some(Bytes::from_static(&[1, 2, 3, 4]));
+        info.time = Some(1_700_000_000_000);
+        info.seq_num = Some(7);
+        let mut buf = bytes::BytesMut::new();
+        info.encode(types::INTEREST_SIGNATURE_INFO, &mut buf);
+        let wire = buf.freeze();
+        let (mut accepted, mut refused) = (0, 0);
+        for i in 0..wire.len() {
+            for v in [0x00, 0x01, 0x07, 0x1c, 0x1d, 0xfd, 0xff, wire[i] ^ 0x80] {
+                let mut w = wire.to_vec();
+                w[i] = v;
+                let w = Bytes::from(w);
+                let Ok(e) = Reader::new(&w).read_element() else {
+                    continue;
+                };
+                let decoded = SignatureInfo::decode(&e, &w);
+                assert_eq!(
+                    SignatureInfo::check(&e, &w).is_ok(),
+                    decoded.is_ok(),
+                    "byte {i} = {v:#04x}"
+                );
+                if decoded.is_ok() {
+                    accepted += 1;
+                } else {
+                    refused += 1;
+                }
+            }
+        }
+        assert!(accepted > 0 && refused > 0);
+    }
 }

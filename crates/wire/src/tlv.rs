@@ -304,41 +304,62 @@ impl<'a> Reader<'a> {
     ///
     /// # Errors
     /// A malformed TYPE or LENGTH, or a LENGTH running past the buffer.
-    #[inline]
+    #[inline(always)]
     pub fn read(&mut self) -> Result<Option<Element<'a>>, DecodeError> {
-        if self.is_empty() {
-            return Ok(None);
+        // The fast path is repeated here rather than wrapping `read_element`: converting its
+        // `Result<Element>` into this `Result<Option<Element>>` compiles to a copy through the
+        // stack that stalls on store forwarding, in the hottest loop of every decoder.
+        let rest = self.buf.get(self.pos..).unwrap_or_default();
+        match rest {
+            [] => Ok(None),
+            [t @ 1..=0xfc, l @ 0..=0xfc, ..] if usize::from(*l) + 2 <= rest.len() => {
+                let len = usize::from(*l);
+                let start = self.base + self.pos;
+                self.pos += 2 + len;
+                Ok(Some(Element {
+                    typ: u32::from(*t),
+                    value: rest.get(2..2 + len).unwrap_or_default(),
+                    start,
+                    value_start: start + 2,
+                }))
+            }
+            _ => self.read_element_general().map(Some),
         }
-        self.read_element().map(Some)
     }
 
     /// Reads the next element, which must exist.
     ///
     /// # Errors
     /// [`ErrorKind::Truncated`] at the end of the buffer, or a malformed element.
-    #[inline]
+    #[inline(always)]
     pub fn read_element(&mut self) -> Result<Element<'a>, DecodeError> {
+        // Fast path, inlined into every caller so that the element stays in registers:
+        // one-octet TYPE and LENGTH, which covers every element of a typical packet except
+        // the outermost ones. TYPE 0 and lengths past the buffer take the slow path, which
+        // reports them.
+        let rest = self.buf.get(self.pos..).unwrap_or_default();
+        if let [t @ 1..=0xfc, l @ 0..=0xfc, ..] = rest {
+            let len = usize::from(*l);
+            if let Some(value) = rest.get(2..2 + len) {
+                let start = self.base + self.pos;
+                self.pos += 2 + len;
+                return Ok(Element {
+                    typ: u32::from(*t),
+                    value,
+                    start,
+                    value_start: start + 2,
+                });
+            }
+        }
+        self.read_element_general()
+    }
+
+    /// Any TYPE and LENGTH form, with every error reported.
+    #[cold]
+    #[inline(never)]
+    fn read_element_general(&mut self) -> Result<Element<'a>, DecodeError> {
         let start = self.offset();
         let rest = self.buf.get(self.pos..).unwrap_or_default();
-        // Fast path: one-octet TYPE and LENGTH, which covers every element of a typical packet
-        // except the outermost ones. TYPE 0 takes the slow path, which reports it.
-        if let [t @ 1..=0xfc, l @ 0..=0xfc, ..] = rest {
-            let (typ, len) = (u32::from(*t), usize::from(*l));
-            let Some(value) = rest.get(2..2 + len) else {
-                return Err(DecodeError::in_element(
-                    ErrorKind::LengthOverflow,
-                    start,
-                    typ,
-                ));
-            };
-            self.pos += 2 + len;
-            return Ok(Element {
-                typ,
-                value,
-                start,
-                value_start: start + 2,
-            });
-        }
         let (typ, tn) = read_var_number(rest).map_err(|e| e.shifted(start))?;
         if typ == 0 || typ > u64::from(u32::MAX) {
             return Err(DecodeError::new(ErrorKind::InvalidType, start));
@@ -413,6 +434,7 @@ impl<'a> Reader<'a> {
 ///
 /// # Errors
 /// A malformed element, [`ErrorKind::TrailingBytes`] if bytes follow it.
+#[inline]
 pub fn read_single(buf: &[u8]) -> Result<Element<'_>, DecodeError> {
     let mut r = Reader::new(buf);
     let e = r.read_element()?;
