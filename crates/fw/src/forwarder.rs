@@ -19,6 +19,7 @@ use crate::table::dead_nonce_list::{DeadNonceList, DEFAULT_DNL_LIFETIME};
 use crate::table::face_table::{Face, FaceId, FaceScope, FaceTable, LinkType};
 use crate::table::fib::{Fib, FibError, NextHop};
 use crate::table::pit::{Pit, PitEntryId};
+use crate::table::straggler_list::StragglerList;
 use crate::table::strategy_choice::StrategyChoice;
 use crate::time::{Rng, Time};
 
@@ -108,7 +109,7 @@ pub struct Forwarder {
     pub(crate) dnl: DeadNonceList,
     /// (name, Nonce) of the Interests that satisfied entries sent upstream, kept for
     /// [`Config::straggler_time`].
-    pub(crate) stragglers: DeadNonceList,
+    pub(crate) stragglers: StragglerList,
     pub(crate) strategy_choice: StrategyChoice,
     pub(crate) registry: StrategyRegistry,
     pub(crate) out: Outbox,
@@ -146,7 +147,7 @@ impl Forwarder {
             cs_admit: true,
             cs_serve: true,
             dnl: DeadNonceList::new(config.dnl_lifetime, config.dnl_capacity),
-            stragglers: DeadNonceList::new(config.straggler_time, config.pit_capacity),
+            stragglers: StragglerList::new(config.straggler_time, config.pit_capacity),
             strategy_choice: StrategyChoice::new(&hasher, root),
             registry,
             out: Outbox::default(),

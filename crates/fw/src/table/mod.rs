@@ -1,5 +1,6 @@
 //! The tables, one per file as in NFD: faces, FIB, PIT, content store, dead-nonce list,
-//! strategy choice, and the hashed name-prefix table the FIB and strategy choice share.
+//! straggler list, strategy choice, and the hashed name-prefix table the FIB and strategy
+//! choice share.
 
 pub(crate) mod cs;
 pub(crate) mod dead_nonce_list;
@@ -7,4 +8,5 @@ pub(crate) mod face_table;
 pub(crate) mod fib;
 pub(crate) mod name_table;
 pub(crate) mod pit;
+pub(crate) mod straggler_list;
 pub(crate) mod strategy_choice;
