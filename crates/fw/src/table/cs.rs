@@ -15,6 +15,11 @@
 //!   MustBeFresh.
 //! - An insert probes the whole name, then the nearest existing ancestor (usually the parent:
 //!   segments of one object share it) and creates the missing nodes.
+//! - A removed node leaves its index entry behind, stale: each node id has a generation,
+//!   bumped when the node goes, and an entry counts only while its generation is current.
+//!   Stale entries are swept in one sequential pass once they are as many as the live ones.
+//!   (Removing each entry at once cost a cold hash-table probe per eviction, the largest
+//!   single cost of a Data exchange with a full store.)
 //!
 //! We chose this over an ordered `BTreeMap<Name, _>` because every insert and look-up there costs
 //! O(log n) comparisons that chase pointers into scattered name buffers, where the tree costs one
@@ -123,7 +128,6 @@ impl Entry {
 
 #[derive(Debug)]
 struct Node {
-    hash: u64,
     /// TLV-VALUE of this prefix.
     name: Bytes,
     parent: u32,
@@ -137,7 +141,6 @@ struct Node {
 impl Node {
     const fn vacant() -> Self {
         Self {
-            hash: 0,
             name: Bytes::new(),
             parent: NIL,
             first_child: NIL,
@@ -149,13 +152,26 @@ impl Node {
     }
 }
 
+/// An entry of the name-tree index: a node and the generation it had when indexed.
+#[derive(Clone, Copy, Debug)]
+struct IndexEntry {
+    hash: u64,
+    id: u32,
+    gen: u32,
+}
+
 /// An in-memory content store indexed by a hashed name tree (see the module documentation).
 #[derive(Debug)]
 pub struct InMemoryCs<P = Lru> {
     nodes: Vec<Node>,
+    /// Generation of each node id, bumped when the node is removed (dense, so that sweeping
+    /// the index reads it from cache).
+    gens: Vec<u32>,
     free: Vec<u32>,
-    /// `(prefix hash, node)`; the root node is not in it.
-    index: HashTable<(u64, u32)>,
+    /// The prefix nodes by hash; the root node is not in it. Holds stale entries.
+    index: HashTable<IndexEntry>,
+    /// Stale entries in `index`.
+    stale: usize,
     policy: P,
     len: usize,
     capacity: usize,
@@ -176,8 +192,10 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
         root.in_use = true;
         Self {
             nodes: vec![root],
+            gens: vec![0],
             free: Vec::new(),
             index: HashTable::new(),
+            stale: 0,
             policy,
             len: 0,
             capacity,
@@ -204,15 +222,16 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
         if value.is_empty() {
             return Some(ROOT);
         }
-        let nodes = &self.nodes;
+        let (nodes, gens) = (&self.nodes, &self.gens);
         self.index
-            .find(hash, |&(h, id)| {
-                h == hash
+            .find(hash, |e| {
+                e.hash == hash
+                    && gens.get(e.id as usize) == Some(&e.gen)
                     && nodes
-                        .get(id as usize)
+                        .get(e.id as usize)
                         .is_some_and(|n| n.name.as_ref() == value)
             })
-            .map(|&(_, id)| id)
+            .map(|e| e.id)
     }
 
     fn alloc(&mut self, node: Node) -> u32 {
@@ -225,6 +244,7 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
             }
             None => {
                 self.nodes.push(node);
+                self.gens.push(0);
                 (self.nodes.len() - 1) as u32
             }
         }
@@ -234,7 +254,6 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
     fn add_child(&mut self, parent: u32, hash: u64, name: Bytes) -> u32 {
         let next = self.node(parent).map_or(NIL, |p| p.first_child);
         let id = self.alloc(Node {
-            hash,
             name,
             parent,
             first_child: NIL,
@@ -249,7 +268,9 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
         if let Some(p) = self.node_mut(parent) {
             p.first_child = id;
         }
-        self.index.insert_unique(hash, (hash, id), |&(h, _)| h);
+        let gen = self.gens.get(id as usize).copied().unwrap_or(0);
+        self.index
+            .insert_unique(hash, IndexEntry { hash, id, gen }, |e| e.hash);
         id
     }
 
@@ -263,6 +284,17 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
         }
         self.len -= 1;
         self.prune(id);
+        if self.stale > 64 && self.stale * 2 > self.index.len() {
+            self.sweep();
+        }
+    }
+
+    /// Drops the stale index entries: one sequential pass over the index.
+    fn sweep(&mut self) {
+        let gens = &self.gens;
+        self.index
+            .retain(|e| gens.get(e.id as usize) == Some(&e.gen));
+        self.stale = 0;
     }
 
     fn prune(&mut self, mut id: u32) {
@@ -282,8 +314,7 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
                 }
                 return;
             }
-            let (hash, parent, prev, next) =
-                (node.hash, node.parent, node.prev_sibling, node.next_sibling);
+            let (parent, prev, next) = (node.parent, node.prev_sibling, node.next_sibling);
             match self.node_mut(prev) {
                 Some(p) => p.next_sibling = next,
                 None => {
@@ -295,9 +326,10 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
             if let Some(n) = self.node_mut(next) {
                 n.prev_sibling = prev;
             }
-            if let Ok(e) = self.index.find_entry(hash, |&(h, x)| h == hash && x == id) {
-                e.remove();
+            if let Some(g) = self.gens.get_mut(id as usize) {
+                *g = g.wrapping_add(1);
             }
+            self.stale += 1;
             if let Some(n) = self.node_mut(id) {
                 *n = Node::vacant();
             }

@@ -171,3 +171,29 @@ fn prefix_walk_is_bounded() {
     let _ = get(&mut cs, "/s", true, true, T0);
     assert!(cs.counters().hits + cs.counters().misses == 1);
 }
+
+#[test]
+fn stale_index_entries_are_swept_and_never_answer() {
+    let mut cs = InMemoryCs::new(100);
+    let t = Time::ZERO;
+    for i in 0..10_000 {
+        put(&mut cs, &format!("/s/{}/{i}", i % 7), 10_000, t);
+        assert!(
+            cs.index.len() <= 2 * cs.node_count() + 66,
+            "index {} for {} nodes",
+            cs.index.len(),
+            cs.node_count()
+        );
+    }
+    assert!(cs.stale > 0 || cs.index.len() < 2 * cs.node_count());
+    // the last 100 answer; the evicted ones do not, although their node ids were reused
+    for i in 9_900..10_000 {
+        let n = format!("/s/{}/{i}", i % 7);
+        assert_eq!(get(&mut cs, &n, false, false, t), Some(n));
+    }
+    for i in (0..9_900).step_by(97) {
+        let n = format!("/s/{}/{i}", i % 7);
+        assert_eq!(get(&mut cs, &n, false, false, t), None);
+    }
+    assert_eq!(cs.len(), 100);
+}
