@@ -237,6 +237,18 @@ impl Forwarder {
         };
         f.counters.n_in_bytes += wire.len() as u64;
         let local = f.is_local();
+        // A bare Interest or Data (the first octet is its one-octet TLV-TYPE) goes straight to
+        // its pipeline, whose checked view validates the outer TLV as `Packet::classify`
+        // would; only LpPackets and garbage take the general path.
+        match wire.first().map(|&t| u32::from(t)) {
+            Some(types::INTEREST) => {
+                return self.on_incoming_interest(now, face, wire, LpFields::default());
+            }
+            Some(types::DATA) => {
+                return self.on_incoming_data(now, face, wire, LpFields::default())
+            }
+            _ => {}
+        }
         match Packet::classify(wire) {
             Ok(Packet::Interest(w)) => self.on_incoming_interest(now, face, w, LpFields::default()),
             Ok(Packet::Data(w)) => self.on_incoming_data(now, face, w, LpFields::default()),

@@ -83,7 +83,10 @@ pub(crate) fn on_outgoing_nack(
     let Some(record) = entry.remove_in_record(egress) else {
         return false;
     };
-    let wire = record.interest_wire().clone();
+    let wire = record
+        .interest
+        .clone()
+        .unwrap_or_else(|| entry.interest().wire().clone());
     send_nack(
         wire,
         record.pit_token().cloned(),

@@ -126,10 +126,19 @@ impl Entry {
     }
 }
 
+/// Where a node's name (the TLV-VALUE of its prefix) lives.
+#[derive(Debug)]
+enum NodeName {
+    /// Its own copy (inner nodes).
+    Owned(Bytes),
+    /// This range of its packet (a node with a packet; sharing the packet's buffer through
+    /// a second `Bytes` would cost a reference-count update on insert and on eviction).
+    InPacket(u16, u16),
+}
+
 #[derive(Debug)]
 struct Node {
-    /// TLV-VALUE of this prefix.
-    name: Bytes,
+    name: NodeName,
     parent: u32,
     first_child: u32,
     prev_sibling: u32,
@@ -139,9 +148,24 @@ struct Node {
 }
 
 impl Node {
+    /// The TLV-VALUE of this node's prefix.
+    #[inline]
+    fn name(&self) -> &[u8] {
+        match &self.name {
+            NodeName::Owned(b) => b,
+            NodeName::InPacket(start, len) => {
+                let (start, len) = (usize::from(*start), usize::from(*len));
+                self.entry
+                    .as_ref()
+                    .and_then(|e| e.data.get(start..start + len))
+                    .unwrap_or_default()
+            }
+        }
+    }
+
     const fn vacant() -> Self {
         Self {
-            name: Bytes::new(),
+            name: NodeName::Owned(Bytes::new()),
             parent: NIL,
             first_child: NIL,
             prev_sibling: NIL,
@@ -227,9 +251,7 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
             .find(hash, |e| {
                 e.hash == hash
                     && gens.get(e.id as usize) == Some(&e.gen)
-                    && nodes
-                        .get(e.id as usize)
-                        .is_some_and(|n| n.name.as_ref() == value)
+                    && nodes.get(e.id as usize).is_some_and(|n| n.name() == value)
             })
             .map(|e| e.id)
     }
@@ -251,7 +273,7 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
     }
 
     /// Creates a child of `parent`.
-    fn add_child(&mut self, parent: u32, hash: u64, name: Bytes) -> u32 {
+    fn add_child(&mut self, parent: u32, hash: u64, name: NodeName) -> u32 {
         let next = self.node(parent).map_or(NIL, |p| p.first_child);
         let id = self.alloc(Node {
             name,
@@ -279,9 +301,15 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
         let Some(node) = self.node_mut(id) else {
             return;
         };
-        if node.entry.take().is_none() {
+        if node.entry.is_none() {
             return;
         }
+        if node.first_child != NIL {
+            // The node stays as an inner node: its name cannot live in the packet any more.
+            let copy = Bytes::copy_from_slice(node.name());
+            node.name = NodeName::Owned(copy);
+        }
+        node.entry = None;
         self.len -= 1;
         self.prune(id);
         if self.stale > 64 && self.stale * 2 > self.index.len() {
@@ -298,20 +326,11 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
     }
 
     fn prune(&mut self, mut id: u32) {
-        let emptied = id;
         while id != ROOT {
             let Some(node) = self.node(id) else {
                 return;
             };
             if node.entry.is_some() || node.first_child != NIL {
-                // The node whose packet just left stays as an inner node: stop sharing that
-                // packet's buffer. (Inner nodes above it own copies already.)
-                if id == emptied && node.entry.is_none() {
-                    let copy = Bytes::copy_from_slice(&node.name);
-                    if let Some(n) = self.node_mut(id) {
-                        n.name = copy;
-                    }
-                }
                 return;
             }
             let (parent, prev, next) = (node.parent, node.prev_sibling, node.next_sibling);
@@ -431,13 +450,14 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
         }
         let name = data.name();
         let full = hashes.full();
-        let value = name.value_bytes().clone();
+        let value = name.value_bytes();
+        let in_packet = name_range(data);
         let entry = Entry {
             data: data.wire().clone(),
             fresh_until: now + Duration::from_millis(data.freshness_period_ms()),
             digest: None,
         };
-        let id = match self.find(full, &value) {
+        let id = match self.find(full, value) {
             Some(id) => id,
             None => {
                 // The nearest cached ancestor, then the missing nodes below it.
@@ -460,14 +480,24 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
                     else {
                         return;
                     };
-                    parent = self.add_child(parent, h, Bytes::copy_from_slice(p));
+                    parent = self.add_child(parent, h, NodeName::Owned(Bytes::copy_from_slice(p)));
                 }
-                self.add_child(parent, full, value.clone())
+                let leaf_name = match in_packet {
+                    Some((start, len)) => NodeName::InPacket(start, len),
+                    None => NodeName::Owned(value.clone()),
+                };
+                self.add_child(parent, full, leaf_name)
             }
         };
         let Some(node) = self.node_mut(id) else {
             return;
         };
+        if let (NodeName::InPacket(..), Some((start, len))) = (&node.name, in_packet) {
+            // The same name in a new packet: the name moves to the new packet.
+            node.name = NodeName::InPacket(start, len);
+        } else if let NodeName::InPacket(..) = node.name {
+            node.name = NodeName::Owned(value.clone());
+        }
         if node.entry.replace(entry).is_none() {
             self.len += 1;
         }
@@ -522,6 +552,20 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
     fn policy_name(&self) -> &str {
         self.policy.name()
     }
+}
+
+/// Where the Data's name TLV-VALUE sits in its packet, if it is inside it (it always is for a
+/// view over one buffer).
+fn name_range(data: &DataView) -> Option<(u16, u16)> {
+    let (wire, value) = (data.wire(), data.name().value_bytes());
+    let start = (value.as_ptr() as usize).checked_sub(wire.as_ptr() as usize)?;
+    let inside = wire
+        .get(start..start + value.len())
+        .is_some_and(|s| s.as_ptr() == value.as_ptr());
+    if !inside {
+        return None;
+    }
+    Some((u16::try_from(start).ok()?, u16::try_from(value.len()).ok()?))
 }
 
 #[cfg(test)]

@@ -38,7 +38,9 @@ pub struct InRecord {
     nonce: u32,
     last_renewed: Time,
     expiry: Time,
-    interest: Bytes,
+    /// The Interest this downstream sent, when it is not the entry's latest one (kept only
+    /// then, so the common case costs no reference count).
+    pub(crate) interest: Option<Bytes>,
     pit_token: Option<Bytes>,
 }
 
@@ -61,11 +63,6 @@ impl InRecord {
     /// When the downstream stops waiting (arrival + InterestLifetime).
     pub fn expiry(&self) -> Time {
         self.expiry
-    }
-
-    /// The last Interest exactly as this downstream sent it (it goes back in a Nack).
-    pub fn interest_wire(&self) -> &Bytes {
-        &self.interest
     }
 
     /// The PitToken the downstream attached, echoed on the Data or Nack sent back to it.
@@ -181,6 +178,11 @@ impl PitEntry {
         self.in_records.iter().find(|r| r.face == face)
     }
 
+    /// The last Interest exactly as downstream `r` sent it (it goes back in a Nack).
+    pub fn in_record_interest<'e>(&'e self, r: &'e InRecord) -> &'e Bytes {
+        r.interest.as_ref().unwrap_or(self.interest.wire())
+    }
+
     /// The out-record of `face`.
     pub fn out_record(&self, face: FaceId) -> Option<&OutRecord> {
         self.out_records.iter().find(|r| r.face == face)
@@ -234,7 +236,11 @@ impl PitEntry {
 
     /// Makes `interest` the entry's latest Interest (the one strategies forward).
     pub(crate) fn set_interest(&mut self, interest: InterestView) {
-        self.interest = interest;
+        let old = core::mem::replace(&mut self.interest, interest);
+        // The downstreams that sent the previous Interest keep their own copy now.
+        for r in self.in_records.iter_mut().filter(|r| r.interest.is_none()) {
+            r.interest = Some(old.wire().clone());
+        }
         self.out_wire = None;
     }
 
@@ -245,7 +251,7 @@ impl PitEntry {
             nonce: self.interest.nonce().unwrap_or(0),
             last_renewed: now,
             expiry: now.add_millis(self.interest.lifetime_ms()),
-            interest: self.interest.wire().clone(),
+            interest: None,
             pit_token,
         };
         match self.in_records.iter_mut().find(|r| r.face == face) {

@@ -192,3 +192,32 @@ fn outgoing_wire_decrements_hop_limit_once() {
         "shared, not copied"
     );
 }
+
+#[test]
+fn each_downstream_keeps_the_interest_it_sent() {
+    let mut pit = Pit::new(10);
+    let id = insert(&mut pit, interest("/a", 1, false, false));
+    let (f1, f2, f3) = (FaceId(300), FaceId(301), FaceId(302));
+    let now = Time::ZERO;
+    let nonce_of = |e: &PitEntry, f| {
+        let r = e.in_record(f).unwrap();
+        InterestView::new_checked(e.in_record_interest(r).clone())
+            .unwrap()
+            .nonce()
+    };
+    let e = pit.get_mut(id).unwrap();
+    e.insert_in_record(now, f1, None);
+    assert_eq!(nonce_of(e, f1), Some(1));
+    e.set_interest(interest("/a", 2, false, false));
+    e.insert_in_record(now, f2, None);
+    e.set_interest(interest("/a", 3, false, false));
+    e.insert_in_record(now, f3, None);
+    assert_eq!(nonce_of(e, f1), Some(1));
+    assert_eq!(nonce_of(e, f2), Some(2));
+    assert_eq!(nonce_of(e, f3), Some(3));
+    // f1 retransmits: its record now follows the entry's latest Interest
+    e.set_interest(interest("/a", 4, false, false));
+    e.insert_in_record(now, f1, None);
+    assert_eq!(nonce_of(e, f1), Some(4));
+    assert_eq!(nonce_of(e, f3), Some(3));
+}
