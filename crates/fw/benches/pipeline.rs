@@ -2,6 +2,10 @@
 //! insert → out downstream) at 4 and 11 name components with 1, 10^3 and 10^6 FIB routes; the
 //! content-store hit path; PIT insert (and expiry) with 10^5 pending entries.
 //!
+//! Two exchange groups: `exchange` hands the forwarder packets pre-encoded in a pool of 2^17
+//! (cold in cache, as a worst case); `exchange_rx` writes each packet into a receive buffer
+//! first, as a socket read delivers it (the copy is part of the measured time).
+//!
 //! `cargo bench -p nameway-fw --bench pipeline -- --warm-up-time 1 --measurement-time 3`
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
@@ -9,10 +13,10 @@
 use core::time::Duration;
 use std::hint::black_box;
 
-use bytes::Bytes;
+use bytes::{BufMut, Bytes, BytesMut};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use nameway_fw::{Config, FaceId, FaceScope, Forwarder, LinkType, Time};
-use nameway_wire::{Data, Interest, MetaInfo, Name, NameHasher};
+use nameway_wire::{Component, Data, Interest, MetaInfo, Name, NameHasher};
 
 /// Distinct names cycled through; more than the CS capacity, so every exchange misses the CS
 /// and evicts (LRU with a cyclic pattern larger than the cache never hits).
@@ -135,6 +139,94 @@ fn exchange(c: &mut Criterion) {
     group.finish();
 }
 
+/// A receive buffer: packets are copied in from a template, with their sequence number (a
+/// four-octet SequenceNum component) and Nonce patched, and split off as a face's read
+/// would hand them over.
+struct RxBuffer {
+    buf: BytesMut,
+}
+
+impl RxBuffer {
+    fn new() -> Self {
+        Self {
+            buf: BytesMut::with_capacity(1 << 16),
+        }
+    }
+
+    fn receive(&mut self, template: &[u8], patches: &[(usize, u32)]) -> Bytes {
+        if self.buf.capacity() < template.len() {
+            self.buf = BytesMut::with_capacity(1 << 16);
+        }
+        self.buf.put_slice(template);
+        for &(at, v) in patches {
+            self.buf[at..at + 4].copy_from_slice(&v.to_be_bytes());
+        }
+        self.buf.split().freeze()
+    }
+}
+
+fn offset_of(hay: &[u8], needle: u32) -> usize {
+    let needle = needle.to_be_bytes();
+    hay.windows(4).position(|w| w == needle).unwrap()
+}
+
+fn exchange_rx(c: &mut Criterion) {
+    const SEQ: u32 = 0xa1b2_c3d4;
+    const NONCE: u32 = 0x5566_7788;
+    let mut group = c.benchmark_group("exchange_rx");
+    group.throughput(Throughput::Elements(1));
+    for components in [4, 11] {
+        let name = prefix(components)
+            .parse::<Name>()
+            .unwrap()
+            .append(&Component::sequence_num(u64::from(SEQ)))
+            .unwrap();
+        let it = interest(&name, NONCE, None);
+        let dt = data(&name);
+        let (i_seq, i_nonce, d_seq) = (
+            offset_of(&it, SEQ),
+            offset_of(&it, NONCE),
+            offset_of(&dt, SEQ),
+        );
+        for routes in [1, 1_000_000] {
+            let Setup {
+                mut fw,
+                consumer,
+                producer,
+            } = setup(routes, CS_CAPACITY);
+            let mut rx = RxBuffer::new();
+            let mut i: u32 = 0;
+            let mut now = Time::ZERO;
+            let id = BenchmarkId::new(format!("{components}c"), format!("{routes}routes"));
+            group.bench_function(id, |b| {
+                b.iter(|| {
+                    // 2^17 distinct names cycled, more than the CS holds: every exchange misses
+                    // and evicts.
+                    let k = i % POOL as u32;
+                    i = i.wrapping_add(1);
+                    now += Duration::from_micros(10);
+                    let interest = rx.receive(&it, &[(i_seq, k), (i_nonce, i)]);
+                    fw.handle_packet(now, consumer, interest);
+                    let up = fw.poll_transmit();
+                    let data = rx.receive(&dt, &[(d_seq, k)]);
+                    fw.handle_packet(now, producer, data);
+                    let down = fw.poll_transmit();
+                    if fw.poll_timeout().is_some_and(|t| t <= now) {
+                        fw.handle_timeout(now);
+                    }
+                    black_box((up, down));
+                });
+            });
+            let st = fw.status();
+            assert_eq!(
+                st.counters.n_satisfied_interests, st.counters.n_in_interests,
+                "every exchange satisfied"
+            );
+        }
+    }
+    group.finish();
+}
+
 fn cs_hit(c: &mut Criterion) {
     let mut group = c.benchmark_group("cs_hit");
     group.throughput(Throughput::Elements(1));
@@ -208,5 +300,5 @@ fn pit_insert(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, exchange, cs_hit, pit_insert);
+criterion_group!(benches, exchange, exchange_rx, cs_hit, pit_insert);
 criterion_main!(benches);
