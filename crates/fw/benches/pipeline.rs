@@ -15,7 +15,7 @@ use std::hint::black_box;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use nameway_fw::{Config, FaceId, FaceScope, Forwarder, LinkType, Time};
+use nameway_fw::{Config, FaceId, FaceScope, Forwarder, LinkType, Time, Transmit};
 use nameway_wire::{Component, Data, Interest, MetaInfo, Name, NameHasher};
 
 /// Distinct names cycled through; more than the CS capacity, so every exchange misses the CS
@@ -94,6 +94,32 @@ fn setup(routes: usize, cs_capacity: usize) -> Setup {
     }
 }
 
+/// Interest from the consumer, out to the producer; Data back, out to the consumer; timers.
+fn one_exchange(
+    fw: &mut Forwarder,
+    now: Time,
+    consumer: FaceId,
+    producer: FaceId,
+    (interest, data): (Bytes, Bytes),
+) -> (Option<Transmit>, Option<Transmit>) {
+    fw.handle_packet(now, consumer, interest);
+    let up = fw.poll_transmit();
+    fw.handle_packet(now, producer, data);
+    let down = fw.poll_transmit();
+    if fw.poll_timeout().is_some_and(|t| t <= now) {
+        fw.handle_timeout(now);
+    }
+    (up, down)
+}
+
+fn assert_all_satisfied(fw: &Forwarder) {
+    let st = fw.status();
+    assert_eq!(
+        st.counters.n_satisfied_interests, st.counters.n_in_interests,
+        "every exchange satisfied"
+    );
+}
+
 fn exchange(c: &mut Criterion) {
     let mut group = c.benchmark_group("exchange");
     group.throughput(Throughput::Elements(1));
@@ -119,21 +145,11 @@ fn exchange(c: &mut Criterion) {
                     let k = i % POOL;
                     i += 1;
                     now += Duration::from_micros(10);
-                    fw.handle_packet(now, consumer, interests[k].clone());
-                    let up = fw.poll_transmit();
-                    fw.handle_packet(now, producer, datas[k].clone());
-                    let down = fw.poll_transmit();
-                    if fw.poll_timeout().is_some_and(|t| t <= now) {
-                        fw.handle_timeout(now);
-                    }
-                    black_box((up, down));
+                    let pair = (interests[k].clone(), datas[k].clone());
+                    black_box(one_exchange(&mut fw, now, consumer, producer, pair));
                 });
             });
-            let st = fw.status();
-            assert_eq!(
-                st.counters.n_satisfied_interests, st.counters.n_in_interests,
-                "every exchange satisfied"
-            );
+            assert_all_satisfied(&fw);
         }
     }
     group.finish();
@@ -206,22 +222,17 @@ fn exchange_rx(c: &mut Criterion) {
                     i = i.wrapping_add(1);
                     now += Duration::from_micros(10);
                     let interest = rx.receive(&it, &[(i_seq, k), (i_nonce, i)]);
-                    fw.handle_packet(now, consumer, interest);
-                    let up = fw.poll_transmit();
                     let data = rx.receive(&dt, &[(d_seq, k)]);
-                    fw.handle_packet(now, producer, data);
-                    let down = fw.poll_transmit();
-                    if fw.poll_timeout().is_some_and(|t| t <= now) {
-                        fw.handle_timeout(now);
-                    }
-                    black_box((up, down));
+                    black_box(one_exchange(
+                        &mut fw,
+                        now,
+                        consumer,
+                        producer,
+                        (interest, data),
+                    ));
                 });
             });
-            let st = fw.status();
-            assert_eq!(
-                st.counters.n_satisfied_interests, st.counters.n_in_interests,
-                "every exchange satisfied"
-            );
+            assert_all_satisfied(&fw);
         }
     }
     group.finish();
