@@ -2,34 +2,17 @@
 //! temporary Unix socket and free TCP/UDP ports, and run `nameway` against it.
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, UdpSocket};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::{mpsc, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// A running namewayd with its own Unix socket, TCP and UDP ports.
-pub struct Daemon {
-    pub child: Child,
-    pub dir: tempfile::TempDir,
-    pub unix: PathBuf,
-    pub tcp: u16,
-    pub udp: u16,
-}
-
-/// A port free for both TCP and UDP a moment ago.
-pub fn free_port() -> u16 {
-    loop {
-        let t = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = t.local_addr().unwrap().port();
-        if UdpSocket::bind(("127.0.0.1", port)).is_ok() {
-            return port;
-        }
-    }
-}
+#[path = "../../../daemon/tests/common/daemon.rs"]
+mod daemon;
+pub use daemon::*;
 
 /// The namewayd binary next to the nameway binary under test, built (or brought up to date)
 /// once per test process with the same profile; `NAMEWAYD` overrides it.
@@ -65,53 +48,9 @@ pub fn namewayd() -> PathBuf {
 }
 
 impl Daemon {
-    /// Starts namewayd with `extra` appended to its config.
+    /// Starts namewayd (see [`namewayd`]) with `extra` appended to its config.
     pub fn start(extra: &str) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let unix = dir.path().join("nfd.sock");
-        let tcp = free_port();
-        let udp = free_port();
-        let config = format!(
-            "[faces]\nunix = {unix:?}\ntcp = [\"127.0.0.1:{tcp}\"]\nudp = [\"127.0.0.1:{udp}\"]\n{extra}\n"
-        );
-        let path = dir.path().join("namewayd.toml");
-        std::fs::write(&path, config).unwrap();
-        let log = std::fs::File::create(dir.path().join("namewayd.log")).unwrap();
-        let child = Command::new(namewayd())
-            .arg("--config")
-            .arg(&path)
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let d = Daemon {
-            child,
-            dir,
-            unix,
-            tcp,
-            udp,
-        };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !d.unix.exists() {
-            assert!(
-                Instant::now() < deadline,
-                "namewayd did not start: {}",
-                d.log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        d
-    }
-
-    /// The daemon's log so far.
-    pub fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("namewayd.log")).unwrap_or_default()
-    }
-
-    /// `--transport` for the daemon's Unix socket.
-    pub fn transport(&self) -> String {
-        format!("unix://{}", self.unix.display())
+        Self::start_with(&namewayd(), extra)
     }
 
     /// Runs `nameway --transport <unix> args...` with `stdin`.
@@ -150,16 +89,9 @@ impl Daemon {
             .spawn()
             .unwrap();
         child.stdin.take().unwrap().write_all(stdin).unwrap();
-        let stdout: ChildStdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Background { child, lines: rx }
+        let stdout = child.stdout.take().unwrap();
+        let lines = read_lines(stdout, Some);
+        Background { child, lines }
     }
 
     /// Waits until the RIB has a route for `prefix`.
@@ -178,13 +110,6 @@ impl Daemon {
             assert!(Instant::now() < deadline, "no route for {prefix}: {routes}");
             std::thread::sleep(Duration::from_millis(50));
         }
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -2,88 +2,19 @@
 //! real python-ndn applications against it.
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
-use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// A running namewayd with its own Unix socket, TCP and UDP ports.
-pub struct Daemon {
-    pub child: Child,
-    pub dir: tempfile::TempDir,
-    pub unix: PathBuf,
-    pub tcp: u16,
-    pub udp: u16,
-}
-
-/// A port that was free a moment ago.
-pub fn free_port() -> u16 {
-    let t = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = t.local_addr().unwrap().port();
-    // also free for UDP?
-    if UdpSocket::bind(("127.0.0.1", port)).is_ok() {
-        return port;
-    }
-    free_port()
-}
+#[path = "daemon.rs"]
+mod daemon;
+pub use daemon::*;
 
 impl Daemon {
-    /// Starts namewayd with `extra` appended to its config.
+    /// Starts this package's namewayd with `extra` appended to its config.
     pub fn start(extra: &str) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let unix = dir.path().join("nfd.sock");
-        let tcp = free_port();
-        let udp = free_port();
-        let config = format!(
-            "[faces]\nunix = {unix:?}\ntcp = [\"127.0.0.1:{tcp}\"]\nudp = [\"127.0.0.1:{udp}\"]\n{extra}\n"
-        );
-        let path = dir.path().join("namewayd.toml");
-        std::fs::write(&path, config).unwrap();
-        let log = std::fs::File::create(dir.path().join("namewayd.log")).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_namewayd"))
-            .arg("--config")
-            .arg(&path)
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let d = Daemon {
-            child,
-            dir,
-            unix,
-            tcp,
-            udp,
-        };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !d.unix.exists() {
-            assert!(
-                Instant::now() < deadline,
-                "namewayd did not start: {}",
-                d.log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        d
-    }
-
-    /// The daemon's log so far.
-    pub fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("namewayd.log")).unwrap_or_default()
-    }
-
-    /// NDN_CLIENT_TRANSPORT for python-ndn.
-    pub fn transport(&self) -> String {
-        format!("unix://{}", self.unix.display())
-    }
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        Self::start_with(Path::new(env!("CARGO_BIN_EXE_namewayd")), extra)
     }
 }
 
@@ -130,18 +61,9 @@ impl App {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
-        let stdout: ChildStdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Ok(v) = serde_json::from_str(&line) {
-                    if tx.send(v).is_err() {
-                        break;
-                    }
-                }
-            }
-        });
-        App { child, lines: rx }
+        let stdout = child.stdout.take().unwrap();
+        let lines = read_lines(stdout, |line| serde_json::from_str(&line).ok());
+        App { child, lines }
     }
 
     /// The next JSON line, within `secs`.

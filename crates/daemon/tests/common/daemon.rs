@@ -1,0 +1,108 @@
+//! The running-daemon fixture shared by the end-to-end tests of `namewayd` and of `nameway`
+//! (the `nameway` tests include this file with `#[path]`): a real `namewayd` on a temporary
+//! Unix socket and free TCP/UDP ports, killed on drop.
+
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// A running namewayd with its own Unix socket, TCP and UDP ports.
+pub struct Daemon {
+    pub child: Child,
+    pub dir: tempfile::TempDir,
+    pub unix: PathBuf,
+    pub tcp: u16,
+    pub udp: u16,
+}
+
+/// A port free for both TCP and UDP a moment ago.
+pub fn free_port() -> u16 {
+    loop {
+        let t = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = t.local_addr().unwrap().port();
+        if UdpSocket::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+}
+
+impl Daemon {
+    /// Starts the namewayd binary `bin` with `extra` appended to its config, and waits for
+    /// its Unix socket.
+    pub fn start_with(bin: &Path, extra: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let unix = dir.path().join("nfd.sock");
+        let tcp = free_port();
+        let udp = free_port();
+        let config = format!(
+            "[faces]\nunix = {unix:?}\ntcp = [\"127.0.0.1:{tcp}\"]\nudp = [\"127.0.0.1:{udp}\"]\n{extra}\n"
+        );
+        let path = dir.path().join("namewayd.toml");
+        std::fs::write(&path, config).unwrap();
+        let log = std::fs::File::create(dir.path().join("namewayd.log")).unwrap();
+        let child = Command::new(bin)
+            .arg("--config")
+            .arg(&path)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let d = Daemon {
+            child,
+            dir,
+            unix,
+            tcp,
+            udp,
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !d.unix.exists() {
+            assert!(
+                Instant::now() < deadline,
+                "namewayd did not start: {}",
+                d.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        d
+    }
+
+    /// The daemon's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("namewayd.log")).unwrap_or_default()
+    }
+
+    /// The client transport for the daemon's Unix socket (NDN_CLIENT_TRANSPORT,
+    /// `nameway --transport`).
+    pub fn transport(&self) -> String {
+        format!("unix://{}", self.unix.display())
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Reads `stdout` line by line on a thread; the lines `parse` accepts arrive on the receiver.
+pub fn read_lines<T: Send + 'static>(
+    stdout: ChildStdout,
+    parse: fn(String) -> Option<T>,
+) -> mpsc::Receiver<T> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(v) = parse(line) {
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        }
+    });
+    rx
+}
