@@ -83,10 +83,7 @@ pub(crate) fn on_outgoing_nack(
     let Some(record) = entry.remove_in_record(egress) else {
         return false;
     };
-    let wire = record
-        .interest
-        .clone()
-        .unwrap_or_else(|| entry.interest().wire().clone());
+    let wire = entry.in_record_interest(&record).clone();
     send_nack(
         wire,
         record.pit_token().cloned(),

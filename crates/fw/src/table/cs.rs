@@ -451,7 +451,11 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
         let name = data.name();
         let full = hashes.full();
         let value = name.value_bytes();
-        let in_packet = name_range(data);
+        // A packet's own node reads its name from the packet.
+        let packet_name = || match name_range(data) {
+            Some((start, len)) => NodeName::InPacket(start, len),
+            None => NodeName::Owned(value.clone()),
+        };
         let entry = Entry {
             data: data.wire().clone(),
             fresh_until: now + Duration::from_millis(data.freshness_period_ms()),
@@ -482,21 +486,15 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
                     };
                     parent = self.add_child(parent, h, NodeName::Owned(Bytes::copy_from_slice(p)));
                 }
-                let leaf_name = match in_packet {
-                    Some((start, len)) => NodeName::InPacket(start, len),
-                    None => NodeName::Owned(value.clone()),
-                };
-                self.add_child(parent, full, leaf_name)
+                self.add_child(parent, full, packet_name())
             }
         };
         let Some(node) = self.node_mut(id) else {
             return;
         };
-        if let (NodeName::InPacket(..), Some((start, len))) = (&node.name, in_packet) {
+        if let NodeName::InPacket(..) = node.name {
             // The same name in a new packet: the name moves to the new packet.
-            node.name = NodeName::InPacket(start, len);
-        } else if let NodeName::InPacket(..) = node.name {
-            node.name = NodeName::Owned(value.clone());
+            node.name = packet_name();
         }
         if node.entry.replace(entry).is_none() {
             self.len += 1;

@@ -14,6 +14,15 @@ use hashbrown::HashTable;
 use crate::counters::DnlCounters;
 use crate::time::Time;
 
+/// The 64-bit digest of (name, Nonce) that the dead-nonce and straggler lists keep.
+#[inline]
+pub(crate) fn nonce_digest(name_hash: u64, nonce: u32) -> u64 {
+    // The name hash is already keyed and well mixed; fold the Nonce in and re-mix so that the
+    // table's control bits see it too.
+    let x = name_hash ^ u64::from(nonce).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (x ^ (x >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9)
+}
+
 /// NFD's default record lifetime.
 pub const DEFAULT_DNL_LIFETIME: Duration = Duration::from_secs(6);
 
@@ -57,14 +66,6 @@ impl DeadNonceList {
         }
     }
 
-    #[inline]
-    fn digest(name_hash: u64, nonce: u32) -> u64 {
-        // The name hash is already keyed and well mixed; fold the Nonce in and re-mix so that
-        // the table's control bits see it too.
-        let x = name_hash ^ u64::from(nonce).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        (x ^ (x >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9)
-    }
-
     /// Records (name, nonce).
     pub(crate) fn add(&mut self, now: Time, name_hash: u64, nonce: u32) {
         if self.capacity == 0 {
@@ -74,7 +75,7 @@ impl DeadNonceList {
         while self.queue.len() >= self.capacity {
             self.pop_front();
         }
-        let d = Self::digest(name_hash, nonce);
+        let d = nonce_digest(name_hash, nonce);
         self.queue.push_back((now + self.lifetime, d));
         match self.set.find_mut(d, |&(x, _)| x == d) {
             Some((_, n)) => *n += 1,
@@ -90,7 +91,7 @@ impl DeadNonceList {
             return false;
         }
         self.expire(now);
-        let d = Self::digest(name_hash, nonce);
+        let d = nonce_digest(name_hash, nonce);
         let hit = self.set.find(d, |&(x, _)| x == d).is_some();
         if hit {
             self.hits += 1;

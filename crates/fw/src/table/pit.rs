@@ -40,7 +40,7 @@ pub struct InRecord {
     expiry: Time,
     /// The Interest this downstream sent, when it is not the entry's latest one (kept only
     /// then, so the common case costs no reference count).
-    pub(crate) interest: Option<Bytes>,
+    interest: Option<Bytes>,
     pit_token: Option<Bytes>,
 }
 

@@ -15,6 +15,7 @@ use core::time::Duration;
 
 use hashbrown::HashTable;
 
+use super::dead_nonce_list::nonce_digest;
 use crate::time::Time;
 
 /// The straggler list.
@@ -55,13 +56,6 @@ impl StragglerList {
         self.hits
     }
 
-    #[inline]
-    fn digest(name_hash: u64, nonce: u32) -> u64 {
-        // As the dead-nonce list: the keyed name hash with the Nonce folded in, re-mixed.
-        let x = name_hash ^ u64::from(nonce).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        (x ^ (x >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9)
-    }
-
     /// Turns the generations over if the current one is a lifetime old.
     #[inline]
     fn age(&mut self, now: Time) {
@@ -91,7 +85,7 @@ impl StragglerList {
         if self.current.len() >= self.generation_capacity {
             self.turn_over(now);
         }
-        let d = Self::digest(name_hash, nonce);
+        let d = nonce_digest(name_hash, nonce);
         if self.current.find(d, |&x| x == d).is_none() {
             self.current.insert_unique(d, d, |&x| x);
         }
@@ -104,7 +98,7 @@ impl StragglerList {
             return false;
         }
         self.age(now);
-        let d = Self::digest(name_hash, nonce);
+        let d = nonce_digest(name_hash, nonce);
         let hit = self.current.find(d, |&x| x == d).is_some()
             || self.previous.find(d, |&x| x == d).is_some();
         if hit {
