@@ -11,10 +11,7 @@ use std::time::Instant;
 
 use nameway_wire::Name;
 
-/// Route flag: longer prefixes inherit this route.
-pub const CHILD_INHERIT: u64 = 1;
-/// Route flag: routes of shorter prefixes are not inherited here.
-pub const CAPTURE: u64 = 2;
+pub use nameway_wire::mgmt::route_flags::{CAPTURE, CHILD_INHERIT};
 
 /// One route: a next hop for a prefix, registered by one origin.
 #[derive(Clone, Debug, PartialEq, Eq)]

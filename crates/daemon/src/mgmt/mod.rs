@@ -23,7 +23,7 @@ use nameway_wire::{Data, Interest, MetaInfo, Name, Packet};
 use self::command::{Command, Format, Refusal, ReplayGuard};
 use self::dataset::DatasetStore;
 use crate::config::MgmtConfig;
-use crate::rib::{self, FibUpdate, Rib, Route};
+use crate::rib::{FibUpdate, Rib, Route};
 
 /// Face id of the management's internal face.
 pub const INTERNAL_FACE: FaceId = FaceId(1);
@@ -302,19 +302,21 @@ impl Management {
         if fw.face(FaceId(face)).is_none() {
             return self.respond(interest, 410, "Face not found", &p);
         }
-        p.face_id = Some(face);
-        p.origin = Some(p.origin.unwrap_or(mgmt::route_origin::APP));
-        p.cost = Some(p.cost.unwrap_or(0));
-        p.flags = Some(p.flags.unwrap_or(mgmt::route_flags::CHILD_INHERIT));
         let route = Route {
             face,
-            origin: p.origin.unwrap_or(0),
+            origin: p.origin.unwrap_or(mgmt::route_origin::APP),
             cost: p.cost.unwrap_or(0),
-            flags: p.flags.unwrap_or(rib::CHILD_INHERIT),
+            flags: p.flags.unwrap_or(mgmt::route_flags::CHILD_INHERIT),
             expires: p
                 .expiration_period
                 .map(|ms| now + std::time::Duration::from_millis(ms)),
         };
+        (p.face_id, p.origin, p.cost, p.flags) = (
+            Some(face),
+            Some(route.origin),
+            Some(route.cost),
+            Some(route.flags),
+        );
         tracing::info!(prefix = %name, face, origin = route.origin, cost = route.cost, "route registered");
         self.add_route(fw, &name, route);
         self.respond(interest, 200, "OK", &p)
