@@ -48,11 +48,12 @@
 //!   egress face, except where a field must change (HopLimit, or the LpPacket wrapper of a
 //!   Nack or echoed PitToken).
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)] // allowed only in `prefetch`, for one hint instruction
 
 pub mod counters;
 mod forwarder;
 mod pipeline;
+mod prefetch;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod strategy;

@@ -29,6 +29,7 @@
 mod lru;
 
 use core::time::Duration;
+use std::collections::HashMap;
 
 use bytes::Bytes;
 use hashbrown::HashTable;
@@ -37,6 +38,7 @@ use sha2::{Digest, Sha256};
 
 pub use self::lru::Lru;
 use crate::counters::CsCounters;
+use crate::prefetch::prefetch;
 use crate::table::pit::ends_with_implicit_digest;
 use crate::time::Time;
 
@@ -102,76 +104,84 @@ pub trait ReplacementPolicy: Send {
     fn on_erase(&mut self, id: u32);
     /// Picks and forgets the next victim.
     fn evict(&mut self) -> Option<u32>;
+    /// The entry [`ReplacementPolicy::evict`] would pick now, if the policy knows it cheaply
+    /// (the store prefetches its node); `None` by default.
+    fn next_victim(&self) -> Option<u32> {
+        None
+    }
 }
 
 const NIL: u32 = u32::MAX;
 const ROOT: u32 = 0;
 
+/// A node of the name tree: one cache line, so that evicting a packet the size of the store
+/// ago costs one miss (and the next victim's line is prefetched, see [`crate::prefetch`]).
 #[derive(Debug)]
-struct Entry {
-    data: Bytes,
-    fresh_until: Time,
-    digest: Option<[u8; 32]>,
-}
-
-impl Entry {
-    fn satisfies_freshness(&self, must_be_fresh: bool, now: Time) -> bool {
-        !must_be_fresh || now < self.fresh_until
-    }
-
-    fn digest(&mut self) -> [u8; 32] {
-        *self
-            .digest
-            .get_or_insert_with(|| Sha256::digest(&self.data).into())
-    }
-}
-
-/// Where a node's name (the TLV-VALUE of its prefix) lives.
-#[derive(Debug)]
-enum NodeName {
-    /// Its own copy (inner nodes).
-    Owned(Bytes),
-    /// This range of its packet (a node with a packet; sharing the packet's buffer through
-    /// a second `Bytes` would cost a reference-count update on insert and on eviction).
-    InPacket(u16, u16),
-}
-
-#[derive(Debug)]
+#[repr(align(64))]
 struct Node {
-    name: NodeName,
+    /// The cached Data (its whole TLV) when `cached`; otherwise the node's own copy of its
+    /// name. Either way the name is `buf[name_start..name_start + name_len]`.
+    buf: Bytes,
+    /// Until when the cached Data is fresh.
+    fresh_until: Time,
     parent: u32,
     first_child: u32,
     prev_sibling: u32,
     next_sibling: u32,
-    entry: Option<Entry>,
+    name_start: u16,
+    name_len: u16,
+    cached: bool,
     in_use: bool,
+    /// Whether `InMemoryCs::digests` holds this packet's implicit digest.
+    has_digest: bool,
 }
 
 impl Node {
     /// The TLV-VALUE of this node's prefix.
     #[inline]
     fn name(&self) -> &[u8] {
-        match &self.name {
-            NodeName::Owned(b) => b,
-            NodeName::InPacket(start, len) => {
-                let (start, len) = (usize::from(*start), usize::from(*len));
-                self.entry
-                    .as_ref()
-                    .and_then(|e| e.data.get(start..start + len))
-                    .unwrap_or_default()
-            }
-        }
+        let start = usize::from(self.name_start);
+        self.buf
+            .get(start..start + usize::from(self.name_len))
+            .unwrap_or_default()
+    }
+
+    /// Whether the node holds a packet that satisfies MustBeFresh (when asked) at `now`.
+    #[inline]
+    fn answers(&self, must_be_fresh: bool, now: Time) -> bool {
+        self.cached && (!must_be_fresh || now < self.fresh_until)
+    }
+
+    /// An inner node named by its own copy of `name`.
+    fn inner(name: &[u8], parent: u32, next_sibling: u32) -> Option<Self> {
+        Some(Self {
+            buf: Bytes::copy_from_slice(name),
+            fresh_until: Time::ZERO,
+            parent,
+            first_child: NIL,
+            prev_sibling: NIL,
+            next_sibling,
+            name_start: 0,
+            name_len: u16::try_from(name.len()).ok()?,
+            cached: false,
+            in_use: true,
+            has_digest: false,
+        })
     }
 
     const fn vacant() -> Self {
         Self {
-            name: NodeName::Owned(Bytes::new()),
+            buf: Bytes::new(),
+            fresh_until: Time::ZERO,
             parent: NIL,
             first_child: NIL,
             prev_sibling: NIL,
             next_sibling: NIL,
-            entry: None,
+            name_start: 0,
+            name_len: 0,
+            cached: false,
             in_use: false,
+            has_digest: false,
         }
     }
 }
@@ -196,6 +206,9 @@ pub struct InMemoryCs<P = Lru> {
     index: HashTable<IndexEntry>,
     /// Stale entries in `index`.
     stale: usize,
+    /// Implicit digests computed so far (only look-ups by implicit digest compute them), by
+    /// node id; an entry goes with its packet.
+    digests: HashMap<u32, [u8; 32]>,
     policy: P,
     len: usize,
     capacity: usize,
@@ -220,6 +233,7 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
             free: Vec::new(),
             index: HashTable::new(),
             stale: 0,
+            digests: HashMap::new(),
             policy,
             len: 0,
             capacity,
@@ -256,8 +270,10 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
             .map(|e| e.id)
     }
 
-    fn alloc(&mut self, node: Node) -> u32 {
-        match self.free.pop() {
+    /// Adds `node` as the first child of its parent and indexes it under `hash`.
+    fn add_child(&mut self, hash: u64, node: Node) -> u32 {
+        let (parent, next) = (node.parent, node.next_sibling);
+        let id = match self.free.pop() {
             Some(id) => {
                 if let Some(slot) = self.node_mut(id) {
                     *slot = node;
@@ -269,21 +285,7 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
                 self.gens.push(0);
                 (self.nodes.len() - 1) as u32
             }
-        }
-    }
-
-    /// Creates a child of `parent`.
-    fn add_child(&mut self, parent: u32, hash: u64, name: NodeName) -> u32 {
-        let next = self.node(parent).map_or(NIL, |p| p.first_child);
-        let id = self.alloc(Node {
-            name,
-            parent,
-            first_child: NIL,
-            prev_sibling: NIL,
-            next_sibling: next,
-            entry: None,
-            in_use: true,
-        });
+        };
         if let Some(n) = self.node_mut(next) {
             n.prev_sibling = id;
         }
@@ -296,20 +298,33 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
         id
     }
 
+    /// Forgets the implicit digest of node `id`'s packet, if one was computed.
+    fn drop_digest(&mut self, id: u32) {
+        if let Some(node) = self.node_mut(id) {
+            if core::mem::take(&mut node.has_digest) {
+                self.digests.remove(&id);
+            }
+        }
+    }
+
     /// Removes the packet of node `id`; prunes nodes left with neither packet nor child.
     fn remove_entry(&mut self, id: u32) {
+        self.drop_digest(id);
         let Some(node) = self.node_mut(id) else {
             return;
         };
-        if node.entry.is_none() {
+        if !node.cached {
             return;
         }
-        if node.first_child != NIL {
+        node.cached = false;
+        if node.first_child == NIL {
+            // Pruned below; the packet goes with the node.
+        } else {
             // The node stays as an inner node: its name cannot live in the packet any more.
             let copy = Bytes::copy_from_slice(node.name());
-            node.name = NodeName::Owned(copy);
+            node.name_start = 0;
+            node.buf = copy;
         }
-        node.entry = None;
         self.len -= 1;
         self.prune(id);
         if self.stale > 64 && self.stale * 2 > self.index.len() {
@@ -330,7 +345,7 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
             let Some(node) = self.node(id) else {
                 return;
             };
-            if node.entry.is_some() || node.first_child != NIL {
+            if node.cached || node.first_child != NIL {
                 return;
             }
             let (parent, prev, next) = (node.parent, node.prev_sibling, node.next_sibling);
@@ -382,6 +397,30 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
             self.remove_entry(victim);
             self.counters.evictions += 1;
         }
+        // The next victim's node is cold (it was written one store ago): fetch it while the
+        // rest of the exchange runs.
+        if self.len == capacity {
+            if let Some(node) = self.policy.next_victim().and_then(|id| self.node(id)) {
+                prefetch(node);
+            }
+        }
+    }
+
+    /// The implicit digest of node `id`'s packet, computed on first use.
+    fn digest(&mut self, id: u32) -> Option<[u8; 32]> {
+        let node = self.nodes.get_mut(id as usize)?;
+        if !node.cached {
+            return None;
+        }
+        if node.has_digest {
+            if let Some(d) = self.digests.get(&id) {
+                return Some(*d);
+            }
+        }
+        node.has_digest = true;
+        let d: [u8; 32] = Sha256::digest(&node.buf).into();
+        self.digests.insert(id, d);
+        Some(d)
     }
 
     /// The node that answers `interest`, if any.
@@ -398,23 +437,17 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
             let last = name.last()?;
             let len = name.len() - 1;
             let id = self.find(hashes.get(len)?, value.get(..name.prefix_value_len(len))?)?;
-            let entry = self.node_mut(id)?.entry.as_mut()?;
-            let ok = entry.satisfies_freshness(mbf, now) && entry.digest() == last.value();
+            let ok = self.node(id)?.answers(mbf, now) && self.digest(id)? == last.value();
             return ok.then_some(id);
         }
         let id = self.find(hashes.full(), value)?;
         if !interest.can_be_prefix() {
-            let entry = self.node(id)?.entry.as_ref()?;
-            return entry.satisfies_freshness(mbf, now).then_some(id);
+            return self.node(id)?.answers(mbf, now).then_some(id);
         }
         let mut cur = Some(id);
         for _ in 0..LOOKUP_BUDGET {
             let at = cur?;
-            let fits = self
-                .node(at)
-                .and_then(|n| n.entry.as_ref())
-                .is_some_and(|e| e.satisfies_freshness(mbf, now));
-            if fits {
+            if self.node(at).is_some_and(|n| n.answers(mbf, now)) {
                 return Some(at);
             }
             cur = self.next_in_subtree(at, id);
@@ -438,7 +471,7 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
             self.counters.misses += 1;
             return None;
         };
-        let data = self.node(id)?.entry.as_ref()?.data.clone();
+        let data = self.node(id)?.buf.clone();
         self.policy.on_access(id);
         self.counters.hits += 1;
         Some(data)
@@ -451,18 +484,19 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
         let name = data.name();
         let full = hashes.full();
         let value = name.value_bytes();
-        // A packet's own node reads its name from the packet.
-        let packet_name = || match name_range(data) {
-            Some((start, len)) => NodeName::InPacket(start, len),
-            None => NodeName::Owned(value.clone()),
+        // A packet's node reads its name from the packet.
+        let Some((name_start, name_len)) = name_range(data) else {
+            return;
         };
-        let entry = Entry {
-            data: data.wire().clone(),
-            fresh_until: now + Duration::from_millis(data.freshness_period_ms()),
-            digest: None,
-        };
+        let fresh_until = now + Duration::from_millis(data.freshness_period_ms());
+        // Taken before the index is touched: the reference-count update is a full fence, and
+        // the stores into the index and the new node are likely still missing the cache.
+        let packet = data.wire().clone();
         let id = match self.find(full, value) {
-            Some(id) => id,
+            Some(id) => {
+                self.drop_digest(id);
+                id
+            }
             None => {
                 // The nearest cached ancestor, then the missing nodes below it.
                 let mut depth = 0;
@@ -479,24 +513,30 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
                     }
                 }
                 for len in depth + 1..name.len() {
-                    let (Some(h), Some(p)) =
-                        (hashes.get(len), value.get(..name.prefix_value_len(len)))
-                    else {
+                    let next = self.node(parent).map_or(NIL, |p| p.first_child);
+                    let inner = hashes.get(len).zip(
+                        value
+                            .get(..name.prefix_value_len(len))
+                            .and_then(|p| Node::inner(p, parent, next)),
+                    );
+                    let Some((h, node)) = inner else {
                         return;
                     };
-                    parent = self.add_child(parent, h, NodeName::Owned(Bytes::copy_from_slice(p)));
+                    parent = self.add_child(h, node);
                 }
-                self.add_child(parent, full, packet_name())
+                let next = self.node(parent).map_or(NIL, |p| p.first_child);
+                let mut node = Node::vacant();
+                (node.parent, node.next_sibling, node.in_use) = (parent, next, true);
+                self.add_child(full, node)
             }
         };
         let Some(node) = self.node_mut(id) else {
             return;
         };
-        if let NodeName::InPacket(..) = node.name {
-            // The same name in a new packet: the name moves to the new packet.
-            node.name = packet_name();
-        }
-        if node.entry.replace(entry).is_none() {
+        node.buf = packet;
+        (node.name_start, node.name_len) = (name_start, name_len);
+        node.fresh_until = fresh_until;
+        if !core::mem::replace(&mut node.cached, true) {
             self.len += 1;
         }
         self.policy.on_insert(id, full);
@@ -514,7 +554,7 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
             if doomed.len() >= limit {
                 break;
             }
-            if self.node(at).is_some_and(|n| n.entry.is_some()) {
+            if self.node(at).is_some_and(|n| n.cached) {
                 doomed.push(at);
             }
             cur = self.next_in_subtree(at, top);

@@ -2,6 +2,7 @@
 //! operation and no allocation once the id space has grown.
 
 use super::ReplacementPolicy;
+use crate::prefetch::prefetch;
 
 const NIL: u32 = u32::MAX;
 
@@ -114,7 +115,16 @@ impl ReplacementPolicy for Lru {
             return None;
         }
         self.unlink(victim);
+        // The next eviction rewrites the link after the new head: it is as cold as the node.
+        let after = self.links.get(self.head as usize).map(|l| l.next);
+        if let Some(l) = after.and_then(|id| self.links.get(id as usize)) {
+            prefetch(l);
+        }
         Some(victim)
+    }
+
+    fn next_victim(&self) -> Option<u32> {
+        (self.head != NIL).then_some(self.head)
     }
 }
 

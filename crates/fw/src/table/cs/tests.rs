@@ -197,3 +197,38 @@ fn stale_index_entries_are_swept_and_never_answer() {
     }
     assert_eq!(cs.len(), 100);
 }
+
+#[test]
+fn a_node_is_one_cache_line() {
+    // Evicting reads one node written a whole store ago; it must cost one miss, not two.
+    assert_eq!(core::mem::size_of::<super::Node>(), 64);
+    assert_eq!(core::mem::align_of::<super::Node>(), 64);
+}
+
+#[test]
+fn implicit_digests_follow_their_packet() {
+    let mut cs = InMemoryCs::new(2);
+    let first = data("/a/b", 0);
+    cs.insert(&first, &H.prefix_hashes(first.name()), T0);
+    let first_full = first.full_name().to_string();
+    assert!(get(&mut cs, &first_full, false, false, T0).is_some());
+    assert_eq!(
+        cs.digests.len(),
+        1,
+        "the digest is kept for the next look-up"
+    );
+
+    // A new packet under the same name: the old digest must not answer any more.
+    let second = data("/a/b", 1000);
+    assert_ne!(first.full_name(), second.full_name());
+    cs.insert(&second, &H.prefix_hashes(second.name()), T0);
+    assert_eq!(cs.digests.len(), 0);
+    assert_eq!(get(&mut cs, &first_full, false, false, T0), None);
+    assert!(get(&mut cs, &second.full_name().to_string(), false, false, T0).is_some());
+
+    // Evicted packets take their digest with them.
+    put(&mut cs, "/c", 0, T0);
+    put(&mut cs, "/d", 0, T0);
+    assert_eq!(get(&mut cs, "/a/b", false, false, T0), None);
+    assert_eq!(cs.digests.len(), 0);
+}
