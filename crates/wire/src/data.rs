@@ -10,7 +10,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use sha2::{Digest, Sha256};
 
 use crate::error::{DecodeError, ErrorKind};
-use crate::name::{Component, Name};
+use crate::name::{Component, ComponentEnds, Name};
 use crate::signature::{slice_abs, SignError, SignatureInfo, Signer, Verifier, VerifyError};
 use crate::tlv::{self, types, Element, Reader};
 
@@ -56,7 +56,10 @@ pub struct Data {
 
 /// Positions of every field of a Data, found in one checked pass.
 struct Fields {
-    name: Name,
+    /// Where the Name's TLV-VALUE starts, and its component ends (the caller, which owns
+    /// the packet, builds the name so that it shares the packet's handle).
+    name_start: usize,
+    name_ends: ComponentEnds,
     content_type: Option<u64>,
     freshness_period: Option<u64>,
     final_block_id: Option<Range<usize>>,
@@ -95,7 +98,8 @@ impl Fields {
         let mut r = top.children();
         let name_el = r.expect(types::NAME).map_err(|e| e.within(types::DATA))?;
         let mut f = Fields {
-            name: Name::from_value(wire.slice(name_el.value_range()), name_el.value_start)?,
+            name_start: name_el.value_start,
+            name_ends: Name::scan_value(name_el.value, name_el.value_start)?,
             content_type: None,
             freshness_period: None,
             final_block_id: None,
@@ -238,7 +242,7 @@ impl Data {
                 .transpose()?,
             signature_info: SignatureInfo::decode(&si_el, wire)?,
             signature_value: slice_abs(wire, f.signature_value.clone(), 0)?,
-            name: f.name,
+            name: Name::from_parts(wire.clone(), f.name_start, f.name_ends),
         })
     }
 
@@ -344,7 +348,7 @@ impl Data {
 /// A checked, zero-copy view of a Data packet for the forwarding path.
 #[derive(Clone, Debug)]
 pub struct DataView {
-    wire: Bytes,
+    /// The Name, over the whole packet: [`DataView::wire`] is its backing buffer.
     name: Name,
     content_type: Option<u64>,
     freshness_period: Option<u64>,
@@ -364,7 +368,7 @@ impl DataView {
     pub fn new_checked(wire: Bytes) -> Result<Self, DecodeError> {
         let f = Fields::parse(&wire)?;
         Ok(Self {
-            name: f.name,
+            name: Name::from_parts(wire, f.name_start, f.name_ends),
             content_type: f.content_type,
             freshness_period: f.freshness_period,
             final_block_id: f.final_block_id,
@@ -372,13 +376,12 @@ impl DataView {
             signature_info: f.signature_info,
             signature_value: f.signature_value,
             signed: f.signed,
-            wire,
         })
     }
 
     /// The whole Data TLV.
     pub fn wire(&self) -> &Bytes {
-        &self.wire
+        self.name.backing()
     }
 
     /// The Name.
@@ -400,14 +403,14 @@ impl DataView {
     pub fn final_block_id(&self) -> Option<Component> {
         self.final_block_id
             .clone()
-            .and_then(|r| component_at(&self.wire, r))
+            .and_then(|r| component_at(self.wire(), r))
     }
 
     /// Content bytes (empty when absent), shared with the packet.
     pub fn content(&self) -> Bytes {
         self.content
             .clone()
-            .map(|r| self.wire.slice(r))
+            .map(|r| self.wire().slice(r))
             .unwrap_or_default()
     }
 
@@ -419,28 +422,28 @@ impl DataView {
     /// The SignatureInfo.
     pub fn signature_info(&self) -> SignatureInfo {
         let bytes = self
-            .wire
+            .wire()
             .get(self.signature_info.clone())
             .unwrap_or_default();
         Reader::with_base(bytes, self.signature_info.start)
             .read_element()
-            .and_then(|e| SignatureInfo::decode(&e, &self.wire))
+            .and_then(|e| SignatureInfo::decode(&e, self.wire()))
             .unwrap_or_default()
     }
 
     /// The SignatureValue bytes.
     pub fn signature_value(&self) -> Bytes {
-        self.wire.slice(self.signature_value.clone())
+        self.wire().slice(self.signature_value.clone())
     }
 
     /// The signed portion (Name through SignatureInfo).
     pub fn signed_portion(&self) -> &[u8] {
-        self.wire.get(self.signed.clone()).unwrap_or_default()
+        self.wire().get(self.signed.clone()).unwrap_or_default()
     }
 
     /// The implicit SHA-256 digest: the hash of the whole Data TLV.
     pub fn implicit_digest(&self) -> [u8; 32] {
-        Sha256::digest(&self.wire).into()
+        Sha256::digest(self.wire()).into()
     }
 
     /// The full name: Name plus the ImplicitSha256DigestComponent.

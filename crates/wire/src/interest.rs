@@ -13,7 +13,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use sha2::{Digest, Sha256};
 
 use crate::error::{DecodeError, ErrorKind};
-use crate::name::{Component, Name};
+use crate::name::{Component, ComponentEnds, Name};
 use crate::signature::{slice_abs, SignError, SignatureInfo, Signer, Verifier, VerifyError};
 use crate::tlv::{self, types, Reader};
 
@@ -47,7 +47,10 @@ pub struct Interest {
 
 /// Positions of every field of an Interest, found in one checked pass.
 struct Fields {
-    name: Name,
+    /// Where the Name's TLV-VALUE starts, and its component ends (the name is built by the
+    /// caller, which owns the packet, so that it can share the packet's handle).
+    name_start: usize,
+    name_ends: ComponentEnds,
     can_be_prefix: bool,
     must_be_fresh: bool,
     forwarding_hint: Option<Range<usize>>,
@@ -98,14 +101,15 @@ impl Fields {
         let name_el = r
             .expect(types::NAME)
             .map_err(|e| e.within(types::INTEREST))?;
-        let name = Name::from_value(wire.slice(name_el.value_range()), name_el.value_start)?;
-        if name.is_empty() {
+        let name_ends = Name::scan_value(name_el.value, name_el.value_start)?;
+        if name_ends.is_empty() {
             //= https://docs.named-data.net/NDN-packet-spec/0.3/interest.html#name
             //# Interests that include Name TLV that has zero name components MUST be discarded.
             return Err(name_el.error(ErrorKind::EmptyName));
         }
         let mut f = Fields {
-            name,
+            name_start: name_el.value_start,
+            name_ends,
             can_be_prefix: false,
             must_be_fresh: false,
             forwarding_hint: None,
@@ -193,7 +197,7 @@ impl Fields {
                 types::INTEREST,
             ));
         }
-        f.check_digest_component(name_el.start)?;
+        f.check_digest_component(name_el.value, name_el.start)?;
         if f.signature_info.is_some() != f.signature_value.is_some() {
             return Err(DecodeError::in_element(
                 ErrorKind::Missing {
@@ -212,12 +216,12 @@ impl Fields {
 
     /// ApplicationParameters present if and only if the name has exactly one
     /// ParametersSha256DigestComponent.
-    fn check_digest_component(&self, name_start: usize) -> Result<(), DecodeError> {
-        // The type of a ParametersSha256DigestComponent is the single octet 0x02.
-        let count = self
-            .name
-            .component_wires()
-            .filter(|w| w.first() == Some(&(types::PARAMETERS_SHA256_DIGEST_COMPONENT as u8)))
+    fn check_digest_component(&self, name: &[u8], name_start: usize) -> Result<(), DecodeError> {
+        // The type of a ParametersSha256DigestComponent is the single octet 0x02; a component
+        // starts at 0 and at each end but the last.
+        let starts = core::iter::once(0).chain(self.name_ends.iter().map(|&e| usize::from(e)));
+        let count = starts
+            .filter(|&at| name.get(at) == Some(&(types::PARAMETERS_SHA256_DIGEST_COMPONENT as u8)))
             .count();
         let ok = if self.app_parameters.is_some() {
             count == 1
@@ -284,7 +288,7 @@ impl Interest {
                 .clone()
                 .map(|r| slice_abs(wire, r, 0))
                 .transpose()?,
-            name: f.name,
+            name: Name::from_parts(wire.clone(), f.name_start, f.name_ends),
         };
         if f.app_parameters.is_some() {
             let covered = wire.get(f.parameters_start..).unwrap_or_default();
@@ -491,7 +495,7 @@ fn decode_hint_names(wire: &Bytes, range: Range<usize>) -> Result<Vec<Name>, Dec
 /// ApplicationParameters; [`Interest::decode`] does.
 #[derive(Clone, Debug)]
 pub struct InterestView {
-    wire: Bytes,
+    /// The Name, over the whole packet: [`InterestView::wire`] is its backing buffer.
     name: Name,
     can_be_prefix: bool,
     must_be_fresh: bool,
@@ -512,7 +516,7 @@ impl InterestView {
     pub fn new_checked(wire: Bytes) -> Result<Self, DecodeError> {
         let f = Fields::parse(&wire)?;
         Ok(Self {
-            name: f.name,
+            name: Name::from_parts(wire, f.name_start, f.name_ends),
             can_be_prefix: f.can_be_prefix,
             must_be_fresh: f.must_be_fresh,
             forwarding_hint: f.forwarding_hint,
@@ -521,13 +525,12 @@ impl InterestView {
             hop_limit: f.hop_limit,
             has_parameters: f.app_parameters.is_some(),
             signed: f.signature_info.is_some(),
-            wire,
         })
     }
 
     /// The whole Interest TLV.
     pub fn wire(&self) -> &Bytes {
-        &self.wire
+        self.name.backing()
     }
 
     /// The Name.
@@ -579,7 +582,7 @@ impl InterestView {
     pub fn forwarding_hint(&self) -> Vec<Name> {
         match &self.forwarding_hint {
             // Validated at construction, so this cannot fail.
-            Some(range) => decode_hint_names(&self.wire, range.clone()).unwrap_or_default(),
+            Some(range) => decode_hint_names(self.wire(), range.clone()).unwrap_or_default(),
             None => Vec::new(),
         }
     }
@@ -589,7 +592,7 @@ impl InterestView {
     pub fn with_hop_limit(&self, h: u8) -> Bytes {
         match self.hop_limit {
             Some((_, pos)) => self.patched(pos, &[h]),
-            None => self.wire.clone(),
+            None => self.wire().clone(),
         }
     }
 
@@ -611,14 +614,14 @@ impl InterestView {
             }
             return;
         }
-        self.wire = wire;
+        self.name.rebase(wire);
         if let Some((n, _)) = &mut self.nonce {
             *n = nonce;
         }
     }
 
     fn patched(&self, pos: usize, bytes: &[u8]) -> Bytes {
-        let mut buf = BytesMut::from(&self.wire[..]);
+        let mut buf = BytesMut::from(&self.wire()[..]);
         if let Some(dst) = buf.get_mut(pos..pos + bytes.len()) {
             dst.copy_from_slice(bytes);
         }
@@ -628,8 +631,9 @@ impl InterestView {
     fn with_inserted_nonce(&self, nonce: u32) -> Bytes {
         // The Nonce goes before InterestLifetime, HopLimit and the parameters block: after the
         // last element whose rank is below Nonce's.
-        let Ok(top) = tlv::read_single(&self.wire) else {
-            return self.wire.clone();
+        let wire = self.wire();
+        let Ok(top) = tlv::read_single(wire) else {
+            return wire.clone();
         };
         let mut r = top.children();
         let mut insert_at = top.value_start;
@@ -643,13 +647,9 @@ impl InterestView {
         let body_len = top.value.len() + 6;
         let mut buf = BytesMut::with_capacity(tlv::tlv_len(types::INTEREST, body_len));
         tlv::put_header(&mut buf, types::INTEREST, body_len);
-        buf.put_slice(
-            self.wire
-                .get(top.value_start..insert_at)
-                .unwrap_or_default(),
-        );
+        buf.put_slice(wire.get(top.value_start..insert_at).unwrap_or_default());
         tlv::put_tlv(&mut buf, types::NONCE, &nonce.to_be_bytes());
-        buf.put_slice(self.wire.get(insert_at..).unwrap_or_default());
+        buf.put_slice(wire.get(insert_at..).unwrap_or_default());
         buf.freeze()
     }
 }

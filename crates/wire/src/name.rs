@@ -14,6 +14,9 @@ use smallvec::SmallVec;
 use crate::error::{DecodeError, ErrorKind, ParseError};
 use crate::tlv::{self, types, Reader};
 
+/// End offsets of a name's components in its TLV-VALUE (inline up to 16 components).
+pub(crate) type ComponentEnds = SmallVec<[u16; 16]>;
+
 /// Length in bytes of the SHA-256 digest components.
 pub const DIGEST_LEN: usize = 32;
 
@@ -23,10 +26,17 @@ pub const DIGEST_LEN: usize = 32;
 /// Cloning is cheap: the bytes are shared.
 #[derive(Clone)]
 pub struct Name {
-    value: Bytes,
+    /// Holds the TLV-VALUE at `start..start + len`: often the whole packet the name was
+    /// decoded from, so that a packet view and its name share one handle (one
+    /// reference-count update fewer on each side of every packet).
+    buf: Bytes,
+    start: u32,
+    /// The value's length (`ends.last()`, kept here so that reading the value does not go
+    /// through the small vector).
+    len: u16,
     // Inline up to 16 components: longer names are rare, and 11-component names (a common
     // benchmark shape) must not allocate.
-    ends: SmallVec<[u16; 16]>,
+    ends: ComponentEnds,
 }
 
 /// A borrowed name component.
@@ -50,7 +60,9 @@ impl Name {
     /// The name with no components (`/`).
     pub const fn root() -> Self {
         Self {
-            value: Bytes::new(),
+            buf: Bytes::new(),
+            start: 0,
+            len: 0,
             ends: SmallVec::new_const(),
         }
     }
@@ -67,7 +79,7 @@ impl Name {
                 found: e.typ,
             }));
         }
-        Self::from_value(wire.slice(e.value_range()), e.value_start)
+        Self::from_value_in(wire.clone(), e.value_range())
     }
 
     /// Builds a name from the TLV-VALUE of a Name element; `base` is the value's offset in the
@@ -81,7 +93,77 @@ impl Name {
         let mut ends = SmallVec::new();
         // Fits: the whole value is at most MAX_PACKET_SIZE (< u16::MAX) bytes.
         scan_components(&value, base, |end| ends.push(end as u16))?;
-        Ok(Self { value, ends })
+        Ok(Self::from_parts(value, 0, ends))
+    }
+
+    /// Builds a name from the TLV-VALUE at `range` of `packet`, keeping the whole packet
+    /// (shared, not sliced): a decoder's view and its name then hold one handle.
+    /// `range.start` is also the error location base.
+    ///
+    /// # Errors
+    /// As [`Name::from_value`]; [`ErrorKind::Truncated`] when `range` is not in `packet`,
+    /// [`ErrorKind::TooLarge`] when it ends past 4 GiB.
+    #[inline(always)]
+    pub fn from_value_in(
+        packet: Bytes,
+        range: core::ops::Range<usize>,
+    ) -> Result<Self, DecodeError> {
+        let start = range.start;
+        if u32::try_from(range.end).is_err() {
+            return Err(DecodeError::new(ErrorKind::TooLarge, start));
+        }
+        let Some(value) = packet.get(range) else {
+            return Err(DecodeError::new(ErrorKind::Truncated, start));
+        };
+        let mut ends = SmallVec::new();
+        // Fits: the whole value is at most MAX_PACKET_SIZE (< u16::MAX) bytes.
+        scan_components(value, start, |end| ends.push(end as u16))?;
+        Ok(Self::from_parts(packet, start, ends))
+    }
+
+    /// Checks the TLV-VALUE of a Name element and returns its component ends, for a decoder
+    /// that builds the name later with [`Name::from_parts`].
+    #[inline(always)]
+    pub(crate) fn scan_value(value: &[u8], base: usize) -> Result<ComponentEnds, DecodeError> {
+        let mut ends = SmallVec::new();
+        // Fits: the whole value is at most MAX_PACKET_SIZE (< u16::MAX) bytes.
+        scan_components(value, base, |end| ends.push(end as u16))?;
+        Ok(ends)
+    }
+
+    /// The name whose value starts at `start` in `buf`, with components ending at `ends`
+    /// (from [`Name::scan_value`] over that value).
+    #[inline(always)]
+    pub(crate) fn from_parts(buf: Bytes, start: usize, ends: ComponentEnds) -> Self {
+        // Both fit: a value is at most MAX_PACKET_SIZE octets, in a buffer the decoders
+        // accept (at most MAX_PACKET_SIZE too, or a management response under 4 GiB).
+        let len = ends.last().copied().unwrap_or(0);
+        Self {
+            buf,
+            start: start as u32,
+            len,
+            ends,
+        }
+    }
+
+    /// The buffer the name's value lives in (the whole packet for a decoded name).
+    #[inline]
+    pub(crate) fn backing(&self) -> &Bytes {
+        &self.buf
+    }
+
+    /// The same name over `packet`, a copy of the backing buffer with other octets changed
+    /// (a patched Nonce): the value must sit at the same place.
+    pub(crate) fn rebase(&mut self, packet: Bytes) {
+        debug_assert_eq!(packet.get(self.value_range()), Some(self.value_bytes()));
+        self.buf = packet;
+    }
+
+    /// Where the value sits in [`Name::backing`].
+    #[inline]
+    fn value_range(&self) -> core::ops::Range<usize> {
+        let start = self.start as usize;
+        start..start + usize::from(self.len)
     }
 
     /// Checks the TLV-VALUE of a Name element as [`Name::from_value`] does, without building
@@ -112,10 +194,7 @@ impl Name {
             }
             ends.push(buf.len() as u16);
         }
-        Ok(Self {
-            value: buf.freeze(),
-            ends,
-        })
+        Ok(Self::from_parts(buf.freeze(), 0, ends))
     }
 
     /// Number of components.
@@ -137,7 +216,7 @@ impl Name {
         } else {
             usize::from(*self.ends.get(i - 1)?)
         };
-        let wire = self.value.get(start..end)?;
+        let wire = self.value_bytes().get(start..end)?;
         parse_component(wire)
     }
 
@@ -155,9 +234,10 @@ impl Name {
     /// without decoding anything (the hashing fast path).
     pub fn component_wires(&self) -> impl Iterator<Item = &[u8]> + '_ {
         let mut start = 0;
+        let value = self.value_bytes();
         self.ends.iter().filter_map(move |&end| {
             let end = usize::from(end);
-            let wire = self.value.get(start..end);
+            let wire = value.get(start..end);
             start = end;
             wire
         })
@@ -165,15 +245,12 @@ impl Name {
 
     /// The first `n` components (all of them when `n >= len`). Shares the bytes.
     pub fn prefix(&self, n: usize) -> Self {
-        let n = n.min(self.len());
-        let end = if n == 0 {
-            0
-        } else {
-            self.ends.get(n - 1).map_or(0, |e| usize::from(*e))
-        };
+        let ends: ComponentEnds = self.ends.iter().take(n).copied().collect();
         Self {
-            value: self.value.slice(..end),
-            ends: self.ends.iter().take(n).copied().collect(),
+            buf: self.buf.clone(),
+            start: self.start,
+            len: ends.last().copied().unwrap_or(0),
+            ends,
         }
     }
 
@@ -190,7 +267,7 @@ impl Name {
 
     /// Whether `self` is a prefix of (or equal to) `other`.
     pub fn is_prefix_of(&self, other: &Name) -> bool {
-        self.len() <= other.len() && other.value.starts_with(&self.value)
+        self.len() <= other.len() && other.value_bytes().starts_with(self.value_bytes())
     }
 
     /// A new name with `c` appended.
@@ -200,33 +277,32 @@ impl Name {
     pub fn append(&self, c: &Component) -> Result<Self, ParseError> {
         check_component(c.typ, c.value.len())
             .map_err(|_| ParseError::BadType(c.typ.to_string()))?;
-        let mut buf = BytesMut::with_capacity(self.value.len() + c.value.len() + 8);
-        buf.put_slice(&self.value);
+        let value = self.value_bytes();
+        let mut buf = BytesMut::with_capacity(value.len() + c.value.len() + 8);
+        buf.put_slice(value);
         tlv::put_tlv(&mut buf, c.typ, &c.value);
         if buf.len() > tlv::MAX_PACKET_SIZE {
             return Err(ParseError::TooLong);
         }
         let mut ends = self.ends.clone();
         ends.push(buf.len() as u16);
-        Ok(Self {
-            value: buf.freeze(),
-            ends,
-        })
+        Ok(Self::from_parts(buf.freeze(), 0, ends))
     }
 
     /// The TLV-VALUE of the Name element (component TLVs back to back).
-    pub fn value_bytes(&self) -> &Bytes {
-        &self.value
+    #[inline]
+    pub fn value_bytes(&self) -> &[u8] {
+        self.buf.get(self.value_range()).unwrap_or_default()
     }
 
     /// Size of the whole Name element.
     pub fn encoded_len(&self) -> usize {
-        tlv::tlv_len(types::NAME, self.value.len())
+        tlv::tlv_len(types::NAME, self.value_bytes().len())
     }
 
     /// Writes the whole Name element.
     pub fn encode(&self, buf: &mut impl BufMut) {
-        tlv::put_tlv(buf, types::NAME, &self.value);
+        tlv::put_tlv(buf, types::NAME, self.value_bytes());
     }
 
     /// The whole Name element as bytes.
@@ -316,7 +392,7 @@ fn parse_component(wire: &[u8]) -> Option<ComponentRef<'_>> {
 impl PartialEq for Name {
     fn eq(&self, other: &Self) -> bool {
         // VAR-NUMBERs are decoded only in shortest form, so equal names have equal bytes.
-        self.value == other.value
+        self.value_bytes() == other.value_bytes()
     }
 }
 
@@ -324,7 +400,7 @@ impl Eq for Name {}
 
 impl core::hash::Hash for Name {
     fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
-        self.value.hash(state);
+        self.value_bytes().hash(state);
     }
 }
 

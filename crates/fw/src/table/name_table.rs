@@ -193,7 +193,7 @@ fn slot_prefix_is<V>(slots: &[Option<NameEntry<V>>], s: u32, value: &[u8]) -> bo
     slots
         .get(s as usize)
         .and_then(Option::as_ref)
-        .is_some_and(|e| e.prefix.value_bytes().as_ref() == value)
+        .is_some_and(|e| e.prefix.value_bytes() == value)
 }
 
 #[cfg(test)]

@@ -618,7 +618,7 @@ impl Pit {
                 continue;
             };
             let fits = (!need_cbp || e.interest.can_be_prefix())
-                && e.interest.name().value_bytes().as_ref() == value;
+                && e.interest.name().value_bytes() == value;
             if fits {
                 out.push(PitEntryId {
                     slot: s,

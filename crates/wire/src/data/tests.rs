@@ -193,3 +193,20 @@ proptest! {
         prop_assert_eq!(owned.is_ok(), view.is_ok());
     }
 }
+
+#[test]
+fn a_view_and_its_name_share_one_handle() {
+    let d = Data::new("/a/b".parse().unwrap(), Bytes::from_static(b"x"));
+    let wire = Bytes::from(d.encode().to_vec());
+    let view = DataView::new_checked(wire).unwrap();
+    assert!(view.wire().is_unique(), "the view holds a second handle");
+    assert_eq!(view.name().to_string(), "/a/b");
+    assert!(view
+        .wire()
+        .as_ptr_range()
+        .contains(&view.name().value_bytes().as_ptr()));
+    // A prefix shares the buffer too, and still reads only its own components.
+    let p = view.name().prefix(1);
+    assert_eq!(p.to_string(), "/a");
+    assert_eq!(p.value_bytes(), b"\x08\x01a");
+}

@@ -299,3 +299,29 @@ proptest! {
         prop_assert_eq!(uri.parse::<Name>().unwrap(), name);
     }
 }
+
+#[test]
+fn a_view_and_its_name_share_one_handle() {
+    // Each handle on a packet costs an atomic reference-count update when taken and when
+    // dropped, on every packet the forwarder handles: the view's Name must not take its own.
+    let mut i = Interest::new("/a/b/c".parse().unwrap());
+    i.nonce = Some(7);
+    let wire = Bytes::from(i.encode().to_vec());
+    let view = InterestView::new_checked(wire).unwrap();
+    assert!(view.wire().is_unique(), "the view holds a second handle");
+    assert_eq!(view.name().to_string(), "/a/b/c");
+    let value = view.name().value_bytes();
+    let inside = view.wire().as_ptr_range();
+    assert!(inside.contains(&value.as_ptr()), "the name reads the packet's bytes");
+
+    // A patched Nonce moves the name onto the new packet.
+    let mut view = view;
+    view.set_nonce(9);
+    assert!(view.wire().is_unique());
+    assert_eq!(view.nonce(), Some(9));
+    assert_eq!(view.name().to_string(), "/a/b/c");
+    assert!(view
+        .wire()
+        .as_ptr_range()
+        .contains(&view.name().value_bytes().as_ptr()));
+}
