@@ -99,7 +99,7 @@ impl Fields {
         let name_el = r.expect(types::NAME).map_err(|e| e.within(types::DATA))?;
         let mut f = Fields {
             name_start: name_el.value_start,
-            name_ends: Name::scan_value(name_el.value, name_el.value_start)?,
+            name_ends: Name::scan_value(name_el.value, name_el.value_start)?.0,
             content_type: None,
             freshness_period: None,
             final_block_id: None,

@@ -101,7 +101,7 @@ impl Fields {
         let name_el = r
             .expect(types::NAME)
             .map_err(|e| e.within(types::INTEREST))?;
-        let name_ends = Name::scan_value(name_el.value, name_el.value_start)?;
+        let (name_ends, parameters_digests) = Name::scan_value(name_el.value, name_el.value_start)?;
         if name_ends.is_empty() {
             //= https://docs.named-data.net/NDN-packet-spec/0.3/interest.html#name
             //# Interests that include Name TLV that has zero name components MUST be discarded.
@@ -197,7 +197,7 @@ impl Fields {
                 types::INTEREST,
             ));
         }
-        f.check_digest_component(name_el.value, name_el.start)?;
+        f.check_digest_component(parameters_digests, name_el.start)?;
         if f.signature_info.is_some() != f.signature_value.is_some() {
             return Err(DecodeError::in_element(
                 ErrorKind::Missing {
@@ -215,14 +215,8 @@ impl Fields {
     }
 
     /// ApplicationParameters present if and only if the name has exactly one
-    /// ParametersSha256DigestComponent.
-    fn check_digest_component(&self, name: &[u8], name_start: usize) -> Result<(), DecodeError> {
-        // The type of a ParametersSha256DigestComponent is the single octet 0x02; a component
-        // starts at 0 and at each end but the last.
-        let starts = core::iter::once(0).chain(self.name_ends.iter().map(|&e| usize::from(e)));
-        let count = starts
-            .filter(|&at| name.get(at) == Some(&(types::PARAMETERS_SHA256_DIGEST_COMPONENT as u8)))
-            .count();
+    /// ParametersSha256DigestComponent (`count`, from the name scan).
+    fn check_digest_component(&self, count: usize, name_start: usize) -> Result<(), DecodeError> {
         let ok = if self.app_parameters.is_some() {
             count == 1
         } else {

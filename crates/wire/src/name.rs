@@ -121,14 +121,18 @@ impl Name {
         Ok(Self::from_parts(packet, start, ends))
     }
 
-    /// Checks the TLV-VALUE of a Name element and returns its component ends, for a decoder
-    /// that builds the name later with [`Name::from_parts`].
+    /// Checks the TLV-VALUE of a Name element and returns its component ends and how many
+    /// ParametersSha256DigestComponents it has, for a decoder that builds the name later
+    /// with [`Name::from_parts`].
     #[inline(always)]
-    pub(crate) fn scan_value(value: &[u8], base: usize) -> Result<ComponentEnds, DecodeError> {
+    pub(crate) fn scan_value(
+        value: &[u8],
+        base: usize,
+    ) -> Result<(ComponentEnds, usize), DecodeError> {
         let mut ends = SmallVec::new();
         // Fits: the whole value is at most MAX_PACKET_SIZE (< u16::MAX) bytes.
-        scan_components(value, base, |end| ends.push(end as u16))?;
-        Ok(ends)
+        let parameters_digests = scan_components(value, base, |end| ends.push(end as u16))?;
+        Ok((ends, parameters_digests))
     }
 
     /// The name whose value starts at `start` in `buf`, with components ending at `ends`
@@ -172,7 +176,7 @@ impl Name {
     /// # Errors
     /// As [`Name::from_value`].
     pub fn check_value(value: &[u8], base: usize) -> Result<(), DecodeError> {
-        scan_components(value, base, |_| {})
+        scan_components(value, base, |_| {}).map(drop)
     }
 
     /// Builds a name from owned components.
@@ -327,13 +331,14 @@ impl Name {
 
 /// Walks the components of a Name TLV-VALUE, checking each (TYPE in 1..=65535, digest
 /// components 32 bytes long) and reporting the end offset of each to `on_end`; `base` is the
-/// value's offset in the packet, for error locations.
+/// value's offset in the packet, for error locations. Returns how many components are
+/// ParametersSha256DigestComponents (an Interest checks them against its parameters).
 #[inline(always)]
 fn scan_components(
     value: &[u8],
     base: usize,
     mut on_end: impl FnMut(usize),
-) -> Result<(), DecodeError> {
+) -> Result<usize, DecodeError> {
     if value.len() > tlv::MAX_PACKET_SIZE {
         return Err(DecodeError::in_element(
             ErrorKind::TooLarge,
@@ -342,23 +347,34 @@ fn scan_components(
         ));
     }
     let mut pos = 0;
+    let mut parameters_digests = 0;
     while let Some(rest) = value.get(pos..).filter(|r| !r.is_empty()) {
-        // Fast path for one-octet TYPE and LENGTH (nearly every component); the general
+        // Fast path for one-octet TYPE and LENGTH (nearly every component): such a TYPE is in
+        // range, and only types 1 and 2 (the digests) constrain the length. The general
         // reader handles the rest and reports errors.
-        let (typ, value_len, size) = match rest {
+        let (typ, size) = match rest {
             [t @ 1..=0xfc, l @ 0..=0xfc, ..] if usize::from(*l) + 2 <= rest.len() => {
-                (u32::from(*t), usize::from(*l), usize::from(*l) + 2)
+                let (typ, len) = (u32::from(*t), usize::from(*l));
+                if typ <= types::PARAMETERS_SHA256_DIGEST_COMPONENT {
+                    check_component(typ, len)
+                        .map_err(|k| DecodeError::in_element(k, base + pos, typ))?;
+                }
+                (typ, len + 2)
             }
             _ => {
                 let c = Reader::with_base(rest, base + pos).read_element()?;
-                (c.typ, c.value.len(), c.end() - (base + pos))
+                check_component(c.typ, c.value.len())
+                    .map_err(|k| DecodeError::in_element(k, base + pos, c.typ))?;
+                (c.typ, c.end() - (base + pos))
             }
         };
-        check_component(typ, value_len).map_err(|k| DecodeError::in_element(k, base + pos, typ))?;
+        if typ == types::PARAMETERS_SHA256_DIGEST_COMPONENT {
+            parameters_digests += 1;
+        }
         pos += size;
         on_end(pos);
     }
-    Ok(())
+    Ok(parameters_digests)
 }
 
 /// Checks the constraints of a component TLV-TYPE and length.

@@ -409,7 +409,30 @@ impl<'a> Reader<'a> {
     ///
     /// # Errors
     /// [`ErrorKind::Missing`] at the end, [`ErrorKind::UnexpectedType`] for another type.
+    #[inline(always)]
     pub fn expect(&mut self, typ: u32) -> Result<Element<'a>, DecodeError> {
+        // The one-octet fast path, as in `read_element`, returning the element directly
+        // (through `read` it went through an `Option` and a second match).
+        let rest = self.buf.get(self.pos..).unwrap_or_default();
+        if let [t @ 1..=0xfc, l @ 0..=0xfc, ..] = rest {
+            let len = usize::from(*l);
+            if let (true, Some(value)) = (u32::from(*t) == typ, rest.get(2..2 + len)) {
+                let start = self.base + self.pos;
+                self.pos += 2 + len;
+                return Ok(Element {
+                    typ,
+                    value,
+                    start,
+                    value_start: start + 2,
+                });
+            }
+        }
+        self.expect_general(typ)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn expect_general(&mut self, typ: u32) -> Result<Element<'a>, DecodeError> {
         match self.read()? {
             Some(e) if e.typ == typ => Ok(e),
             Some(e) => Err(e.error(ErrorKind::UnexpectedType {

@@ -312,7 +312,10 @@ fn a_view_and_its_name_share_one_handle() {
     assert_eq!(view.name().to_string(), "/a/b/c");
     let value = view.name().value_bytes();
     let inside = view.wire().as_ptr_range();
-    assert!(inside.contains(&value.as_ptr()), "the name reads the packet's bytes");
+    assert!(
+        inside.contains(&value.as_ptr()),
+        "the name reads the packet's bytes"
+    );
 
     // A patched Nonce moves the name onto the new packet.
     let mut view = view;
