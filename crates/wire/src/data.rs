@@ -379,6 +379,11 @@ impl DataView {
         })
     }
 
+    /// The whole Data TLV, taking the view's handle (no reference-count update).
+    pub fn into_wire(self) -> Bytes {
+        self.name.into_backing()
+    }
+
     /// The whole Data TLV.
     pub fn wire(&self) -> &Bytes {
         self.name.backing()

@@ -156,6 +156,12 @@ impl Name {
         &self.buf
     }
 
+    /// The buffer the name's value lives in, taken out of the name.
+    #[inline]
+    pub(crate) fn into_backing(self) -> Bytes {
+        self.buf
+    }
+
     /// The same name over `packet`, a copy of the backing buffer with other octets changed
     /// (a patched Nonce): the value must sit at the same place.
     pub(crate) fn rebase(&mut self, packet: Bytes) {

@@ -45,9 +45,6 @@ impl Forwarder {
             self.on_data_unsolicited(ingress);
         } else {
             self.out.congestion_mark = lp.congestion_mark;
-            if self.cs_admit && !lp.no_cache {
-                self.cs.insert(&data, &hashes, now);
-            }
             if let [id] = matches[..] {
                 self.with_strategy(now, id, false, None, |s, cx| {
                     s.after_receive_data(cx, &data, ingress)
@@ -55,6 +52,12 @@ impl Forwarder {
                 self.satisfy(now, id, &data);
             } else {
                 self.satisfy_several(now, &matches, ingress, ad_hoc, &data);
+            }
+            // Last, so that the store takes the packet's handle instead of a copy of it,
+            // and its table stores (which likely miss the cache) are not waited for by the
+            // reference-count fences of sending and satisfying.
+            if self.cs_admit && !lp.no_cache {
+                self.cs.insert(data, &hashes, now);
             }
         }
         self.matches = matches;

@@ -62,8 +62,9 @@ pub trait ContentStore: Send {
     ) -> Option<Bytes>;
 
     /// Offers a Data for caching (it may replace the packet of the same name). `hashes` are
-    /// the Data name's prefix hashes.
-    fn insert(&mut self, data: &DataView, hashes: &PrefixHashes, now: Time);
+    /// the Data name's prefix hashes. The store takes the view, and with it the packet's
+    /// handle: the pipeline calls this last, when the packet has been sent on.
+    fn insert(&mut self, data: DataView, hashes: &PrefixHashes, now: Time);
 
     /// Removes up to `limit` packets under `prefix`; returns how many went. `hashes` are the
     /// prefix's own prefix hashes.
@@ -477,7 +478,7 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
         Some(data)
     }
 
-    fn insert(&mut self, data: &DataView, hashes: &PrefixHashes, now: Time) {
+    fn insert(&mut self, data: DataView, hashes: &PrefixHashes, now: Time) {
         if self.capacity == 0 {
             return;
         }
@@ -485,19 +486,21 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
         let full = hashes.full();
         let value = name.value_bytes();
         // A packet's node reads its name from the packet.
-        let Some((name_start, name_len)) = name_range(data) else {
+        let Some((name_start, name_len)) = name_range(&data) else {
             return;
         };
         let fresh_until = now + Duration::from_millis(data.freshness_period_ms());
-        // Taken before the index is touched: the reference-count update is a full fence, and
-        // the stores into the index and the new node are likely still missing the cache.
-        let packet = data.wire().clone();
         let id = match self.find(full, value) {
             Some(id) => {
                 self.drop_digest(id);
                 id
             }
             None => {
+                // Room first. Evicting releases the victim's packet: an atomic
+                // reference-count update, a full fence that would otherwise wait for the
+                // index and node stores below, which likely miss the cache. (It may also
+                // prune ancestors, so they are looked up after.)
+                self.evict_to(self.capacity - 1);
                 // The nearest cached ancestor, then the missing nodes below it.
                 let mut depth = 0;
                 let mut parent = ROOT;
@@ -530,10 +533,10 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
                 self.add_child(full, node)
             }
         };
-        let Some(node) = self.node_mut(id) else {
+        let Some(node) = self.nodes.get_mut(id as usize) else {
             return;
         };
-        node.buf = packet;
+        node.buf = data.into_wire();
         (node.name_start, node.name_len) = (name_start, name_len);
         node.fresh_until = fresh_until;
         if !core::mem::replace(&mut node.cached, true) {
@@ -541,7 +544,7 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
         }
         self.policy.on_insert(id, full);
         self.counters.inserts += 1;
-        self.evict_to(self.capacity);
+        // No eviction here: a new name made room above, a replaced packet takes no more.
     }
 
     fn erase(&mut self, prefix: &Name, hashes: &PrefixHashes, limit: usize) -> usize {

@@ -26,7 +26,8 @@ fn interest(name: &str, cbp: bool, mbf: bool) -> InterestView {
 
 fn put(cs: &mut InMemoryCs, name: &str, fresh_ms: u64, now: Time) {
     let d = data(name, fresh_ms);
-    cs.insert(&d, &H.prefix_hashes(d.name()), now);
+    let h = H.prefix_hashes(d.name());
+    cs.insert(d, &h, now);
 }
 
 fn get(cs: &mut InMemoryCs, name: &str, cbp: bool, mbf: bool, now: Time) -> Option<String> {
@@ -92,7 +93,8 @@ fn freshness() {
 fn implicit_digest_lookup() {
     let mut cs = InMemoryCs::new(10);
     let d = data("/a/b", 0);
-    cs.insert(&d, &H.prefix_hashes(d.name()), T0);
+    let h = H.prefix_hashes(d.name());
+    cs.insert(d.clone(), &h, T0);
     let full = d.full_name().to_string();
     assert_eq!(
         get(&mut cs, &full, false, false, T0).as_deref(),
@@ -209,7 +211,8 @@ fn a_node_is_one_cache_line() {
 fn implicit_digests_follow_their_packet() {
     let mut cs = InMemoryCs::new(2);
     let first = data("/a/b", 0);
-    cs.insert(&first, &H.prefix_hashes(first.name()), T0);
+    let h = H.prefix_hashes(first.name());
+    cs.insert(first.clone(), &h, T0);
     let first_full = first.full_name().to_string();
     assert!(get(&mut cs, &first_full, false, false, T0).is_some());
     assert_eq!(
@@ -221,7 +224,8 @@ fn implicit_digests_follow_their_packet() {
     // A new packet under the same name: the old digest must not answer any more.
     let second = data("/a/b", 1000);
     assert_ne!(first.full_name(), second.full_name());
-    cs.insert(&second, &H.prefix_hashes(second.name()), T0);
+    let h = H.prefix_hashes(second.name());
+    cs.insert(second.clone(), &h, T0);
     assert_eq!(cs.digests.len(), 0);
     assert_eq!(get(&mut cs, &first_full, false, false, T0), None);
     assert!(get(&mut cs, &second.full_name().to_string(), false, false, T0).is_some());
