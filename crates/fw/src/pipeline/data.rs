@@ -37,6 +37,10 @@ impl Forwarder {
             return;
         }
         let hashes = self.hasher.prefix_hashes(data.name());
+        if self.cs_admit && !lp.no_cache {
+            // The insert comes last: start its cache misses now.
+            self.cs.prefetch(&hashes);
+        }
         let mut matches = core::mem::take(&mut self.matches);
         matches.clear();
         self.pit

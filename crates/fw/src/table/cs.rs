@@ -17,25 +17,29 @@
 //!   segments of one object share it) and creates the missing nodes.
 //! - A removed node leaves its index entry behind, stale: each node id has a generation,
 //!   bumped when the node goes, and an entry counts only while its generation is current.
-//!   Stale entries are swept in one sequential pass once they are as many as the live ones.
-//!   (Removing each entry at once cost a cold hash-table probe per eviction, the largest
-//!   single cost of a Data exchange with a full store.)
+//!   The index is rebuilt from its live entries in one sequential pass when half its slots
+//!   are used. (Removing each entry at once cost a cold hash-table probe per eviction, the
+//!   largest single cost of a Data exchange with a full store.)
+//! - The index is our own open-addressing table (`index.rs`) so that the pipelines can
+//!   prefetch the slot a new name will take ([`ContentStore::prefetch`]) as soon as they have
+//!   hashed the name, long before they insert it.
 //!
 //! We chose this over an ordered `BTreeMap<Name, _>` because every insert and look-up there costs
 //! O(log n) comparisons that chase pointers into scattered name buffers, where the tree costs one
 //! or two hash probes, and over indexing each packet under every prefix hash, which costs one
 //! table insert per name component.
 
+mod index;
 mod lru;
 
 use core::time::Duration;
 use std::collections::HashMap;
 
 use bytes::Bytes;
-use hashbrown::HashTable;
 use nameway_wire::{DataView, InterestView, Name, PrefixHashes};
 use sha2::{Digest, Sha256};
 
+use self::index::NodeIndex;
 pub use self::lru::Lru;
 use crate::counters::CsCounters;
 use crate::prefetch::prefetch;
@@ -60,6 +64,13 @@ pub trait ContentStore: Send {
         hashes: &PrefixHashes,
         now: Time,
     ) -> Option<Bytes>;
+
+    /// A hint that the name whose prefix hashes are `hashes` will be looked up or inserted
+    /// soon: the store may start bringing what that will touch into the cache. Does nothing
+    /// by default.
+    fn prefetch(&self, hashes: &PrefixHashes) {
+        let _ = hashes;
+    }
 
     /// Offers a Data for caching (it may replace the packet of the same name). `hashes` are
     /// the Data name's prefix hashes. The store takes the view, and with it the packet's
@@ -187,14 +198,6 @@ impl Node {
     }
 }
 
-/// An entry of the name-tree index: a node and the generation it had when indexed.
-#[derive(Clone, Copy, Debug)]
-struct IndexEntry {
-    hash: u64,
-    id: u32,
-    gen: u32,
-}
-
 /// An in-memory content store indexed by a hashed name tree (see the module documentation).
 #[derive(Debug)]
 pub struct InMemoryCs<P = Lru> {
@@ -204,9 +207,7 @@ pub struct InMemoryCs<P = Lru> {
     gens: Vec<u32>,
     free: Vec<u32>,
     /// The prefix nodes by hash; the root node is not in it. Holds stale entries.
-    index: HashTable<IndexEntry>,
-    /// Stale entries in `index`.
-    stale: usize,
+    index: NodeIndex,
     /// Implicit digests computed so far (only look-ups by implicit digest compute them), by
     /// node id; an entry goes with its packet.
     digests: HashMap<u32, [u8; 32]>,
@@ -232,8 +233,7 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
             nodes: vec![root],
             gens: vec![0],
             free: Vec::new(),
-            index: HashTable::new(),
-            stale: 0,
+            index: NodeIndex::new(),
             digests: HashMap::new(),
             policy,
             len: 0,
@@ -262,13 +262,10 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
             return Some(ROOT);
         }
         let (nodes, gens) = (&self.nodes, &self.gens);
-        self.index
-            .find(hash, |e| {
-                e.hash == hash
-                    && gens.get(e.id as usize) == Some(&e.gen)
-                    && nodes.get(e.id as usize).is_some_and(|n| n.name() == value)
-            })
-            .map(|e| e.id)
+        self.index.find(hash, |id, gen| {
+            gens.get(id as usize) == Some(&gen)
+                && nodes.get(id as usize).is_some_and(|n| n.name() == value)
+        })
     }
 
     /// Adds `node` as the first child of its parent and indexes it under `hash`.
@@ -293,9 +290,10 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
         if let Some(p) = self.node_mut(parent) {
             p.first_child = id;
         }
-        let gen = self.gens.get(id as usize).copied().unwrap_or(0);
+        let gens = &self.gens;
+        let gen = gens.get(id as usize).copied().unwrap_or(0);
         self.index
-            .insert_unique(hash, IndexEntry { hash, id, gen }, |e| e.hash);
+            .insert(hash, id, gen, |i, g| gens.get(i as usize) == Some(&g));
         id
     }
 
@@ -328,17 +326,6 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
         }
         self.len -= 1;
         self.prune(id);
-        if self.stale > 64 && self.stale * 2 > self.index.len() {
-            self.sweep();
-        }
-    }
-
-    /// Drops the stale index entries: one sequential pass over the index.
-    fn sweep(&mut self) {
-        let gens = &self.gens;
-        self.index
-            .retain(|e| gens.get(e.id as usize) == Some(&e.gen));
-        self.stale = 0;
     }
 
     fn prune(&mut self, mut id: u32) {
@@ -364,7 +351,6 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
             if let Some(g) = self.gens.get_mut(id as usize) {
                 *g = g.wrapping_add(1);
             }
-            self.stale += 1;
             if let Some(n) = self.node_mut(id) {
                 *n = Node::vacant();
             }
@@ -476,6 +462,13 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
         self.policy.on_access(id);
         self.counters.hits += 1;
         Some(data)
+    }
+
+    #[inline]
+    fn prefetch(&self, hashes: &PrefixHashes) {
+        if self.capacity > 0 {
+            self.index.prefetch_insert(hashes.full());
+        }
     }
 
     fn insert(&mut self, data: DataView, hashes: &PrefixHashes, now: Time) {

@@ -1,0 +1,257 @@
+//! The content store's index: name-tree node ids by prefix hash, in an open-addressing table
+//! whose lines we can prefetch.
+//!
+//! # Why not `hashbrown`
+//!
+//! With a store larger than the cache, inserting a new name writes an index slot that misses
+//! the cache, and the next atomic reference-count update (a full fence: the packet sent, the
+//! Interest released) waits for that store. With our own table the pipeline learns which slot
+//! an insert will use as soon as it has hashed the Data's name ([`NodeIndex::prefetch_insert`])
+//! and brings that line in while it matches the PIT and sends the Data.
+//!
+//! # Layout
+//!
+//! One control byte per slot (0: empty; otherwise the top bit and seven bits of the hash) and
+//! the slots themselves (hash, node id, node generation). Probing is linear over the control
+//! bytes, which are small enough to stay in cache; a slot is read only when its control byte
+//! matches. The table is at most half full, so a probe that misses stops after two or three
+//! control bytes, almost always in one line.
+//!
+//! # Stale entries
+//!
+//! Entries are never removed one by one. A node that goes bumps its generation; an entry whose
+//! generation is no longer its node's is stale, and a look-up skips it. An insert takes the
+//! first empty slot; once used slots (live or stale) reach half the table, the live ones are
+//! moved into a fresh table of three times their number (rounded up to a power of two), in
+//! one sequential pass. A store of 2^16 packets thus has 2^18 slots: 256 KiB of control
+//! bytes, which the look-ups of Interests that miss (most of them) read.
+
+use crate::prefetch::prefetch;
+
+/// Smallest table, in slots.
+const MIN_SLOTS: usize = 16;
+const EMPTY: u8 = 0;
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    hash: u64,
+    id: u32,
+    gen: u32,
+}
+
+/// The control byte of a used slot for `hash`.
+#[inline]
+fn tag(hash: u64) -> u8 {
+    0x80 | (hash >> 57) as u8
+}
+
+/// Node ids by prefix hash (see the module documentation).
+#[derive(Debug)]
+pub(super) struct NodeIndex {
+    /// One per slot; a power of two long.
+    ctrl: Vec<u8>,
+    slots: Vec<Slot>,
+    /// Slots holding an entry, live or stale.
+    used: usize,
+}
+
+impl NodeIndex {
+    pub(super) fn new() -> Self {
+        Self {
+            ctrl: vec![EMPTY; MIN_SLOTS],
+            slots: vec![Slot::default(); MIN_SLOTS],
+            used: 0,
+        }
+    }
+
+    /// Slots holding an entry, live or stale (for the size invariants in tests).
+    #[cfg(test)]
+    pub(super) fn used(&self) -> usize {
+        self.used
+    }
+
+    /// Size of the table, in slots (for the size invariants in tests).
+    #[cfg(test)]
+    pub(super) fn capacity(&self) -> usize {
+        self.ctrl.len()
+    }
+
+    #[inline]
+    fn mask(&self) -> usize {
+        self.ctrl.len() - 1
+    }
+
+    /// The slot an insert of `hash` would take now: the first empty one of its probe.
+    #[inline]
+    fn insert_position(&self, hash: u64) -> Option<usize> {
+        let mask = self.mask();
+        let mut i = hash as usize & mask;
+        for _ in 0..self.ctrl.len() {
+            if *self.ctrl.get(i)? == EMPTY {
+                return Some(i);
+            }
+            i = (i + 1) & mask;
+        }
+        None
+    }
+
+    /// Brings into the cache the slot an insert of `hash` will write (if the table does not
+    /// grow first).
+    #[inline]
+    pub(super) fn prefetch_insert(&self, hash: u64) {
+        if let Some(slot) = self.insert_position(hash).and_then(|i| self.slots.get(i)) {
+            prefetch(slot);
+        }
+    }
+
+    /// The id of the first entry for `hash` that `is_match(id, gen)` accepts (the caller
+    /// checks the generation and the name).
+    #[inline]
+    pub(super) fn find(
+        &self,
+        hash: u64,
+        mut is_match: impl FnMut(u32, u32) -> bool,
+    ) -> Option<u32> {
+        let (mask, t) = (self.mask(), tag(hash));
+        let mut i = hash as usize & mask;
+        // At most half the slots are used, so a probe meets an empty slot well before this.
+        for _ in 0..self.ctrl.len() {
+            let c = *self.ctrl.get(i)?;
+            if c == EMPTY {
+                return None;
+            }
+            if c == t {
+                let slot = self.slots.get(i)?;
+                if slot.hash == hash && is_match(slot.id, slot.gen) {
+                    return Some(slot.id);
+                }
+            }
+            i = (i + 1) & mask;
+        }
+        None
+    }
+
+    /// Indexes node `id` (generation `gen`) under `hash`. The caller has checked that no
+    /// live entry names the same prefix; `is_live(id, gen)` tells the live entries a rebuild
+    /// keeps.
+    pub(super) fn insert(
+        &mut self,
+        hash: u64,
+        id: u32,
+        gen: u32,
+        is_live: impl Fn(u32, u32) -> bool,
+    ) {
+        if (self.used + 1) * 2 > self.ctrl.len() {
+            self.rebuild(is_live);
+        }
+        let Some(i) = self.insert_position(hash) else {
+            return;
+        };
+        if let (Some(c), Some(slot)) = (self.ctrl.get_mut(i), self.slots.get_mut(i)) {
+            *c = tag(hash);
+            *slot = Slot { hash, id, gen };
+            self.used += 1;
+        }
+    }
+
+    /// Moves the live entries into a table three times their number (rounded up to a power
+    /// of two, at least [`MIN_SLOTS`]): one sequential pass, which drops every stale entry.
+    fn rebuild(&mut self, is_live: impl Fn(u32, u32) -> bool) {
+        let mut live = Vec::with_capacity(self.used);
+        live.extend(
+            self.ctrl
+                .iter()
+                .zip(&self.slots)
+                .filter(|&(&c, s)| c != EMPTY && is_live(s.id, s.gen))
+                .map(|(_, s)| *s),
+        );
+        let size = (live.len() * 3).next_power_of_two().max(MIN_SLOTS);
+        self.ctrl.clear();
+        self.ctrl.resize(size, EMPTY);
+        // A slot is read only when its control byte is set: old contents may stay.
+        self.slots.resize(size, Slot::default());
+        self.used = 0;
+        for s in live {
+            if let Some(i) = self.insert_position(s.hash) {
+                if let (Some(c), Some(slot)) = (self.ctrl.get_mut(i), self.slots.get_mut(i)) {
+                    *c = tag(s.hash);
+                    *slot = s;
+                    self.used += 1;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spread(id: u32) -> u64 {
+        u64::from(id).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    }
+
+    #[test]
+    fn colliding_hashes_and_stale_entries() {
+        let mut gens = vec![0u32; 64];
+        let mut ix = NodeIndex::new();
+        // Equal low bits: every probe starts at the same slot; equal tags too for 0..3.
+        let h = |id: u32| 7 + u64::from(id) * 16;
+        for id in 0..6u32 {
+            ix.insert(h(id), id, gens[id as usize], |i, g| gens[i as usize] == g);
+        }
+        for id in 0..6u32 {
+            assert_eq!(
+                ix.find(h(id), |i, g| i == id && gens[i as usize] == g),
+                Some(id)
+            );
+        }
+        // Node 2 goes: its entry no longer answers, and the chain behind it still does.
+        gens[2] += 1;
+        assert_eq!(ix.find(h(2), |i, g| i == 2 && gens[i as usize] == g), None);
+        for id in [0u32, 1, 3, 4, 5] {
+            assert_eq!(
+                ix.find(h(id), |i, g| i == id && gens[i as usize] == g),
+                Some(id)
+            );
+        }
+        assert_eq!(ix.find(999, |_, _| true), None);
+        // The same hash for another node: found once the first is stale.
+        ix.insert(h(3), 9, 0, |i, g| gens[i as usize] == g);
+        gens[3] += 1;
+        assert_eq!(ix.find(h(3), |i, g| gens[i as usize] == g), Some(9));
+    }
+
+    #[test]
+    fn stays_at_most_half_full_and_drops_stale_entries() {
+        let mut gens = vec![0u32; 10_000];
+        let mut ix = NodeIndex::new();
+        for id in 0..10_000u32 {
+            ix.insert(spread(id), id, gens[id as usize], |i, g| {
+                gens[i as usize] == g
+            });
+            // Keep 100 live: the id inserted 100 before goes.
+            if id >= 100 {
+                gens[(id - 100) as usize] += 1;
+            }
+            assert!(ix.used() * 2 <= ix.capacity());
+            assert!(ix.capacity() <= 512, "capacity {}", ix.capacity());
+        }
+        for id in 0..10_000u32 {
+            let found = ix.find(spread(id), |i, g| i == id && gens[i as usize] == g);
+            assert_eq!(found.is_some(), id >= 9_900, "id {id}");
+        }
+    }
+
+    #[test]
+    fn prefetch_points_at_the_slot_the_insert_takes() {
+        let mut ix = NodeIndex::new();
+        for id in 0..5u32 {
+            let h = spread(id);
+            let at = ix.insert_position(h);
+            ix.insert(h, id, 0, |_, _| true);
+            assert_eq!(ix.ctrl[at.unwrap()], tag(h));
+            assert_eq!(ix.slots[at.unwrap()].id, id);
+        }
+    }
+}
