@@ -26,8 +26,11 @@ pub struct NameHasher {
 /// whole name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PrefixHashes {
-    hashes: SmallVec<[u64; 12]>,
+    hashes: SmallVec<[u64; INLINE_HASHES]>,
 }
+
+/// Prefix hashes kept inline: names of up to 11 components.
+const INLINE_HASHES: usize = 12;
 
 impl NameHasher {
     /// A hasher with a fixed seed (for tests and for several processes that must agree).
@@ -50,13 +53,33 @@ impl NameHasher {
 
     /// Hashes of every prefix of `name`, in one pass over its bytes.
     pub fn prefix_hashes(&self, name: &Name) -> PrefixHashes {
-        let mut hashes = SmallVec::with_capacity(name.len() + 1);
         let mut h = self.state.build_hasher();
-        hashes.push(h.finish());
-        for wire in name.component_wires() {
-            h.write(wire);
-            hashes.push(h.finish());
-        }
+        let root = h.finish();
+        let n = name.len();
+        let hashes = if n < INLINE_HASHES {
+            // The common case, into a plain array with the count in a register: a small
+            // vector's `push` keeps its length in memory, and each push waited on the
+            // previous one's store.
+            let mut buf = [0u64; INLINE_HASHES];
+            let mut slots = buf.iter_mut();
+            if let Some(s) = slots.next() {
+                *s = root;
+            }
+            for (slot, wire) in slots.zip(name.component_wires()) {
+                h.write(wire);
+                *slot = h.finish();
+            }
+            // n + 1 <= INLINE_HASHES, as `from_buf_and_len` requires.
+            SmallVec::from_buf_and_len(buf, n + 1)
+        } else {
+            let mut v = SmallVec::with_capacity(n + 1);
+            v.push(root);
+            for wire in name.component_wires() {
+                h.write(wire);
+                v.push(h.finish());
+            }
+            v
+        };
         PrefixHashes { hashes }
     }
 
@@ -111,6 +134,30 @@ mod tests {
         }
         assert_eq!(ph.full(), h.hash_name(&name));
         assert_eq!(ph.get(5), None);
+    }
+
+    #[test]
+    fn short_and_long_names_agree_with_their_prefixes() {
+        // Up to 11 components the hashes are built inline, longer names spill.
+        let h = NameHasher::with_seed(7);
+        for len in [0usize, 1, 10, 11, 12, 20] {
+            let uri: String = (0..len).map(|i| format!("/c{i}")).collect();
+            let name = if uri.is_empty() {
+                Name::root()
+            } else {
+                n(&uri)
+            };
+            let ph = h.prefix_hashes(&name);
+            assert_eq!(ph.name_len(), len);
+            for i in 0..=len {
+                assert_eq!(
+                    ph.get(i),
+                    Some(h.hash_name(&name.prefix(i))),
+                    "{len}: prefix {i}"
+                );
+            }
+            assert_eq!(ph.get(len + 1), None);
+        }
     }
 
     #[test]
