@@ -17,6 +17,41 @@ use crate::tlv::{self, types, Reader};
 /// End offsets of a name's components in its TLV-VALUE (inline up to 16 components).
 pub(crate) type ComponentEnds = SmallVec<[u16; 16]>;
 
+/// Component ends being collected: an array and a count that stay in registers while the
+/// name is scanned (`SmallVec::push` keeps its length in memory, and each push waited on the
+/// previous one's store), spilled to a small vector past 16 components.
+#[derive(Default)]
+struct Ends {
+    buf: [u16; 16],
+    n: usize,
+    spill: Option<ComponentEnds>,
+}
+
+impl Ends {
+    #[inline(always)]
+    fn push(&mut self, end: usize) {
+        // Fits: the whole value is at most MAX_PACKET_SIZE (< u16::MAX) bytes.
+        let end = end as u16;
+        match self.buf.get_mut(self.n) {
+            Some(slot) => *slot = end,
+            None => self
+                .spill
+                .get_or_insert_with(|| SmallVec::from_buf(self.buf))
+                .push(end),
+        }
+        self.n += 1;
+    }
+
+    #[inline(always)]
+    fn finish(self) -> ComponentEnds {
+        match self.spill {
+            Some(v) => v,
+            // n <= 16 here, as `from_buf_and_len` requires.
+            None => SmallVec::from_buf_and_len(self.buf, self.n),
+        }
+    }
+}
+
 /// Length in bytes of the SHA-256 digest components.
 pub const DIGEST_LEN: usize = 32;
 
@@ -90,9 +125,7 @@ impl Name {
     /// value is not 32 bytes, or a name longer than the packet size limit.
     #[inline(always)]
     pub fn from_value(value: Bytes, base: usize) -> Result<Self, DecodeError> {
-        let mut ends = SmallVec::new();
-        // Fits: the whole value is at most MAX_PACKET_SIZE (< u16::MAX) bytes.
-        scan_components(&value, base, |end| ends.push(end as u16))?;
+        let (ends, _) = Self::scan_value(&value, base)?;
         Ok(Self::from_parts(value, 0, ends))
     }
 
@@ -115,9 +148,7 @@ impl Name {
         let Some(value) = packet.get(range) else {
             return Err(DecodeError::new(ErrorKind::Truncated, start));
         };
-        let mut ends = SmallVec::new();
-        // Fits: the whole value is at most MAX_PACKET_SIZE (< u16::MAX) bytes.
-        scan_components(value, start, |end| ends.push(end as u16))?;
+        let (ends, _) = Self::scan_value(value, start)?;
         Ok(Self::from_parts(packet, start, ends))
     }
 
@@ -129,10 +160,9 @@ impl Name {
         value: &[u8],
         base: usize,
     ) -> Result<(ComponentEnds, usize), DecodeError> {
-        let mut ends = SmallVec::new();
-        // Fits: the whole value is at most MAX_PACKET_SIZE (< u16::MAX) bytes.
-        let parameters_digests = scan_components(value, base, |end| ends.push(end as u16))?;
-        Ok((ends, parameters_digests))
+        let mut ends = Ends::default();
+        let parameters_digests = scan_components(value, base, |end| ends.push(end))?;
+        Ok((ends.finish(), parameters_digests))
     }
 
     /// The name whose value starts at `start` in `buf`, with components ending at `ends`
@@ -749,6 +779,26 @@ mod tests {
 
     fn n(s: &str) -> Name {
         s.parse().unwrap()
+    }
+
+    #[test]
+    fn decoded_names_of_every_length_keep_their_components() {
+        // The scan keeps 16 component ends inline and spills past them.
+        for len in [0usize, 1, 15, 16, 17, 40] {
+            let uri: String = (0..len).map(|i| format!("/c{i}")).collect();
+            let built = if uri.is_empty() {
+                Name::root()
+            } else {
+                n(&uri)
+            };
+            let decoded = Name::decode(&built.to_wire()).unwrap();
+            assert_eq!(decoded, built);
+            assert_eq!(decoded.len(), len);
+            for i in 0..len {
+                assert_eq!(decoded.get(i).unwrap().value(), format!("c{i}").as_bytes());
+                assert_eq!(decoded.prefix(i + 1), built.prefix(i + 1));
+            }
+        }
     }
 
     #[test]
