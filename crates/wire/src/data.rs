@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{DecodeError, ErrorKind};
 use crate::name::{Component, ComponentEnds, Name};
 use crate::signature::{slice_abs, SignError, SignatureInfo, Signer, Verifier, VerifyError};
-use crate::tlv::{self, types, Element, Reader};
+use crate::tlv::{self, types, Element, Reader, Span};
 
 /// ContentType values.
 pub mod content_type {
@@ -350,13 +350,15 @@ impl Data {
 pub struct DataView {
     /// The Name, over the whole packet: [`DataView::wire`] is its backing buffer.
     name: Name,
-    content_type: Option<u64>,
-    freshness_period: Option<u64>,
-    final_block_id: Option<Range<usize>>,
-    content: Option<Range<usize>>,
-    signature_info: Range<usize>,
-    signature_value: Range<usize>,
-    signed: Range<usize>,
+    /// ContentType, BLOB when absent.
+    content_type: u64,
+    /// FreshnessPeriod, 0 when absent.
+    freshness_period: u64,
+    final_block_id: Span,
+    content: Span,
+    signature_info: Span,
+    signature_value: Span,
+    signed: Span,
 }
 
 impl DataView {
@@ -367,15 +369,16 @@ impl DataView {
     #[inline]
     pub fn new_checked(wire: Bytes) -> Result<Self, DecodeError> {
         let f = Fields::parse(&wire)?;
+        // Offsets fit 16 bits: `parse` refused packets over MAX_PACKET_SIZE.
         Ok(Self {
             name: Name::from_parts(wire, f.name_start, f.name_ends),
-            content_type: f.content_type,
-            freshness_period: f.freshness_period,
-            final_block_id: f.final_block_id,
-            content: f.content,
-            signature_info: f.signature_info,
-            signature_value: f.signature_value,
-            signed: f.signed,
+            content_type: f.content_type.unwrap_or(content_type::BLOB),
+            freshness_period: f.freshness_period.unwrap_or(0),
+            final_block_id: f.final_block_id.map_or(Span::NONE, Span::of),
+            content: f.content.map_or(Span::NONE, Span::of),
+            signature_info: Span::of(f.signature_info),
+            signature_value: Span::of(f.signature_value),
+            signed: Span::of(f.signed),
         })
     }
 
@@ -396,41 +399,41 @@ impl DataView {
 
     /// ContentType (BLOB when absent).
     pub fn content_type(&self) -> u64 {
-        self.content_type.unwrap_or(content_type::BLOB)
+        self.content_type
     }
 
     /// FreshnessPeriod in milliseconds (0, never fresh, when absent).
     pub fn freshness_period_ms(&self) -> u64 {
-        self.freshness_period.unwrap_or(0)
+        self.freshness_period
     }
 
     /// FinalBlockId, if present.
     pub fn final_block_id(&self) -> Option<Component> {
         self.final_block_id
-            .clone()
+            .get()
             .and_then(|r| component_at(self.wire(), r))
     }
 
     /// Content bytes (empty when absent), shared with the packet.
     pub fn content(&self) -> Bytes {
         self.content
-            .clone()
+            .get()
             .map(|r| self.wire().slice(r))
             .unwrap_or_default()
     }
 
     /// Range of the Content TLV-VALUE in [`DataView::wire`], when present.
     pub fn content_range(&self) -> Option<Range<usize>> {
-        self.content.clone()
+        self.content.get()
     }
 
     /// The SignatureInfo.
     pub fn signature_info(&self) -> SignatureInfo {
         let bytes = self
             .wire()
-            .get(self.signature_info.clone())
+            .get(self.signature_info.range())
             .unwrap_or_default();
-        Reader::with_base(bytes, self.signature_info.start)
+        Reader::with_base(bytes, self.signature_info.range().start)
             .read_element()
             .and_then(|e| SignatureInfo::decode(&e, self.wire()))
             .unwrap_or_default()
@@ -438,12 +441,12 @@ impl DataView {
 
     /// The SignatureValue bytes.
     pub fn signature_value(&self) -> Bytes {
-        self.wire().slice(self.signature_value.clone())
+        self.wire().slice(self.signature_value.range())
     }
 
     /// The signed portion (Name through SignatureInfo).
     pub fn signed_portion(&self) -> &[u8] {
-        self.wire().get(self.signed.clone()).unwrap_or_default()
+        self.wire().get(self.signed.range()).unwrap_or_default()
     }
 
     /// The implicit SHA-256 digest: the hash of the whole Data TLV.

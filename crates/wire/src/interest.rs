@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{DecodeError, ErrorKind};
 use crate::name::{Component, ComponentEnds, Name};
 use crate::signature::{slice_abs, SignError, SignatureInfo, Signer, Verifier, VerifyError};
-use crate::tlv::{self, types, Reader};
+use crate::tlv::{self, types, Reader, Span};
 
 /// InterestLifetime when the element is absent.
 pub const DEFAULT_LIFETIME_MS: u64 = 4000;
@@ -491,12 +491,17 @@ fn decode_hint_names(wire: &Bytes, range: Range<usize>) -> Result<Vec<Name>, Dec
 pub struct InterestView {
     /// The Name, over the whole packet: [`InterestView::wire`] is its backing buffer.
     name: Name,
+    /// InterestLifetime, the default applied.
+    lifetime_ms: u64,
+    nonce: u32,
+    /// Where the Nonce's value is (0: no Nonce).
+    nonce_pos: u16,
+    /// Where the HopLimit's value is (0: no HopLimit).
+    hop_limit_pos: u16,
+    forwarding_hint: Span,
+    hop_limit: u8,
     can_be_prefix: bool,
     must_be_fresh: bool,
-    forwarding_hint: Option<Range<usize>>,
-    nonce: Option<(u32, usize)>,
-    lifetime_ms: Option<u64>,
-    hop_limit: Option<(u8, usize)>,
     has_parameters: bool,
     signed: bool,
 }
@@ -509,14 +514,19 @@ impl InterestView {
     #[inline]
     pub fn new_checked(wire: Bytes) -> Result<Self, DecodeError> {
         let f = Fields::parse(&wire)?;
+        // Offsets fit 16 bits: `parse` refused packets over MAX_PACKET_SIZE.
+        let (nonce, nonce_pos) = f.nonce.map_or((0, 0), |(n, at)| (n, Span::at(at)));
+        let (hop_limit, hop_limit_pos) = f.hop_limit.map_or((0, 0), |(h, at)| (h, Span::at(at)));
         Ok(Self {
             name: Name::from_parts(wire, f.name_start, f.name_ends),
+            lifetime_ms: f.lifetime_ms.unwrap_or(DEFAULT_LIFETIME_MS),
+            nonce,
+            nonce_pos,
+            hop_limit_pos,
+            forwarding_hint: f.forwarding_hint.map_or(Span::NONE, Span::of),
+            hop_limit,
             can_be_prefix: f.can_be_prefix,
             must_be_fresh: f.must_be_fresh,
-            forwarding_hint: f.forwarding_hint,
-            nonce: f.nonce,
-            lifetime_ms: f.lifetime_ms,
-            hop_limit: f.hop_limit,
             has_parameters: f.app_parameters.is_some(),
             signed: f.signature_info.is_some(),
         })
@@ -544,17 +554,17 @@ impl InterestView {
 
     /// Nonce, if present.
     pub fn nonce(&self) -> Option<u32> {
-        self.nonce.map(|(n, _)| n)
+        (self.nonce_pos != 0).then_some(self.nonce)
     }
 
     /// InterestLifetime in milliseconds, the default (4000) applied.
     pub fn lifetime_ms(&self) -> u64 {
-        self.lifetime_ms.unwrap_or(DEFAULT_LIFETIME_MS)
+        self.lifetime_ms
     }
 
     /// HopLimit, if present.
     pub fn hop_limit(&self) -> Option<u8> {
-        self.hop_limit.map(|(h, _)| h)
+        (self.hop_limit_pos != 0).then_some(self.hop_limit)
     }
 
     /// Whether ApplicationParameters is present.
@@ -569,14 +579,14 @@ impl InterestView {
 
     /// Whether a ForwardingHint is present.
     pub fn has_forwarding_hint(&self) -> bool {
-        self.forwarding_hint.is_some()
+        self.forwarding_hint.get().is_some()
     }
 
     /// The ForwardingHint names (empty when absent).
     pub fn forwarding_hint(&self) -> Vec<Name> {
-        match &self.forwarding_hint {
+        match self.forwarding_hint.get() {
             // Validated at construction, so this cannot fail.
-            Some(range) => decode_hint_names(self.wire(), range.clone()).unwrap_or_default(),
+            Some(range) => decode_hint_names(self.wire(), range).unwrap_or_default(),
             None => Vec::new(),
         }
     }
@@ -584,16 +594,16 @@ impl InterestView {
     /// A copy of the packet with HopLimit set to `h`. Returns the original bytes unchanged
     /// (shared, not copied) when the Interest has no HopLimit.
     pub fn with_hop_limit(&self, h: u8) -> Bytes {
-        match self.hop_limit {
-            Some((_, pos)) => self.patched(pos, &[h]),
-            None => self.wire().clone(),
+        match self.hop_limit_pos {
+            0 => self.wire().clone(),
+            pos => self.patched(usize::from(pos), &[h]),
         }
     }
 
     /// A copy of the packet with Nonce set to `nonce`, inserting the element if absent.
     pub fn with_nonce(&self, nonce: u32) -> Bytes {
-        if let Some((_, pos)) = self.nonce {
-            return self.patched(pos, &nonce.to_be_bytes());
+        if self.nonce_pos != 0 {
+            return self.patched(usize::from(self.nonce_pos), &nonce.to_be_bytes());
         }
         self.with_inserted_nonce(nonce)
     }
@@ -601,7 +611,7 @@ impl InterestView {
     /// A view of the packet with Nonce set to `nonce` (see [`InterestView::with_nonce`]).
     pub fn set_nonce(&mut self, nonce: u32) {
         let wire = self.with_nonce(nonce);
-        if self.nonce.is_none() {
+        if self.nonce_pos == 0 {
             // Re-parse: the insertion moved every later field.
             if let Ok(v) = Self::new_checked(wire) {
                 *self = v;
@@ -609,9 +619,7 @@ impl InterestView {
             return;
         }
         self.name.rebase(wire);
-        if let Some((n, _)) = &mut self.nonce {
-            *n = nonce;
-        }
+        self.nonce = nonce;
     }
 
     fn patched(&self, pos: usize, bytes: &[u8]) -> Bytes {

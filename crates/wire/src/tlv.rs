@@ -650,3 +650,45 @@ mod tests {
         assert!(!is_critical(0x0350));
     }
 }
+
+/// A range of a packet in 16-bit offsets, for the views: a packet is at most
+/// [`MAX_PACKET_SIZE`] octets, and a view this small moves in registers instead of through
+/// `memcpy` (the views are moved several times per packet). `start == 0` means absent: no
+/// field of a packet starts at its first octet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Span {
+    start: u16,
+    end: u16,
+}
+
+impl Span {
+    /// Absent.
+    pub(crate) const NONE: Self = Self { start: 0, end: 0 };
+
+    /// `r`, which lies in a packet of at most [`MAX_PACKET_SIZE`] octets.
+    #[inline]
+    pub(crate) fn of(r: core::ops::Range<usize>) -> Self {
+        Self {
+            start: r.start as u16,
+            end: r.end as u16,
+        }
+    }
+
+    /// An offset of the packet (absent when 0).
+    #[inline]
+    pub(crate) fn at(pos: usize) -> u16 {
+        pos as u16
+    }
+
+    /// The range, or `None` when absent.
+    #[inline]
+    pub(crate) fn get(self) -> Option<core::ops::Range<usize>> {
+        (self.start != 0).then(|| self.range())
+    }
+
+    /// The range (empty at 0 when absent).
+    #[inline]
+    pub(crate) fn range(self) -> core::ops::Range<usize> {
+        usize::from(self.start)..usize::from(self.end)
+    }
+}

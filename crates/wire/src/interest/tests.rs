@@ -328,3 +328,11 @@ fn a_view_and_its_name_share_one_handle() {
         .as_ptr_range()
         .contains(&view.name().value_bytes().as_ptr()));
 }
+
+#[test]
+fn views_are_small_enough_to_move_in_registers() {
+    // The forwarder moves each view a few times per packet; past 128 octets the compiler
+    // calls memcpy for every move.
+    assert!(core::mem::size_of::<InterestView>() <= 128);
+    assert!(core::mem::size_of::<crate::DataView>() <= 128);
+}
