@@ -46,6 +46,10 @@ impl Forwarder {
         }
         let nonce = interest.nonce().unwrap_or(0);
         let hashes = self.hasher.prefix_hashes(interest.name());
+        if self.cs_serve {
+            // The look-up comes after the loop checks and the PIT: start its misses now.
+            self.cs.prefetch(&hashes);
+        }
         let hash = hashes.full();
         if self.dnl.has(now, hash, nonce) || self.stragglers.has(now, hash, nonce) {
             self.on_interest_loop(ingress, p2p, &interest, &hashes, lp.pit_token);
