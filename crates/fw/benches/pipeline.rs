@@ -204,7 +204,7 @@ fn exchange_rx(c: &mut Criterion) {
             offset_of(&it, NONCE),
             offset_of(&dt, SEQ),
         );
-        for routes in [1, 1_000_000] {
+        for routes in [1, 1_000, 1_000_000] {
             let Setup {
                 mut fw,
                 consumer,
