@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Time per exchange of the forwarding core at BASE and at the working tree, measured in the
-# same run: crates/fw/examples/exchange_loop.rs is built against both (the example is copied
-# into a worktree of BASE, so BASE need not have it), then the two binaries alternate and the
-# median and minimum of each are printed with the ratio of the medians. On a shared machine
-# this says more than two criterion runs made minutes apart.
+# same run: crates/fw/examples/exchange_loop.rs is built against both (the example and the
+# bench fixture it includes are copied into a worktree of BASE, so BASE need not have them),
+# then the two binaries alternate and the median and minimum of each are printed with the
+# ratio of the medians. On a shared machine this says more than two criterion runs made
+# minutes apart.
 #
 #   bash scripts/ab-exchange.sh BASE [COMPONENTS=4] [MODE=rx|pool] [ROUNDS=9] [EXCHANGES=1000000]
 #
@@ -24,8 +25,9 @@ build() { # build SRC_DIR OUT
     cp "$1/target/release/examples/exchange_loop" "$2"
 }
 git -C "$repo" worktree add -q --detach "$work/base" "$base"
-mkdir -p "$work/base/crates/fw/examples"
+mkdir -p "$work/base/crates/fw/examples" "$work/base/crates/fw/benches/fixture"
 cp "$repo/crates/fw/examples/exchange_loop.rs" "$work/base/crates/fw/examples/"
+cp "$repo/crates/fw/benches/fixture/mod.rs" "$work/base/crates/fw/benches/fixture/"
 build "$work/base" "$work/a"
 (cd "$repo" && cargo build --release -q -p nameway-fw --example exchange_loop)
 cp "$repo/target/release/examples/exchange_loop" "$work/b"
