@@ -285,13 +285,8 @@ impl Name {
 
     /// The first `n` components (all of them when `n >= len`). Shares the bytes.
     pub fn prefix(&self, n: usize) -> Self {
-        let ends: ComponentEnds = self.ends.iter().take(n).copied().collect();
-        Self {
-            buf: self.buf.clone(),
-            start: self.start,
-            len: ends.last().copied().unwrap_or(0),
-            ends,
-        }
+        let ends = self.ends.iter().take(n).copied().collect();
+        Self::from_parts(self.buf.clone(), self.start as usize, ends)
     }
 
     /// Byte length of the encoding of the first `n` components (TLV-VALUE bytes).

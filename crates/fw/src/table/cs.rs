@@ -316,10 +316,9 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
             return;
         }
         node.cached = false;
-        if node.first_child == NIL {
-            // Pruned below; the packet goes with the node.
-        } else {
-            // The node stays as an inner node: its name cannot live in the packet any more.
+        // A node with children stays as an inner node, and its name cannot live in the packet
+        // any more; a childless one is pruned below, its packet with it.
+        if node.first_child != NIL {
             let copy = Bytes::copy_from_slice(node.name());
             node.name_start = 0;
             node.buf = copy;
@@ -467,7 +466,7 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
     #[inline]
     fn prefetch(&self, hashes: &PrefixHashes) {
         if self.capacity > 0 {
-            self.index.prefetch_insert(hashes.full());
+            self.index.prefetch_probe(hashes.full());
         }
     }
 

@@ -6,7 +6,7 @@
 //! With a store larger than the cache, inserting a new name writes an index slot that misses
 //! the cache, and the next atomic reference-count update (a full fence: the packet sent, the
 //! Interest released) waits for that store. With our own table the pipeline learns which slot
-//! an insert will use as soon as it has hashed the Data's name ([`NodeIndex::prefetch_insert`])
+//! an insert will use as soon as it has hashed the Data's name ([`NodeIndex::prefetch_probe`])
 //! and brings that line in while it matches the PIT and sends the Data.
 //!
 //! # Layout
@@ -95,12 +95,12 @@ impl NodeIndex {
         None
     }
 
-    /// Brings into the cache what an insert of `hash` will touch: the control bytes where
-    /// its probe starts and the slots there. The table is at most half full, so the first
-    /// empty slot is most often the first or the next (four slots share a line). Reading the
-    /// control bytes to find it would stall on them instead.
+    /// Brings into the cache where a probe for `hash` starts: its control bytes, which a
+    /// look-up reads, and its slot, which an insert most often takes or shares a line with
+    /// (the table is at most half full; four slots share a line). Reading the control bytes
+    /// to find the exact slot would stall on them instead.
     #[inline]
-    pub(super) fn prefetch_insert(&self, hash: u64) {
+    pub(super) fn prefetch_probe(&self, hash: u64) {
         let i = hash as usize & self.mask();
         if let (Some(c), Some(slot)) = (self.ctrl.get(i), self.slots.get(i)) {
             prefetch(c);
@@ -148,12 +148,18 @@ impl NodeIndex {
         if (self.used + 1) * 2 > self.ctrl.len() {
             self.rebuild(is_live);
         }
-        let Some(i) = self.insert_position(hash) else {
+        self.place(Slot { hash, id, gen });
+    }
+
+    /// Writes `s` into the first empty slot of its probe.
+    #[inline]
+    fn place(&mut self, s: Slot) {
+        let Some(i) = self.insert_position(s.hash) else {
             return;
         };
         if let (Some(c), Some(slot)) = (self.ctrl.get_mut(i), self.slots.get_mut(i)) {
-            *c = tag(hash);
-            *slot = Slot { hash, id, gen };
+            *c = tag(s.hash);
+            *slot = s;
             self.used += 1;
         }
     }
@@ -176,13 +182,7 @@ impl NodeIndex {
         self.slots.resize(size, Slot::default());
         self.used = 0;
         for s in live {
-            if let Some(i) = self.insert_position(s.hash) {
-                if let (Some(c), Some(slot)) = (self.ctrl.get_mut(i), self.slots.get_mut(i)) {
-                    *c = tag(s.hash);
-                    *slot = s;
-                    self.used += 1;
-                }
-            }
+            self.place(s);
         }
     }
 }
