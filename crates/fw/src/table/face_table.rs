@@ -3,8 +3,6 @@
 
 use core::fmt;
 
-use hashbrown::HashTable;
-
 use crate::counters::FaceCounters;
 
 /// A face id. NFD numbers faces from 1; ids 1..=255 are reserved for internal faces (NFD uses 1
@@ -16,11 +14,6 @@ pub struct FaceId(pub u64);
 impl FaceId {
     /// The first id [`crate::Forwarder::add_face`] hands out (NFD's `FACEID_RESERVED_MAX + 1`).
     pub const FIRST_DYNAMIC: FaceId = FaceId(256);
-
-    /// A well-mixed hash of the id, for the face table.
-    pub(crate) const fn hash(self) -> u64 {
-        self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15)
-    }
 }
 
 impl fmt::Display for FaceId {
@@ -105,17 +98,78 @@ impl Face {
 }
 
 /// Faces by id.
+///
+/// Face ids are small integers handed out in sequence, so the id itself is the hash: an
+/// open-addressing index (linear probing from `id & mask`, at most half full, backward-shift
+/// deletion) maps it to the face's place in a dense vector. A look-up, done several times per
+/// packet, is one or two loads and a compare, where a general hash table spent tens of
+/// instructions on hashing and group matching.
 #[derive(Debug)]
 pub(crate) struct FaceTable {
-    faces: HashTable<Face>,
+    faces: Vec<Face>,
+    /// Place in `faces` plus one for each slot; 0 is empty.
+    index: Vec<u32>,
     next_id: u64,
 }
+
+/// Index slots of an empty table (a power of two).
+const MIN_INDEX: usize = 16;
 
 impl FaceTable {
     pub(crate) fn new() -> Self {
         Self {
-            faces: HashTable::new(),
+            faces: Vec::new(),
+            index: vec![0; MIN_INDEX],
             next_id: FaceId::FIRST_DYNAMIC.0,
+        }
+    }
+
+    #[inline]
+    fn mask(&self) -> usize {
+        self.index.len() - 1
+    }
+
+    /// The index slot that holds `id`, and the face's place in `faces`.
+    #[inline]
+    fn find(&self, id: FaceId) -> Option<(usize, usize)> {
+        let mask = self.mask();
+        let mut i = id.0 as usize & mask;
+        // At most half the slots are used: an empty one ends the probe.
+        for _ in 0..self.index.len() {
+            let at = (*self.index.get(i)? as usize).checked_sub(1)?;
+            if self.faces.get(at)?.id == id {
+                return Some((i, at));
+            }
+            i = (i + 1) & mask;
+        }
+        None
+    }
+
+    /// Writes `at + 1` into the first empty slot of `id`'s probe.
+    fn place(&mut self, id: FaceId, at: usize) {
+        let mask = self.mask();
+        let mut i = id.0 as usize & mask;
+        for _ in 0..self.index.len() {
+            match self.index.get_mut(i) {
+                Some(slot) if *slot == 0 => {
+                    *slot = at as u32 + 1;
+                    return;
+                }
+                Some(_) => i = (i + 1) & mask,
+                None => return,
+            }
+        }
+    }
+
+    /// Rebuilds the index with `slots` slots.
+    fn reindex(&mut self, slots: usize) {
+        self.index.clear();
+        self.index.resize(slots, 0);
+        for at in 0..self.faces.len() {
+            let id = self.faces.get(at).map(Face::id);
+            if let Some(id) = id {
+                self.place(id, at);
+            }
         }
     }
 
@@ -145,31 +199,87 @@ impl FaceTable {
     }
 
     fn insert(&mut self, id: FaceId, scope: FaceScope, link_type: LinkType) {
-        let face = Face {
+        self.faces.push(Face {
             id,
             scope,
             link_type,
             local_fields: false,
             counters: FaceCounters::default(),
-        };
-        self.faces.insert_unique(id.hash(), face, |f| f.id.hash());
+        });
+        if self.faces.len() * 2 > self.index.len() {
+            self.reindex(self.index.len() * 2);
+        } else {
+            self.place(id, self.faces.len() - 1);
+        }
     }
 
     pub(crate) fn remove(&mut self, id: FaceId) -> Option<Face> {
-        match self.faces.find_entry(id.hash(), |f| f.id == id) {
-            Ok(e) => Some(e.remove().0),
-            Err(_) => None,
+        let (mut hole, at) = self.find(id)?;
+        // Backward-shift deletion: later slots of the probe run move up into the hole when
+        // their home slot does not lie between the hole and themselves.
+        let mask = self.mask();
+        let mut i = hole;
+        loop {
+            i = (i + 1) & mask;
+            let Some(p) = self.index.get(i).and_then(|&p| (p as usize).checked_sub(1)) else {
+                break;
+            };
+            let Some(home) = self.faces.get(p).map(|f| f.id.0 as usize & mask) else {
+                break;
+            };
+            // Whether `home` is cyclically within (hole, i]: then the entry stays.
+            let stays = if hole <= i {
+                hole < home && home <= i
+            } else {
+                hole < home || home <= i
+            };
+            if !stays {
+                self.index.swap(hole, i);
+                hole = i;
+            }
         }
+        if let Some(slot) = self.index.get_mut(hole) {
+            *slot = 0;
+        }
+        let face = self.faces.swap_remove(at);
+        // The face that moved into `at` (the last one) is re-pointed.
+        if let Some(moved) = self.faces.get(at).map(Face::id) {
+            if let Some((slot, _)) = self.find_slot_of_place(moved, self.faces.len()) {
+                if let Some(s) = self.index.get_mut(slot) {
+                    *s = at as u32 + 1;
+                }
+            }
+        }
+        Some(face)
+    }
+
+    /// The index slot of `id` while it still points at its old place `old`.
+    fn find_slot_of_place(&self, id: FaceId, old: usize) -> Option<(usize, usize)> {
+        let mask = self.mask();
+        let mut i = id.0 as usize & mask;
+        for _ in 0..self.index.len() {
+            let p = *self.index.get(i)? as usize;
+            if p == 0 {
+                return None;
+            }
+            if p - 1 == old {
+                return Some((i, old));
+            }
+            i = (i + 1) & mask;
+        }
+        None
     }
 
     #[inline]
     pub(crate) fn get(&self, id: FaceId) -> Option<&Face> {
-        self.faces.find(id.hash(), |f| f.id == id)
+        let (_, at) = self.find(id)?;
+        self.faces.get(at)
     }
 
     #[inline]
     pub(crate) fn get_mut(&mut self, id: FaceId) -> Option<&mut Face> {
-        self.faces.find_mut(id.hash(), |f| f.id == id)
+        let (_, at) = self.find(id)?;
+        self.faces.get_mut(at)
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -208,5 +318,47 @@ mod tests {
         let mut t = FaceTable::new();
         assert!(t.add_with_id(FaceId(256), FaceScope::Local, LinkType::PointToPoint));
         assert_eq!(t.add(FaceScope::Local, LinkType::PointToPoint), FaceId(257));
+    }
+
+    proptest::proptest! {
+        /// Any sequence of adds (dynamic ids, and chosen ones that collide in the index) and
+        /// removes leaves the table agreeing with a plain map: every live face is found under
+        /// its id, every removed one is gone.
+        #[test]
+        fn agrees_with_a_map(ops in proptest::collection::vec((0u8..3, 0u64..64), 0..300)) {
+            let mut t = FaceTable::new();
+            let mut model = std::collections::BTreeMap::new();
+            for (op, x) in ops {
+                match op {
+                    0 => {
+                        let id = t.add(FaceScope::Local, LinkType::PointToPoint);
+                        model.insert(id, ());
+                    }
+                    1 => {
+                        // Multiples of 16 share a home slot while the index is small.
+                        let id = FaceId(x * 16);
+                        proptest::prop_assert_eq!(
+                            t.add_with_id(id, FaceScope::NonLocal, LinkType::AdHoc),
+                            model.insert(id, ()).is_none()
+                        );
+                    }
+                    _ => {
+                        let id = model.keys().nth(x as usize % model.len().max(1)).copied();
+                        if let Some(id) = id {
+                            proptest::prop_assert_eq!(t.remove(id).map(|f| f.id()), Some(id));
+                            model.remove(&id);
+                            proptest::prop_assert!(t.get(id).is_none());
+                        }
+                    }
+                }
+                proptest::prop_assert_eq!(t.len(), model.len());
+                for &id in model.keys() {
+                    proptest::prop_assert_eq!(t.get(id).map(Face::id), Some(id));
+                }
+                let mut listed: Vec<FaceId> = t.iter().map(Face::id).collect();
+                listed.sort();
+                proptest::prop_assert_eq!(listed, model.keys().copied().collect::<Vec<_>>());
+            }
+        }
     }
 }

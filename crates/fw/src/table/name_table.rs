@@ -28,6 +28,9 @@ pub(crate) struct NameTable<V> {
     by_len: Vec<HashTable<(u64, u32)>>,
     /// Bit `l` is set when `by_len[l]` is not empty.
     mask: u64,
+    /// The slot of the root prefix, the one name of length 0: a look-up that falls through
+    /// to it (the default strategy, a default route) needs no probe.
+    root: Option<u32>,
     slots: Vec<Option<NameEntry<V>>>,
     free: Vec<u32>,
     len: usize,
@@ -38,6 +41,7 @@ impl<V> NameTable<V> {
         Self {
             by_len: (0..=MAX_PREFIX_DEPTH).map(|_| HashTable::new()).collect(),
             mask: 0,
+            root: None,
             slots: Vec::new(),
             free: Vec::new(),
             len: 0,
@@ -109,6 +113,9 @@ impl<V> NameTable<V> {
                 let table = self.by_len.get_mut(depth)?;
                 table.insert_unique(hash, (hash, s), |&(h, _)| h);
                 self.mask |= 1 << depth;
+                if depth == 0 {
+                    self.root = Some(s);
+                }
                 self.len += 1;
                 s
             }
@@ -133,6 +140,9 @@ impl<V> NameTable<V> {
         if table.is_empty() {
             self.mask &= !(1 << depth);
         }
+        if depth == 0 {
+            self.root = None;
+        }
         self.len -= 1;
         self.free.push(s);
         self.slots.get_mut(s as usize)?.take().map(|e| e.value)
@@ -152,6 +162,9 @@ impl<V> NameTable<V> {
         while pending != 0 {
             let depth = 63 - pending.leading_zeros() as usize;
             pending &= !(1 << depth);
+            if depth == 0 {
+                return self.slots.get(self.root? as usize)?.as_ref();
+            }
             let (Some(table), Some(hash)) = (self.by_len.get(depth), hashes.get(depth)) else {
                 continue;
             };
@@ -235,6 +248,14 @@ mod tests {
         assert_eq!(t.remove(&a, h.hash_name(&a)), Some(2));
         assert_eq!(lpm(&t, &h, "/a/b"), Some(("/".into(), 1)));
         assert_eq!(t.remove(&a, h.hash_name(&a)), None);
+        // Without the root entry, a name under no prefix matches nothing; with it back,
+        // the root answers again.
+        let root = Name::root();
+        assert_eq!(t.remove(&root, h.hash_name(&root)), Some(1));
+        assert_eq!(lpm(&t, &h, "/b"), None);
+        assert_eq!(lpm(&t, &h, "/a/b/c"), Some(("/a/b/c".into(), 3)));
+        insert(&mut t, &h, "/", 4);
+        assert_eq!(lpm(&t, &h, "/b"), Some(("/".into(), 4)));
     }
 
     #[test]
