@@ -307,12 +307,18 @@ impl Name {
     /// The whole TLV of each component, in order, sliced at the recorded component ends
     /// without decoding anything (the hashing fast path).
     pub fn component_wires(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        // Each component is cut off the front of the rest of the value: one length check a
+        // component (the ends are increasing and within the value, so it always passes), and
+        // a `map` over the ends keeps the iterator's exact size, so that zipping it with a
+        // slice runs on one counter.
+        let mut rest = self.value_bytes();
         let mut start = 0;
-        let value = self.value_bytes();
-        self.ends.iter().filter_map(move |&end| {
+        self.ends.iter().map(move |&end| {
             let end = usize::from(end);
-            let wire = value.get(start..end);
-            start = end;
+            let (wire, tail) = rest
+                .split_at_checked(end.wrapping_sub(start))
+                .unwrap_or((rest, &[]));
+            (start, rest) = (end, tail);
             wire
         })
     }
