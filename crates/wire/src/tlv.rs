@@ -159,8 +159,12 @@ pub fn put_var_number(buf: &mut impl BufMut, n: u64) {
 /// [`ErrorKind::BadNonNegativeInteger`] unless the value is 1, 2, 4 or 8 bytes long.
 #[inline]
 pub fn read_nni(value: &[u8]) -> Result<u64, ErrorKind> {
-    match value.len() {
-        1 | 2 | 4 | 8 => Ok(value.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b))),
+    // One load per width rather than a loop over the octets.
+    match *value {
+        [a] => Ok(u64::from(a)),
+        [a, b] => Ok(u64::from(u16::from_be_bytes([a, b]))),
+        [a, b, c, d] => Ok(u64::from(u32::from_be_bytes([a, b, c, d]))),
+        [a, b, c, d, e, f, g, h] => Ok(u64::from_be_bytes([a, b, c, d, e, f, g, h])),
         _ => Err(ErrorKind::BadNonNegativeInteger),
     }
 }
@@ -617,6 +621,15 @@ mod tests {
         assert_eq!(read_nni(&[0x00, 0x05]), Ok(5)); // non-minimal width is allowed
         assert_eq!(read_nni(&[0, 0, 0]), Err(ErrorKind::BadNonNegativeInteger));
         assert_eq!(read_nni(&[]), Err(ErrorKind::BadNonNegativeInteger));
+        let octets = [0x81, 0x02, 0x83, 0x04, 0x85, 0x06, 0x87, 0x08, 0x89];
+        for len in 0..=octets.len() {
+            let value = &octets[..len];
+            let expected = match len {
+                1 | 2 | 4 | 8 => Ok(value.iter().fold(0, |acc, &b| (acc << 8) | u64::from(b))),
+                _ => Err(ErrorKind::BadNonNegativeInteger),
+            };
+            assert_eq!(read_nni(value), expected, "{len} octets");
+        }
         for n in [
             0,
             0xff,
