@@ -164,7 +164,22 @@ impl Fields {
         Ok(f)
     }
 
+    #[inline(always)]
     fn parse_meta_info(&mut self, e: &Element<'_>) -> Result<(), DecodeError> {
+        // Fast path: a FreshnessPeriod in one-octet TYPE and LENGTH and nothing else, which
+        // the general walk accepts exactly when its value is a NonNegativeInteger.
+        if let [0x19, l, value @ ..] = e.value {
+            if let (true, Ok(p)) = (usize::from(*l) == value.len(), tlv::read_nni(value)) {
+                self.has_meta_info = true;
+                self.freshness_period = Some(p);
+                return Ok(());
+            }
+        }
+        self.parse_meta_info_general(e)
+    }
+
+    #[inline(never)]
+    fn parse_meta_info_general(&mut self, e: &Element<'_>) -> Result<(), DecodeError> {
         self.has_meta_info = true;
         let mut r = e.children();
         let mut last = 0;

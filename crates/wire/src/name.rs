@@ -20,7 +20,6 @@ pub(crate) type ComponentEnds = SmallVec<[u16; 16]>;
 /// Component ends being collected: an array and a count that stay in registers while the
 /// name is scanned (`SmallVec::push` keeps its length in memory, and each push waited on the
 /// previous one's store), spilled to a small vector past 16 components.
-#[derive(Default)]
 struct Ends {
     buf: [u16; 16],
     n: usize,
@@ -160,9 +159,44 @@ impl Name {
         value: &[u8],
         base: usize,
     ) -> Result<(ComponentEnds, usize), DecodeError> {
-        let mut ends = Ends::default();
-        let parameters_digests = scan_components(value, base, |end| ends.push(end))?;
-        Ok((ends.finish(), parameters_digests))
+        if value.len() > tlv::MAX_PACKET_SIZE {
+            return Err(DecodeError::in_element(
+                ErrorKind::TooLarge,
+                base,
+                types::NAME,
+            ));
+        }
+        // Fast path: components with one-octet TYPE and LENGTH and a TYPE other than the two
+        // digests (whose length is constrained), the ends kept in an array and the count in
+        // a register. Such a TYPE is in range and such a LENGTH needs no other check than
+        // fitting in the value. Anything else (a digest, a longer form, an error) continues
+        // in `scan_value_rest` from the first component the fast path did not take, so the
+        // checks and errors are those of `scan_components`.
+        let mut buf = [0u16; 16];
+        let mut n = 0;
+        let mut rest = value;
+        while let [3..=0xfc, l @ 0..=0xfc, tail @ ..] = rest {
+            let Some(next) = tail.get(usize::from(*l)..) else {
+                break;
+            };
+            rest = next;
+            // The index wraps past 16 components rather than ending the loop, which kept
+            // the compiler from unrolling it 16 times (with every end in a register, then
+            // stored one by one); such a name is scanned again below. The end fits: the
+            // value is at most MAX_PACKET_SIZE (< u16::MAX) octets.
+            if let Some(slot) = buf.get_mut(n % 16) {
+                *slot = (value.len() - rest.len()) as u16;
+            }
+            n += 1;
+        }
+        if n > 16 {
+            return scan_value_rest(value, base, [0; 16], 0);
+        }
+        if rest.is_empty() {
+            // n <= 16, as `from_buf_and_len` requires.
+            return Ok((SmallVec::from_buf_and_len(buf, n), 0));
+        }
+        scan_value_rest(value, base, buf, n)
     }
 
     /// The name whose value starts at `start` in `buf`, with components ending at `ends`
@@ -212,7 +246,7 @@ impl Name {
     /// # Errors
     /// As [`Name::from_value`].
     pub fn check_value(value: &[u8], base: usize) -> Result<(), DecodeError> {
-        scan_components(value, base, |_| {}).map(drop)
+        scan_components(value, base, 0, |_| {}).map(drop)
     }
 
     /// Builds a name from owned components.
@@ -273,12 +307,18 @@ impl Name {
     /// The whole TLV of each component, in order, sliced at the recorded component ends
     /// without decoding anything (the hashing fast path).
     pub fn component_wires(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        // Each component is cut off the front of the rest of the value: one length check a
+        // component (the ends are increasing and within the value, so it always passes), and
+        // a `map` over the ends keeps the iterator's exact size, so that zipping it with a
+        // slice runs on one counter.
+        let mut rest = self.value_bytes();
         let mut start = 0;
-        let value = self.value_bytes();
-        self.ends.iter().filter_map(move |&end| {
+        self.ends.iter().map(move |&end| {
             let end = usize::from(end);
-            let wire = value.get(start..end);
-            start = end;
+            let (wire, tail) = rest
+                .split_at_checked(end.wrapping_sub(start))
+                .unwrap_or((rest, &[]));
+            (start, rest) = (end, tail);
             wire
         })
     }
@@ -360,14 +400,39 @@ impl Name {
     }
 }
 
+/// The rest of [`Name::scan_value`] after its fast path took the first `n` components (their
+/// ends in `buf`).
+#[cold]
+#[inline(never)]
+fn scan_value_rest(
+    value: &[u8],
+    base: usize,
+    buf: [u16; 16],
+    n: usize,
+) -> Result<(ComponentEnds, usize), DecodeError> {
+    let pos = n
+        .checked_sub(1)
+        .and_then(|i| buf.get(i))
+        .map_or(0, |&e| usize::from(e));
+    let mut ends = Ends {
+        buf,
+        n,
+        spill: None,
+    };
+    let parameters_digests = scan_components(value, base, pos, |end| ends.push(end))?;
+    Ok((ends.finish(), parameters_digests))
+}
+
 /// Walks the components of a Name TLV-VALUE, checking each (TYPE in 1..=65535, digest
 /// components 32 bytes long) and reporting the end offset of each to `on_end`; `base` is the
-/// value's offset in the packet, for error locations. Returns how many components are
-/// ParametersSha256DigestComponents (an Interest checks them against its parameters).
+/// value's offset in the packet, for error locations; the walk starts at `pos`, a component
+/// boundary. Returns how many components are ParametersSha256DigestComponents (an Interest
+/// checks them against its parameters).
 #[inline(always)]
 fn scan_components(
     value: &[u8],
     base: usize,
+    mut pos: usize,
     mut on_end: impl FnMut(usize),
 ) -> Result<usize, DecodeError> {
     if value.len() > tlv::MAX_PACKET_SIZE {
@@ -377,7 +442,6 @@ fn scan_components(
             types::NAME,
         ));
     }
-    let mut pos = 0;
     let mut parameters_digests = 0;
     while let Some(rest) = value.get(pos..).filter(|r| !r.is_empty()) {
         // Fast path for one-octet TYPE and LENGTH (nearly every component): such a TYPE is in
@@ -898,6 +962,87 @@ mod tests {
         assert!(n("/a/b").is_prefix_of(&name));
         assert!(!n("/a/bc").is_prefix_of(&n("/a/b")));
         assert!(!n("/a/b").is_prefix_of(&n("/a/bc")));
+    }
+
+    /// The name scan as it was before its fast path: every component through the general
+    /// walk, from the start.
+    fn scan_reference(value: &[u8], base: usize) -> Result<(Vec<u16>, usize), DecodeError> {
+        let mut ends = Vec::new();
+        let digests = scan_components(value, base, 0, |e| ends.push(e as u16))?;
+        Ok((ends, digests))
+    }
+
+    /// Every one-octet corruption and every truncation of names with short and long forms,
+    /// digests, and 16 or more components: the fast scan accepts exactly what the general walk
+    /// accepts, with the same ends, digest count and error.
+    #[test]
+    fn scan_agrees_with_the_general_walk() {
+        let digest = Component::parameters_digest([0x11; DIGEST_LEN]);
+        let long_type = Component {
+            typ: 0x1234,
+            value: Bytes::from_static(b"x"),
+        };
+        let long_value = Component {
+            typ: types::GENERIC_NAME_COMPONENT,
+            value: Bytes::from(vec![0x61; 300]),
+        };
+        let mut names: Vec<Vec<Component>> = Vec::new();
+        for len in [0usize, 1, 4, 11, 15, 16, 17, 20] {
+            let uri: String = (0..len).map(|i| format!("/c{i}")).collect();
+            let name = if uri.is_empty() {
+                Name::root()
+            } else {
+                n(&uri)
+            };
+            names.push(name.iter().map(|c| c.to_owned()).collect());
+        }
+        for (at, extra) in [
+            (0, &digest),
+            (3, &digest),
+            (16, &digest),
+            (2, &long_type),
+            (1, &long_value),
+        ] {
+            let mut comps: Vec<Component> = n("/a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q")
+                .iter()
+                .map(|c| c.to_owned())
+                .collect();
+            comps.insert(at, extra.clone());
+            names.push(comps);
+        }
+        let mut checked = 0;
+        for comps in &names {
+            let value = Name::from_components(comps).unwrap().value_bytes().to_vec();
+            let mut variants = Vec::new();
+            for cut in 0..value.len() {
+                variants.push(value[..cut].to_vec());
+            }
+            for i in 0..value.len() {
+                for v in [
+                    0x00,
+                    0x01,
+                    0x02,
+                    0x03,
+                    0x20,
+                    0xfc,
+                    0xfd,
+                    0xfe,
+                    0xff,
+                    value[i] ^ 0x01,
+                ] {
+                    let mut w = value.clone();
+                    w[i] = v;
+                    variants.push(w);
+                }
+            }
+            variants.push(value);
+            for w in &variants {
+                let fast = Name::scan_value(w, 7).map(|(ends, d)| (ends.to_vec(), d));
+                assert_eq!(fast, scan_reference(w, 7), "{}", hex::encode(w));
+                checked += 1;
+            }
+        }
+        assert!(checked > 1000);
     }
 
     #[test]

@@ -159,8 +159,12 @@ pub fn put_var_number(buf: &mut impl BufMut, n: u64) {
 /// [`ErrorKind::BadNonNegativeInteger`] unless the value is 1, 2, 4 or 8 bytes long.
 #[inline]
 pub fn read_nni(value: &[u8]) -> Result<u64, ErrorKind> {
-    match value.len() {
-        1 | 2 | 4 | 8 => Ok(value.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b))),
+    // One load per width rather than a loop over the octets.
+    match *value {
+        [a] => Ok(u64::from(a)),
+        [a, b] => Ok(u64::from(u16::from_be_bytes([a, b]))),
+        [a, b, c, d] => Ok(u64::from(u32::from_be_bytes([a, b, c, d]))),
+        [a, b, c, d, e, f, g, h] => Ok(u64::from_be_bytes([a, b, c, d, e, f, g, h])),
         _ => Err(ErrorKind::BadNonNegativeInteger),
     }
 }
@@ -323,7 +327,11 @@ impl<'a> Reader<'a> {
                     value_start: start + 2,
                 }))
             }
-            _ => self.read_element_general().map(Some),
+            _ => {
+                let (e, pos) = read_general(self.buf, self.pos, self.base)?;
+                self.pos = pos;
+                Ok(Some(e))
+            }
         }
     }
 
@@ -351,41 +359,9 @@ impl<'a> Reader<'a> {
                 });
             }
         }
-        self.read_element_general()
-    }
-
-    /// Any TYPE and LENGTH form, with every error reported.
-    #[cold]
-    #[inline(never)]
-    fn read_element_general(&mut self) -> Result<Element<'a>, DecodeError> {
-        let start = self.offset();
-        let rest = self.buf.get(self.pos..).unwrap_or_default();
-        let (typ, tn) = read_var_number(rest).map_err(|e| e.shifted(start))?;
-        if typ == 0 || typ > u64::from(u32::MAX) {
-            return Err(DecodeError::new(ErrorKind::InvalidType, start));
-        }
-        let typ = typ as u32;
-        let after_type = rest.get(tn..).unwrap_or_default();
-        let (len, ln) =
-            read_var_number(after_type).map_err(|e| e.shifted(start + tn).within(typ))?;
-        let value_off = tn + ln;
-        let available = (rest.len() - value_off) as u64;
-        if len > available {
-            return Err(DecodeError::in_element(
-                ErrorKind::LengthOverflow,
-                start,
-                typ,
-            ));
-        }
-        let len = len as usize;
-        let value = rest.get(value_off..value_off + len).unwrap_or_default();
-        self.pos += value_off + len;
-        Ok(Element {
-            typ,
-            value,
-            start,
-            value_start: start + value_off,
-        })
+        let (e, pos) = read_general(self.buf, self.pos, self.base)?;
+        self.pos = pos;
+        Ok(e)
     }
 
     /// Reads the next element if its type is `typ`; leaves the reader unchanged otherwise.
@@ -427,20 +403,9 @@ impl<'a> Reader<'a> {
                 });
             }
         }
-        self.expect_general(typ)
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn expect_general(&mut self, typ: u32) -> Result<Element<'a>, DecodeError> {
-        match self.read()? {
-            Some(e) if e.typ == typ => Ok(e),
-            Some(e) => Err(e.error(ErrorKind::UnexpectedType {
-                expected: typ,
-                found: e.typ,
-            })),
-            None => Err(DecodeError::new(ErrorKind::Missing { typ }, self.offset())),
-        }
+        let (e, pos) = expect_general(self.buf, self.pos, self.base, typ)?;
+        self.pos = pos;
+        Ok(e)
     }
 
     /// Peeks at the type of the next element without consuming it.
@@ -451,6 +416,66 @@ impl<'a> Reader<'a> {
         let mut clone = self.clone();
         Ok(clone.read()?.map(|e| e.typ))
     }
+}
+
+// The slow paths of `Reader` are functions of the reader's fields rather than methods on
+// `&mut Reader`: a reader whose address is taken lives in memory, and every element read in
+// a decoder's loop then reloaded and stored its position.
+
+/// Reads the element at `pos` of `buf` (offsets reported from `base`) in any TYPE and LENGTH
+/// form, with every error reported; returns it and the position after it.
+#[cold]
+#[inline(never)]
+fn read_general(buf: &[u8], pos: usize, base: usize) -> Result<(Element<'_>, usize), DecodeError> {
+    let start = base + pos;
+    let rest = buf.get(pos..).unwrap_or_default();
+    let (typ, tn) = read_var_number(rest).map_err(|e| e.shifted(start))?;
+    if typ == 0 || typ > u64::from(u32::MAX) {
+        return Err(DecodeError::new(ErrorKind::InvalidType, start));
+    }
+    let typ = typ as u32;
+    let after_type = rest.get(tn..).unwrap_or_default();
+    let (len, ln) = read_var_number(after_type).map_err(|e| e.shifted(start + tn).within(typ))?;
+    let value_off = tn + ln;
+    let available = (rest.len() - value_off) as u64;
+    if len > available {
+        return Err(DecodeError::in_element(
+            ErrorKind::LengthOverflow,
+            start,
+            typ,
+        ));
+    }
+    let len = len as usize;
+    let value = rest.get(value_off..value_off + len).unwrap_or_default();
+    let e = Element {
+        typ,
+        value,
+        start,
+        value_start: start + value_off,
+    };
+    Ok((e, pos + value_off + len))
+}
+
+/// [`Reader::expect`] in any TYPE and LENGTH form, with every error reported.
+#[cold]
+#[inline(never)]
+fn expect_general(
+    buf: &[u8],
+    pos: usize,
+    base: usize,
+    typ: u32,
+) -> Result<(Element<'_>, usize), DecodeError> {
+    if pos >= buf.len() {
+        return Err(DecodeError::new(ErrorKind::Missing { typ }, base + pos));
+    }
+    let (e, pos) = read_general(buf, pos, base)?;
+    if e.typ != typ {
+        return Err(e.error(ErrorKind::UnexpectedType {
+            expected: typ,
+            found: e.typ,
+        }));
+    }
+    Ok((e, pos))
 }
 
 /// Reads exactly one element spanning all of `buf`.
@@ -596,6 +621,15 @@ mod tests {
         assert_eq!(read_nni(&[0x00, 0x05]), Ok(5)); // non-minimal width is allowed
         assert_eq!(read_nni(&[0, 0, 0]), Err(ErrorKind::BadNonNegativeInteger));
         assert_eq!(read_nni(&[]), Err(ErrorKind::BadNonNegativeInteger));
+        let octets = [0x81, 0x02, 0x83, 0x04, 0x85, 0x06, 0x87, 0x08, 0x89];
+        for len in 0..=octets.len() {
+            let value = &octets[..len];
+            let expected = match len {
+                1 | 2 | 4 | 8 => Ok(value.iter().fold(0, |acc, &b| (acc << 8) | u64::from(b))),
+                _ => Err(ErrorKind::BadNonNegativeInteger),
+            };
+            assert_eq!(read_nni(value), expected, "{len} octets");
+        }
         for n in [
             0,
             0xff,
@@ -626,6 +660,32 @@ mod tests {
         assert_eq!(err.kind, ErrorKind::LengthOverflow);
         assert_eq!(err.offset, 4);
         assert_eq!(err.element, Some(8));
+    }
+
+    #[test]
+    fn expect_reports_missing_unexpected_and_long_forms() {
+        // 0x08 len 1, then 0xfd00fd (type 253) len 1, read with a base of 10
+        let buf = hex::decode("080161fd00fd0162").unwrap();
+        let mut r = Reader::with_base(&buf, 10);
+        let err = r.clone().expect(0x07).unwrap_err();
+        assert_eq!(
+            err,
+            DecodeError::in_element(
+                ErrorKind::UnexpectedType {
+                    expected: 0x07,
+                    found: 0x08
+                },
+                10,
+                0x08
+            )
+        );
+        assert_eq!(r.expect(0x08).unwrap().value, b"a");
+        let e = r.clone().expect(0xfd).unwrap();
+        assert_eq!((e.start, e.value_start, e.value), (13, 17, &b"b"[..]));
+        assert_eq!(r.read().unwrap(), Some(e));
+        let err = r.expect(0x08).unwrap_err();
+        assert_eq!(err, DecodeError::new(ErrorKind::Missing { typ: 0x08 }, 18));
+        assert_eq!(r.read(), Ok(None));
     }
 
     #[test]
