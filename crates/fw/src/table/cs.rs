@@ -44,6 +44,7 @@ pub use self::lru::Lru;
 use crate::counters::CsCounters;
 use crate::prefetch::prefetch;
 use crate::table::pit::ends_with_implicit_digest;
+use crate::table::same_name_value;
 use crate::time::Time;
 
 /// NFD's default capacity, in packets.
@@ -264,7 +265,9 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
         let (nodes, gens) = (&self.nodes, &self.gens);
         self.index.find(hash, |id, gen| {
             gens.get(id as usize) == Some(&gen)
-                && nodes.get(id as usize).is_some_and(|n| n.name() == value)
+                && nodes
+                    .get(id as usize)
+                    .is_some_and(|n| same_name_value(n.name(), value))
         })
     }
 

@@ -9,6 +9,8 @@
 use hashbrown::HashTable;
 use nameway_wire::{Name, PrefixHashes};
 
+use super::same_name_value;
+
 /// Deepest prefix a table holds: NFD's `NameTree::getMaxDepth()` (and `Fib::getMaxDepth()`).
 pub const MAX_PREFIX_DEPTH: usize = 32;
 
@@ -206,7 +208,7 @@ fn slot_prefix_is<V>(slots: &[Option<NameEntry<V>>], s: u32, value: &[u8]) -> bo
     slots
         .get(s as usize)
         .and_then(Option::as_ref)
-        .is_some_and(|e| e.prefix.value_bytes() == value)
+        .is_some_and(|e| same_name_value(e.prefix.value_bytes(), value))
 }
 
 #[cfg(test)]

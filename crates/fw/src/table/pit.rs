@@ -28,6 +28,7 @@ use nameway_wire::{DataView, InterestView, Name, NameHasher, PrefixHashes};
 use smallvec::SmallVec;
 
 use super::face_table::FaceId;
+use super::same_name_value;
 use crate::counters::PitCounters;
 use crate::time::Time;
 
@@ -315,7 +316,7 @@ impl PitEntry {
     fn matches_interest(&self, name: &Name, can_be_prefix: bool, must_be_fresh: bool) -> bool {
         self.interest.can_be_prefix() == can_be_prefix
             && self.interest.must_be_fresh() == must_be_fresh
-            && self.interest.name().value_bytes() == name.value_bytes()
+            && same_name_value(self.interest.name().value_bytes(), name.value_bytes())
     }
 }
 
@@ -618,7 +619,7 @@ impl Pit {
                 continue;
             };
             let fits = (!need_cbp || e.interest.can_be_prefix())
-                && e.interest.name().value_bytes() == value;
+                && same_name_value(e.interest.name().value_bytes(), value);
             if fits {
                 out.push(PitEntryId {
                     slot: s,

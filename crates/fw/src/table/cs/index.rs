@@ -110,7 +110,7 @@ impl NodeIndex {
 
     /// The id of the first entry for `hash` that `is_match(id, gen)` accepts (the caller
     /// checks the generation and the name).
-    #[inline]
+    #[inline(always)]
     pub(super) fn find(
         &self,
         hash: u64,
