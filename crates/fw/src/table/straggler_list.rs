@@ -28,6 +28,8 @@ pub(crate) struct StragglerList {
     previous: HashTable<u64>,
     /// When `current` started.
     started: Time,
+    /// `started + lifetime`, kept so that the check on every add and look-up is one compare.
+    turn_over_at: Time,
     hits: u64,
 }
 
@@ -41,6 +43,7 @@ impl StragglerList {
             current: HashTable::new(),
             previous: HashTable::new(),
             started: Time::ZERO,
+            turn_over_at: Time::ZERO + lifetime,
             hits: 0,
         }
     }
@@ -59,7 +62,7 @@ impl StragglerList {
     /// Turns the generations over if the current one is a lifetime old.
     #[inline]
     fn age(&mut self, now: Time) {
-        if now >= self.started + self.lifetime {
+        if now >= self.turn_over_at {
             self.turn_over(now);
         }
     }
@@ -74,6 +77,7 @@ impl StragglerList {
             self.previous.clear();
         }
         self.started = now;
+        self.turn_over_at = now + self.lifetime;
     }
 
     /// Records (name, nonce).
