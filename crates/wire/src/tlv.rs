@@ -492,6 +492,27 @@ pub fn read_single(buf: &[u8]) -> Result<Element<'_>, DecodeError> {
     Ok(e)
 }
 
+/// Splits an element of TLV-TYPE `typ` off the front of `buf` when its TYPE is that one octet
+/// and its LENGTH is one octet or three (`FD` and two octets, shortest form); returns its
+/// TLV-VALUE and what follows it. `None` for any other element, or one running past `buf`:
+/// the decoders' fast paths then leave the packet to the general reader, which reads such an
+/// element the same way and reports everything else.
+#[inline(always)]
+pub(crate) fn split_simple(buf: &[u8], typ: u8) -> Option<(&[u8], &[u8])> {
+    let (len, rest) = match *buf {
+        [t, l @ 0..=0xfc, ref rest @ ..] if t == typ => (usize::from(l), rest),
+        [t, 0xfd, hi, lo, ref rest @ ..] if t == typ => {
+            let l = u16::from_be_bytes([hi, lo]);
+            if l < 0xfd {
+                return None;
+            }
+            (usize::from(l), rest)
+        }
+        _ => return None,
+    };
+    rest.split_at_checked(len)
+}
+
 /// Checks that an unrecognized element may be skipped (it is non-critical).
 ///
 /// # Errors
