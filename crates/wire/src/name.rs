@@ -410,22 +410,23 @@ impl Name {
 #[inline(always)]
 pub(crate) fn scan_simple<'v>(value: &'v [u8], ends: &mut [u16; 16]) -> (usize, &'v [u8]) {
     let mut n = 0;
-    let mut rest = value;
-    while let [3..=0xfc, l @ 0..=0xfc, tail @ ..] = rest {
-        let Some(next) = tail.get(usize::from(*l)..) else {
+    let mut pos = 0;
+    while let Some(&[3..=0xfc, l @ 0..=0xfc]) = value.get(pos..pos + 2) {
+        let end = pos + 2 + usize::from(l);
+        if end > value.len() {
             break;
-        };
-        rest = next;
+        }
+        pos = end;
         // The index wraps past 16 components rather than ending the loop, which kept the
         // compiler from unrolling it 16 times (with every end in a register, then stored one
         // by one); the caller scans such a name again. The end fits: a value the decoders
         // take is at most MAX_PACKET_SIZE (< u16::MAX) octets.
         if let Some(slot) = ends.get_mut(n % 16) {
-            *slot = (value.len() - rest.len()) as u16;
+            *slot = pos as u16;
         }
         n += 1;
     }
-    (n, rest)
+    (n, value.get(pos..).unwrap_or_default())
 }
 
 /// The rest of [`Name::scan_value`] after its fast path took the first `n` components (their
