@@ -157,7 +157,7 @@ pub fn put_var_number(buf: &mut impl BufMut, n: u64) {
 ///
 /// # Errors
 /// [`ErrorKind::BadNonNegativeInteger`] unless the value is 1, 2, 4 or 8 bytes long.
-#[inline]
+#[inline(always)]
 pub fn read_nni(value: &[u8]) -> Result<u64, ErrorKind> {
     // One load per width rather than a loop over the octets.
     match *value {
