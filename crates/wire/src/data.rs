@@ -115,7 +115,7 @@ impl Fields {
             }
             last = rk;
             match e.typ {
-                types::META_INFO => f.meta_info = Some(Meta::parse(&e)?),
+                types::META_INFO => f.meta_info = Some(Meta::parse(e.value, || e)?),
                 types::CONTENT => f.content = Some(e.value_range()),
                 types::SIGNATURE_INFO => {
                     // Check it now so that accessors cannot fail later.
@@ -168,15 +168,19 @@ struct Meta {
 }
 
 impl Meta {
-    /// Reads and checks the MetaInfo element `e`.
+    /// Reads and checks a MetaInfo whose TLV-VALUE is `value`; `element` gives the whole
+    /// element, for the walk only (built for every packet, it cost 6 instructions).
     #[inline(always)]
-    fn parse(e: &Element<'_>) -> Result<Self, DecodeError> {
-        match Self::freshness_only(e.value) {
+    fn parse<'a>(
+        value: &'a [u8],
+        element: impl FnOnce() -> Element<'a>,
+    ) -> Result<Self, DecodeError> {
+        match Self::freshness_only(value) {
             Some(p) => Ok(Self {
                 freshness_period: Some(p),
                 ..Self::default()
             }),
-            None => Self::walk(e),
+            None => Self::walk(&element()),
         }
     }
 
@@ -417,7 +421,9 @@ impl Simple {
         let name_start = at(rest) - name.len();
         let mut meta = Meta::default();
         if let Some((value, tail)) = tlv::split_simple(rest, types::META_INFO as u8) {
-            meta = Meta::parse(&element(types::META_INFO, value, at(rest), at(tail)))?;
+            meta = Meta::parse(value, || {
+                element(types::META_INFO, value, at(rest), at(tail))
+            })?;
             rest = tail;
         }
         let mut content = Span::NONE;

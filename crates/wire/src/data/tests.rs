@@ -254,7 +254,12 @@ fn meta_info_fast_path_agrees_with_the_general_walk() {
         let mut wire = vec![0x14, value.len() as u8];
         wire.extend_from_slice(value);
         let e = Reader::with_base(&wire, 20).read_element().unwrap();
-        assert_eq!(Meta::parse(&e), Meta::walk(&e), "{}", hex::encode(value));
+        assert_eq!(
+            Meta::parse(e.value, || e),
+            Meta::walk(&e),
+            "{}",
+            hex::encode(value)
+        );
     }
 }
 
