@@ -247,7 +247,20 @@ impl Name {
     /// # Errors
     /// As [`Name::from_value`].
     pub fn check_value(value: &[u8], base: usize) -> Result<(), DecodeError> {
-        scan_components(value, base, 0, |_| {}).map(drop)
+        if value.len() > tlv::MAX_PACKET_SIZE {
+            return Err(DecodeError::in_element(
+                ErrorKind::TooLarge,
+                base,
+                types::NAME,
+            ));
+        }
+        // The fast path of `scan_value` (its ends unused), then the general walk from the
+        // first component it did not take, if any.
+        let (_, rest) = scan_simple(value, &mut [0; 16]);
+        if rest.is_empty() {
+            return Ok(());
+        }
+        check_value_rest(value, base, value.len() - rest.len())
     }
 
     /// Builds a name from owned components.
@@ -427,6 +440,13 @@ pub(crate) fn scan_simple<'v>(value: &'v [u8], ends: &mut [u16; 16]) -> (usize, 
         n += 1;
     }
     (n, value.get(pos..).unwrap_or_default())
+}
+
+/// The rest of [`Name::check_value`] from `pos`, the first component its fast path did not take.
+#[cold]
+#[inline(never)]
+fn check_value_rest(value: &[u8], base: usize, pos: usize) -> Result<(), DecodeError> {
+    scan_components(value, base, pos, |_| {}).map(drop)
 }
 
 /// The rest of [`Name::scan_value`] after its fast path took the first `n` components (their
@@ -1067,7 +1087,14 @@ mod tests {
             variants.push(value);
             for w in &variants {
                 let fast = Name::scan_value(w, 7).map(|(ends, d)| (ends.to_vec(), d));
-                assert_eq!(fast, scan_reference(w, 7), "{}", hex::encode(w));
+                let reference = scan_reference(w, 7);
+                assert_eq!(
+                    Name::check_value(w, 7),
+                    reference.clone().map(drop),
+                    "{}",
+                    hex::encode(w)
+                );
+                assert_eq!(fast, reference, "{}", hex::encode(w));
                 checked += 1;
             }
         }
