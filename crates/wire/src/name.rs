@@ -337,6 +337,12 @@ impl Name {
         })
     }
 
+    /// The end offset of each component in [`Name::value_bytes`].
+    #[inline]
+    pub(crate) fn ends(&self) -> &[u16] {
+        &self.ends
+    }
+
     /// The first `n` components (all of them when `n >= len`). Shares the bytes.
     pub fn prefix(&self, n: usize) -> Self {
         let ends = self.ends.iter().take(n).copied().collect();
