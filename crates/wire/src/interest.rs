@@ -148,7 +148,9 @@ impl Fields {
                     let mut any = false;
                     while let Some(h) = hr.read()? {
                         if h.typ == types::NAME {
-                            Name::from_value(wire.slice(h.value_range()), h.value_start)?;
+                            // The checks and errors of `Name::from_value`, without taking a
+                            // handle on the packet (two atomic updates) to build the name.
+                            Name::check_value(h.value, h.value_start)?;
                             any = true;
                         } else {
                             tlv::skip_unrecognized(&h)?;
