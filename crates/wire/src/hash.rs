@@ -65,8 +65,15 @@ impl NameHasher {
             if let Some(s) = slots.next() {
                 *s = root;
             }
-            for (slot, wire) in slots.zip(name.component_wires()) {
-                h.write(wire);
+            // Zipping two slices runs on one counter; each component is sliced between the
+            // previous end and its own (through `component_wires`, a mapped iterator, the zip
+            // kept two counters: 213 instructions at 4 components instead of 201).
+            let value = name.value_bytes();
+            let mut start = 0;
+            for (slot, &end) in slots.zip(name.ends()) {
+                let end = usize::from(end);
+                h.write(value.get(start..end).unwrap_or_default());
+                start = end;
                 *slot = h.finish();
             }
             // n + 1 <= INLINE_HASHES, as `from_buf_and_len` requires.

@@ -13,7 +13,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use sha2::{Digest, Sha256};
 
 use crate::error::{DecodeError, ErrorKind};
-use crate::name::{Component, ComponentEnds, Name};
+use crate::name::{self, Component, ComponentEnds, Name};
 use crate::signature::{slice_abs, SignError, SignatureInfo, Signer, Verifier, VerifyError};
 use crate::tlv::{self, types, Reader, Span};
 
@@ -148,7 +148,9 @@ impl Fields {
                     let mut any = false;
                     while let Some(h) = hr.read()? {
                         if h.typ == types::NAME {
-                            Name::from_value(wire.slice(h.value_range()), h.value_start)?;
+                            // The checks and errors of `Name::from_value`, without taking a
+                            // handle on the packet (two atomic updates) to build the name.
+                            Name::check_value(h.value, h.value_start)?;
                             any = true;
                         } else {
                             tlv::skip_unrecognized(&h)?;
@@ -482,6 +484,86 @@ fn decode_hint_names(wire: &Bytes, range: Range<usize>) -> Result<Vec<Name>, Dec
     Ok(out)
 }
 
+/// An Interest of the shape nearly every forwarded Interest has, read in one straight pass:
+/// every element in one-octet TYPE and LENGTH (the Interest and its Name may also have a
+/// three-octet LENGTH), a Name of 1 to 16 components that [`name::scan_simple`] takes
+/// whole, then in this order any of CanBePrefix, MustBeFresh, Nonce, InterestLifetime and
+/// HopLimit, each well-formed, and nothing else.
+///
+/// The general parser accepts every such packet and finds the same fields; anything else
+/// (a ForwardingHint, parameters, an unrecognized element, any error) is left to it, so
+/// errors are always its own. A test compares the two on corrupted and truncated packets.
+struct Simple {
+    name_start: usize,
+    name_len: usize,
+    components: usize,
+    lifetime_ms: u64,
+    nonce: u32,
+    nonce_pos: u16,
+    hop_limit_pos: u16,
+    hop_limit: u8,
+    can_be_prefix: bool,
+    must_be_fresh: bool,
+}
+
+impl Simple {
+    /// The fields of `wire` when it has the simple shape, with the component ends in `ends`.
+    #[inline(always)]
+    fn parse(wire: &[u8], ends: &mut [u16; 16]) -> Option<Self> {
+        if wire.len() > tlv::MAX_PACKET_SIZE {
+            return None;
+        }
+        let (value, []) = tlv::split_simple(wire, types::INTEREST as u8)? else {
+            return None;
+        };
+        let (name, mut rest) = tlv::split_simple(value, types::NAME as u8)?;
+        let (components, []) = name::scan_simple(name, ends) else {
+            return None;
+        };
+        if components == 0 || components > 16 {
+            return None;
+        }
+        // Offsets in the packet, from what is left of it; they fit 16 bits (MAX_PACKET_SIZE).
+        let at = |rest: &[u8]| wire.len() - rest.len();
+        let mut s = Self {
+            name_start: at(rest) - name.len(),
+            name_len: name.len(),
+            components,
+            lifetime_ms: DEFAULT_LIFETIME_MS,
+            nonce: 0,
+            nonce_pos: 0,
+            hop_limit_pos: 0,
+            hop_limit: 0,
+            can_be_prefix: false,
+            must_be_fresh: false,
+        };
+        if let [0x21, 0x00, ref tail @ ..] = *rest {
+            s.can_be_prefix = true;
+            rest = tail;
+        }
+        if let [0x12, 0x00, ref tail @ ..] = *rest {
+            s.must_be_fresh = true;
+            rest = tail;
+        }
+        if let [0x0a, 0x04, a, b, c, d, ref tail @ ..] = *rest {
+            s.nonce = u32::from_be_bytes([a, b, c, d]);
+            s.nonce_pos = Span::at(at(rest) + 2);
+            rest = tail;
+        }
+        if let [0x0c, l @ 0..=0xfc, ref tail @ ..] = *rest {
+            let (value, tail) = tail.split_at_checked(usize::from(l))?;
+            s.lifetime_ms = tlv::read_nni(value).ok()?;
+            rest = tail;
+        }
+        if let [0x22, 0x01, h, ref tail @ ..] = *rest {
+            s.hop_limit = h;
+            s.hop_limit_pos = Span::at(at(rest) + 2);
+            rest = tail;
+        }
+        rest.is_empty().then_some(s)
+    }
+}
+
 /// A checked, zero-copy view of an Interest for the forwarding path.
 ///
 /// Construction checks the whole packet structure (element order, critical types, the Name,
@@ -513,6 +595,29 @@ impl InterestView {
     /// As [`Interest::decode`], except for the parameters digest value.
     #[inline]
     pub fn new_checked(wire: Bytes) -> Result<Self, DecodeError> {
+        let mut ends = [0; 16];
+        match Simple::parse(&wire, &mut ends) {
+            Some(s) => Ok(Self {
+                name: Name::from_simple_scan(wire, s.name_start, s.name_len, ends, s.components),
+                lifetime_ms: s.lifetime_ms,
+                nonce: s.nonce,
+                nonce_pos: s.nonce_pos,
+                hop_limit_pos: s.hop_limit_pos,
+                forwarding_hint: Span::NONE,
+                hop_limit: s.hop_limit,
+                can_be_prefix: s.can_be_prefix,
+                must_be_fresh: s.must_be_fresh,
+                has_parameters: false,
+                signed: false,
+            }),
+            None => Self::new_checked_general(wire),
+        }
+    }
+
+    /// [`InterestView::new_checked`] through the general parser, for any Interest.
+    #[cold]
+    #[inline(never)]
+    fn new_checked_general(wire: Bytes) -> Result<Self, DecodeError> {
         let f = Fields::parse(&wire)?;
         // Offsets fit 16 bits: `parse` refused packets over MAX_PACKET_SIZE.
         let (nonce, nonce_pos) = f.nonce.map_or((0, 0), |(n, at)| (n, Span::at(at)));

@@ -166,29 +166,11 @@ impl Name {
                 types::NAME,
             ));
         }
-        // Fast path: components with one-octet TYPE and LENGTH and a TYPE other than the two
-        // digests (whose length is constrained), the ends kept in an array and the count in
-        // a register. Such a TYPE is in range and such a LENGTH needs no other check than
-        // fitting in the value. Anything else (a digest, a longer form, an error) continues
-        // in `scan_value_rest` from the first component the fast path did not take, so the
-        // checks and errors are those of `scan_components`.
+        // Fast path (`scan_simple`); anything else (a digest, a longer form, an error)
+        // continues in `scan_value_rest` from the first component the fast path did not take,
+        // so the checks and errors are those of `scan_components`.
         let mut buf = [0u16; 16];
-        let mut n = 0;
-        let mut rest = value;
-        while let [3..=0xfc, l @ 0..=0xfc, tail @ ..] = rest {
-            let Some(next) = tail.get(usize::from(*l)..) else {
-                break;
-            };
-            rest = next;
-            // The index wraps past 16 components rather than ending the loop, which kept
-            // the compiler from unrolling it 16 times (with every end in a register, then
-            // stored one by one); such a name is scanned again below. The end fits: the
-            // value is at most MAX_PACKET_SIZE (< u16::MAX) octets.
-            if let Some(slot) = buf.get_mut(n % 16) {
-                *slot = (value.len() - rest.len()) as u16;
-            }
-            n += 1;
-        }
+        let (n, rest) = scan_simple(value, &mut buf);
         if n > 16 {
             return scan_value_rest(value, base, [0; 16], 0);
         }
@@ -211,6 +193,25 @@ impl Name {
             start: start as u32,
             len,
             ends,
+        }
+    }
+
+    /// The name whose value, of `len` octets, starts at `start` in `buf`, with the first `n`
+    /// of `ends` as its component ends: what [`scan_simple`] took of the whole value, `n <= 16`.
+    #[inline(always)]
+    pub(crate) fn from_simple_scan(
+        buf: Bytes,
+        start: usize,
+        len: usize,
+        ends: [u16; 16],
+        n: usize,
+    ) -> Self {
+        // The casts fit, as in `from_parts`; n <= 16, as `from_buf_and_len` requires.
+        Self {
+            buf,
+            start: start as u32,
+            len: len as u16,
+            ends: SmallVec::from_buf_and_len(ends, n),
         }
     }
 
@@ -246,7 +247,20 @@ impl Name {
     /// # Errors
     /// As [`Name::from_value`].
     pub fn check_value(value: &[u8], base: usize) -> Result<(), DecodeError> {
-        scan_components(value, base, 0, |_| {}).map(drop)
+        if value.len() > tlv::MAX_PACKET_SIZE {
+            return Err(DecodeError::in_element(
+                ErrorKind::TooLarge,
+                base,
+                types::NAME,
+            ));
+        }
+        // The fast path of `scan_value` (its ends unused), then the general walk from the
+        // first component it did not take, if any.
+        let (_, rest) = scan_simple(value, &mut [0; 16]);
+        if rest.is_empty() {
+            return Ok(());
+        }
+        check_value_rest(value, base, value.len() - rest.len())
     }
 
     /// Builds a name from owned components.
@@ -321,6 +335,12 @@ impl Name {
             (start, rest) = (end, tail);
             wire
         })
+    }
+
+    /// The end offset of each component in [`Name::value_bytes`].
+    #[inline]
+    pub(crate) fn ends(&self) -> &[u16] {
+        &self.ends
     }
 
     /// The first `n` components (all of them when `n >= len`). Shares the bytes.
@@ -398,6 +418,41 @@ impl Name {
         }
         self.len().cmp(&other.len())
     }
+}
+
+/// The fast path of [`Name::scan_value`]: takes components with one-octet TYPE and LENGTH
+/// and a TYPE other than the two digests (whose length is constrained) from the front of
+/// `value`, writing their ends to `ends` (component `i` at `i % 16`); returns how many it took
+/// and the rest of the value. Such a TYPE is in range and such a LENGTH needs no other check
+/// than fitting in the value, so when the rest is empty and at most 16 components were taken,
+/// the general walk accepts the value with these ends and no ParametersSha256DigestComponent.
+#[inline(always)]
+pub(crate) fn scan_simple<'v>(value: &'v [u8], ends: &mut [u16; 16]) -> (usize, &'v [u8]) {
+    let mut n = 0;
+    let mut pos = 0;
+    while let Some(&[3..=0xfc, l @ 0..=0xfc]) = value.get(pos..pos + 2) {
+        let end = pos + 2 + usize::from(l);
+        if end > value.len() {
+            break;
+        }
+        pos = end;
+        // The index wraps past 16 components rather than ending the loop, which kept the
+        // compiler from unrolling it 16 times (with every end in a register, then stored one
+        // by one); the caller scans such a name again. The end fits: a value the decoders
+        // take is at most MAX_PACKET_SIZE (< u16::MAX) octets.
+        if let Some(slot) = ends.get_mut(n % 16) {
+            *slot = pos as u16;
+        }
+        n += 1;
+    }
+    (n, value.get(pos..).unwrap_or_default())
+}
+
+/// The rest of [`Name::check_value`] from `pos`, the first component its fast path did not take.
+#[cold]
+#[inline(never)]
+fn check_value_rest(value: &[u8], base: usize, pos: usize) -> Result<(), DecodeError> {
+    scan_components(value, base, pos, |_| {}).map(drop)
 }
 
 /// The rest of [`Name::scan_value`] after its fast path took the first `n` components (their
@@ -1038,7 +1093,14 @@ mod tests {
             variants.push(value);
             for w in &variants {
                 let fast = Name::scan_value(w, 7).map(|(ends, d)| (ends.to_vec(), d));
-                assert_eq!(fast, scan_reference(w, 7), "{}", hex::encode(w));
+                let reference = scan_reference(w, 7);
+                assert_eq!(
+                    Name::check_value(w, 7),
+                    reference.clone().map(drop),
+                    "{}",
+                    hex::encode(w)
+                );
+                assert_eq!(fast, reference, "{}", hex::encode(w));
                 checked += 1;
             }
         }

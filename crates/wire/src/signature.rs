@@ -9,7 +9,7 @@
 use bytes::{BufMut, Bytes};
 
 use crate::error::{DecodeError, ErrorKind};
-use crate::name::Name;
+use crate::name::{self, Name};
 use crate::tlv::{self, types, Element};
 
 /// SignatureType numbers assigned by the spec.
@@ -194,12 +194,28 @@ impl SignatureInfo {
     /// As [`SignatureInfo::decode`].
     #[inline]
     pub fn check(e: &Element<'_>, wire: &Bytes) -> Result<(), DecodeError> {
-        // Fast path: a one-octet SignatureType and nothing else (DigestSha256, as most Data
-        // on the forwarding path carry), which `walk` accepts without looking further.
-        if let [0x1b, 0x01, _] = e.value {
+        if Self::is_simple(e.value) {
             return Ok(());
         }
         walk(e, wire, None)
+    }
+
+    /// Whether `value`, the TLV-VALUE of a SignatureInfo, has a shape that `walk` accepts
+    /// without looking further: a one-octet SignatureType and nothing else (DigestSha256),
+    /// or followed by a KeyLocator holding only a Name whose components the name scan's fast
+    /// path takes whole (a signature by a named key, as most signed Data carry), every
+    /// element in one-octet TYPE and LENGTH. Anything else is left to `walk`.
+    #[inline(always)]
+    pub(crate) fn is_simple(value: &[u8]) -> bool {
+        match *value {
+            [0x1b, 0x01, _] => true,
+            [0x1b, 0x01, _, 0x1c, l @ 0..=0xfc, 0x07, n, ref name @ ..] => {
+                usize::from(l) == usize::from(n) + 2
+                    && usize::from(n) == name.len()
+                    && name::scan_simple(name, &mut [0; 16]).1.is_empty()
+            }
+            _ => false,
+        }
     }
 }
 
@@ -364,10 +380,40 @@ mod tests {
         // appended (so that corruptions reach past the SignatureType).
         SignatureInfo::new(0).encode(types::SIGNATURE_INFO, &mut buf);
         buf.extend_from_slice(&[0x16, 0x05, 0x1b, 0x01, 0x00, 0x1c, 0x00]);
+        // A SignatureType and a KeyLocator Name, the other fast shape, also with an element
+        // after the Name, after the KeyLocator, and with an empty Name.
+        let mut named = SignatureInfo::new(3);
+        named.key_locator = Some(KeyLocator::Name(
+            "/key/KEY/%01%02/self/v=1".parse().unwrap(),
+        ));
+        named.encode(types::SIGNATURE_INFO, &mut buf);
+        buf.extend_from_slice(&[0x16, 0x0b, 0x1b, 0x01, 0x03, 0x1c, 0x06, 0x07, 0x02, 0x08]);
+        buf.extend_from_slice(&[0x00, 0x30, 0x00]);
+        buf.extend_from_slice(&[0x16, 0x0b, 0x1b, 0x01, 0x03, 0x1c, 0x04, 0x07, 0x02, 0x08]);
+        buf.extend_from_slice(&[0x00, 0x30, 0x00]);
+        buf.extend_from_slice(&[0x16, 0x07, 0x1b, 0x01, 0x03, 0x1c, 0x02, 0x07, 0x00]);
+        // A KeyLocator LENGTH of FD is a three-octet form, here past the end, though FD is
+        // also the Name's LENGTH (FB) plus 2.
+        buf.extend_from_slice(&[0x16, 0xfd, 0x01, 0x02, 0x1b, 0x01, 0x03, 0x1c, 0xfd, 0x07]);
+        buf.extend_from_slice(&[0xfb, 0x08, 0xf9]);
+        buf.extend_from_slice(&[0x61; 0xf9]);
         let wire = buf.freeze();
-        let (mut accepted, mut refused) = (0, 0);
+        let (mut accepted, mut refused, mut simple) = (0, 0, 0);
         for i in 0..wire.len() {
-            for v in [0x00, 0x01, 0x07, 0x1c, 0x1d, 0xfd, 0xff, wire[i] ^ 0x80] {
+            for v in [
+                0x00,
+                0x01,
+                0x02,
+                0x07,
+                0x08,
+                0x1c,
+                0x1d,
+                0xfd,
+                0xff,
+                wire[i] ^ 0x80,
+                wire[i].wrapping_add(1),
+                wire[i].wrapping_sub(1),
+            ] {
                 let mut w = wire.to_vec();
                 w[i] = v;
                 let w = Bytes::from(w);
@@ -379,6 +425,7 @@ mod tests {
                         decoded.as_ref().map(drop).map_err(Clone::clone),
                         "byte {i} = {v:#04x}"
                     );
+                    simple += usize::from(SignatureInfo::is_simple(e.value));
                     if decoded.is_ok() {
                         accepted += 1;
                     } else {
@@ -388,5 +435,6 @@ mod tests {
             }
         }
         assert!(accepted > 0 && refused > 0);
+        assert!(simple > 100, "{simple} corruptions took the fast path");
     }
 }

@@ -29,3 +29,44 @@ pub(crate) fn arb_name(min: usize, max: usize) -> impl Strategy<Value = Name> {
     proptest::collection::vec(arb_component(), min..max)
         .prop_map(|comps| Name::from_components(&comps).unwrap())
 }
+
+/// A packet and what a fast path must treat as the general parser does: every truncation and
+/// every one-octet corruption of the packet (each octet replaced by TLV-TYPEs and lengths the
+/// decoders care about, and by its neighbours), and the same of its TLV-VALUE under an outer
+/// header re-encoded to fit, so that the errors inside the packet are reached.
+pub(crate) fn packet_variants(wire: &[u8]) -> Vec<Vec<u8>> {
+    const OCTETS: [u8; 24] = [
+        0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x0a, 0x0c, 0x12, 0x14, 0x15, 0x16,
+        0x17, 0x19, 0x1b, 0x21, 0x22, 0x24, 0xfc, 0xfd, 0xff,
+    ];
+    let mutate = |bytes: &[u8], out: &mut Vec<Vec<u8>>, wrap: &dyn Fn(&[u8]) -> Vec<u8>| {
+        for cut in 0..bytes.len() {
+            out.push(wrap(&bytes[..cut]));
+        }
+        for i in 0..bytes.len() {
+            let old = bytes[i];
+            for v in
+                OCTETS
+                    .iter()
+                    .copied()
+                    .chain([old ^ 0x01, old.wrapping_add(1), old.wrapping_sub(1)])
+            {
+                let mut w = bytes.to_vec();
+                w[i] = v;
+                out.push(wrap(&w));
+            }
+        }
+    };
+    let mut out = vec![wire.to_vec()];
+    mutate(wire, &mut out, &|w| w.to_vec());
+    // A malformed outer header (one of the cases itself) has no value to vary.
+    if let Ok(top) = crate::tlv::read_single(wire) {
+        let wrap = |value: &[u8]| {
+            let mut w = Vec::new();
+            crate::tlv::put_tlv(&mut w, top.typ, value);
+            w
+        };
+        mutate(top.value, &mut out, &wrap);
+    }
+    out
+}

@@ -4,7 +4,7 @@ use sha2::{Digest, Sha256};
 
 use super::*;
 use crate::signature::{signature_type, KeyLocator};
-use crate::testutil::{arb_component, arb_name};
+use crate::testutil::{arb_component, arb_name, packet_variants};
 
 fn b(hex_str: &str) -> Bytes {
     let clean: String = hex_str.split_whitespace().collect();
@@ -183,11 +183,13 @@ proptest! {
         prop_assert_eq!(v.name(), &d.name);
         prop_assert_eq!(v.freshness_period_ms(), d.freshness_period());
         prop_assert_eq!(v.content(), d.content.clone().unwrap_or_default());
+        assert_fast_path_agrees(v.wire());
     }
 
     #[test]
     fn data_decoders_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
         let wire = Bytes::from(bytes);
+        assert_fast_path_agrees(&wire);
         let owned = Data::decode(&wire);
         let view = DataView::new_checked(wire);
         prop_assert_eq!(owned.is_ok(), view.is_ok());
@@ -248,37 +250,117 @@ fn meta_info_fast_path_agrees_with_the_general_walk() {
             }
         }
     }
-    let fields = || Fields {
-        name_start: 0,
-        name_ends: ComponentEnds::new(),
-        content_type: None,
-        freshness_period: None,
-        final_block_id: None,
-        has_meta_info: false,
-        content: None,
-        signature_info: 0..0,
-        signature_value: 0..0,
-        signed: 0..0,
-    };
-    let read = |f: &Fields| {
-        (
-            f.has_meta_info,
-            f.content_type,
-            f.freshness_period,
-            f.final_block_id.clone(),
-        )
-    };
     for value in &variants {
         let mut wire = vec![0x14, value.len() as u8];
         wire.extend_from_slice(value);
         let e = Reader::with_base(&wire, 20).read_element().unwrap();
-        let (mut fast, mut general) = (fields(), fields());
         assert_eq!(
-            fast.parse_meta_info(&e),
-            general.parse_meta_info_general(&e),
+            Meta::parse(e.value, || e),
+            Meta::walk(&e),
             "{}",
             hex::encode(value)
         );
-        assert_eq!(read(&fast), read(&general), "{}", hex::encode(value));
     }
+}
+
+/// Everything a view holds, for comparing two ways of building it.
+fn view_fields(v: &DataView) -> impl PartialEq + core::fmt::Debug {
+    let name = v.name();
+    let value = name.value_bytes();
+    (
+        (
+            v.wire().clone(),
+            value.as_ptr() as usize - v.wire().as_ptr() as usize,
+            value.to_vec(),
+            name.component_wires()
+                .map(<[u8]>::to_vec)
+                .collect::<Vec<_>>(),
+        ),
+        (v.content_type, v.freshness_period, v.final_block_id),
+        (v.content, v.signature_info, v.signature_value, v.signed),
+    )
+}
+
+fn assert_fast_path_agrees(wire: &[u8]) {
+    let wire = Bytes::copy_from_slice(wire);
+    let fast = DataView::new_checked(wire.clone());
+    let general = DataView::new_checked_general(wire.clone());
+    let hex = hex::encode(&wire);
+    match (&fast, &general) {
+        (Ok(f), Ok(g)) => assert_eq!(view_fields(f), view_fields(g), "{hex}"),
+        _ => assert_eq!(fast.map(drop), general.map(drop), "{hex}"),
+    }
+}
+
+/// Every truncation and one-octet corruption of Data of the fast path's shape and around it:
+/// the view reads what the general parser reads and refuses what it refuses, with the same
+/// error.
+#[test]
+fn view_fast_path_agrees_with_the_general_parser() {
+    let comps = |n: usize, len: usize| {
+        let mut name = Name::root();
+        for i in 0..n {
+            name = name
+                .append(&Component::generic(vec![b'a' + i as u8; len]))
+                .unwrap();
+        }
+        name
+    };
+    let mut bench = Data::new(
+        "/bench/a/b"
+            .parse::<Name>()
+            .unwrap()
+            .append(&Component::sequence_num(0xa1b2_c3d4))
+            .unwrap(),
+        Bytes::from(vec![0x5a; 20]),
+    );
+    bench.meta_info = Some(MetaInfo {
+        freshness_period: Some(10_000),
+        ..MetaInfo::default()
+    });
+    bench.signature_value = Bytes::from(vec![0; 32]);
+    let mut datas = vec![bench.clone(), sample()];
+    for (n, len) in [(0, 0), (1, 1), (16, 1), (17, 1), (16, 20), (1, 300)] {
+        let mut d = bench.clone();
+        d.name = comps(n, len);
+        datas.push(d);
+    }
+    let mut bare = bench.clone();
+    bare.meta_info = None;
+    bare.content = None;
+    datas.push(bare.clone());
+    let mut long = bare.clone();
+    long.content = Some(Bytes::from(vec![0x5a; 300]));
+    long.signature_value = Bytes::from(vec![0x5b; 260]);
+    datas.push(long);
+    let mut empty_meta = bare.clone();
+    empty_meta.meta_info = Some(MetaInfo::default());
+    empty_meta.content = Some(Bytes::new());
+    datas.push(empty_meta);
+    let mut key_digest = bare;
+    key_digest.signature_info.key_locator = Some(KeyLocator::KeyDigest(Bytes::from_static(b"k")));
+    datas.push(key_digest);
+    let mut wires: Vec<Bytes> = datas.iter().map(Data::encode).collect();
+    wires.extend([
+        // unrecognized non-critical elements
+        b("0610 0703 080161 3000 1500 16031b0100 1700"),
+        b("0610 0703 080161 1500 16031b0100 1700 3000"),
+        // three-octet lengths in their shortest form and not
+        b("06fd000f 0703 080161 1500 16031b0100 1701 aa"),
+        b("0611 07fd0003 080161 1500 16031b0100 1701 aa"),
+        b("0611 0703 080161 15fd0000 16031b0100 1701 aa"),
+    ]);
+    let (mut checked, mut fast) = (0, 0);
+    for wire in &wires {
+        for w in packet_variants(wire) {
+            assert_fast_path_agrees(&w);
+            checked += 1;
+            let w = Bytes::from(w);
+            fast += usize::from(matches!(Simple::parse(&w, &mut [0; 16]), Ok(Some(_))));
+        }
+    }
+    assert!(
+        checked > 10_000 && fast > 1_000,
+        "{checked} variants, {fast} fast"
+    );
 }

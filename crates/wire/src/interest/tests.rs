@@ -3,7 +3,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::signature::signature_type;
-use crate::testutil::arb_name;
+use crate::testutil::{arb_name, packet_variants};
 
 fn b(hex_str: &str) -> Bytes {
     let clean: String = hex_str.split_whitespace().collect();
@@ -280,11 +280,13 @@ proptest! {
         prop_assert_eq!(v.can_be_prefix(), i.can_be_prefix);
         prop_assert_eq!(v.must_be_fresh(), i.must_be_fresh);
         prop_assert_eq!(v.forwarding_hint(), i.forwarding_hint.clone());
+        assert_fast_path_agrees(v.wire());
     }
 
     #[test]
     fn interest_decoders_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
         let wire = Bytes::from(bytes);
+        assert_fast_path_agrees(&wire);
         let owned = Interest::decode(&wire);
         let view = InterestView::new_checked(wire);
         // The view accepts everything the owned decoder accepts.
@@ -335,4 +337,116 @@ fn views_are_small_enough_to_move_in_registers() {
     // calls memcpy for every move.
     assert!(core::mem::size_of::<InterestView>() <= 128);
     assert!(core::mem::size_of::<crate::DataView>() <= 128);
+}
+
+/// Everything a view holds, for comparing two ways of building it.
+fn view_fields(v: &InterestView) -> impl PartialEq + core::fmt::Debug {
+    let name = v.name();
+    let value = name.value_bytes();
+    (
+        (
+            v.wire().clone(),
+            value.as_ptr() as usize - v.wire().as_ptr() as usize,
+            value.to_vec(),
+            name.component_wires()
+                .map(<[u8]>::to_vec)
+                .collect::<Vec<_>>(),
+        ),
+        (
+            v.lifetime_ms,
+            v.nonce,
+            v.nonce_pos,
+            v.hop_limit,
+            v.hop_limit_pos,
+        ),
+        v.forwarding_hint,
+        (v.can_be_prefix, v.must_be_fresh, v.has_parameters, v.signed),
+    )
+}
+
+fn assert_fast_path_agrees(wire: &[u8]) {
+    let wire = Bytes::copy_from_slice(wire);
+    let fast = InterestView::new_checked(wire.clone());
+    let general = InterestView::new_checked_general(wire.clone());
+    let hex = hex::encode(&wire);
+    match (&fast, &general) {
+        (Ok(f), Ok(g)) => assert_eq!(view_fields(f), view_fields(g), "{hex}"),
+        _ => assert_eq!(fast.map(drop), general.map(drop), "{hex}"),
+    }
+}
+
+/// Every truncation and one-octet corruption of Interests of the fast path's shape and
+/// around it: the view reads what the general parser reads and refuses what it refuses,
+/// with the same error.
+#[test]
+fn view_fast_path_agrees_with_the_general_parser() {
+    let name = |uri: &str| uri.parse::<Name>().unwrap();
+    let comps = |n: usize, len: usize| {
+        let mut name = Name::root();
+        for i in 0..n {
+            name = name
+                .append(&Component::generic(vec![b'a' + i as u8; len]))
+                .unwrap();
+        }
+        name
+    };
+    let mut interests = Vec::new();
+    let mut bench = Interest::new(
+        name("/bench/a/b")
+            .append(&Component::sequence_num(0xa1b2_c3d4))
+            .unwrap(),
+    );
+    bench.nonce = Some(0x5566_7788);
+    bench.lifetime_ms = Some(4000);
+    interests.push(bench.clone());
+    let mut all = bench.clone();
+    all.can_be_prefix = true;
+    all.must_be_fresh = true;
+    all.hop_limit = Some(7);
+    interests.push(all.clone());
+    for lifetime in [None, Some(0x10), Some(0x1_0000), Some(0x1_0000_0000)] {
+        let mut i = all.clone();
+        i.lifetime_ms = lifetime;
+        i.nonce = None;
+        interests.push(i);
+    }
+    for (n, len) in [(1, 1), (16, 1), (17, 1), (16, 20), (1, 300)] {
+        let mut i = bench.clone();
+        i.name = comps(n, len);
+        interests.push(i);
+    }
+    let mut hint = all.clone();
+    hint.forwarding_hint = vec![name("/h")];
+    interests.push(hint);
+    let mut params = all.clone();
+    params.app_parameters = Some(Bytes::from_static(b"p"));
+    interests.push(params);
+    let mut wires: Vec<Bytes> = interests.iter().map(Interest::encode).collect();
+    wires.extend([
+        b(PYTHON_CONSUMER),
+        b(APPV2_REGISTER),
+        b(LEGACY_REGISTER),
+        b("050b 0703 080161 3002 abcd 2200"),
+        // empty Names
+        b("0502 0700"),
+        b("0508 0700 0a04 01020304"),
+        // three-octet lengths in their shortest form and not
+        b("05fd000b 0703 080161 0a04 01020304"),
+        b("050d 07fd0003 080161 0a04 01020304"),
+    ]);
+    let mut long = b("05fd0101 07fd00fd 08fb").to_vec();
+    long.resize(long.len() + 0xfb, 0x61);
+    wires.push(Bytes::from(long));
+    let (mut checked, mut fast) = (0, 0);
+    for wire in &wires {
+        for w in packet_variants(wire) {
+            assert_fast_path_agrees(&w);
+            checked += 1;
+            fast += usize::from(Simple::parse(&w, &mut [0; 16]).is_some());
+        }
+    }
+    assert!(
+        checked > 10_000 && fast > 1_000,
+        "{checked} variants, {fast} fast"
+    );
 }
