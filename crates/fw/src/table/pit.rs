@@ -9,7 +9,10 @@
 //! Expiry deadlines sit in a binary heap with lazy deletion: re-arming an entry pushes a new
 //! deadline; a popped deadline that no longer matches its entry (changed, or the slot reused,
 //! seen by a generation number) is ignored. The heap is rebuilt when stale deadlines
-//! outnumber the entries, so it stays within a small multiple of the PIT size.
+//! outnumber the entries, so it stays within a small multiple of the PIT size. A deadline
+//! that is still the heap's last element (a leaf) when its entry leaves or is re-armed is
+//! removed at once: an entry satisfied before any other entry set a deadline (the common
+//! exchange) thus leaves no stale deadline behind.
 //!
 //! Every entry is pending: a satisfied entry leaves at once, and what a straggler needs from
 //! it (the Nonces sent upstream) stays in the forwarder's straggler list for the straggler
@@ -17,8 +20,6 @@
 //! thousands of packets later, is what keeps the exchange path from missing the cache.
 
 use core::any::Any;
-use core::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 use bytes::Bytes;
 use hashbrown::HashTable;
@@ -350,7 +351,7 @@ pub(crate) struct Pit {
     can_be_prefix_by_len: Vec<u32>,
     /// Number of entries whose name ends with an implicit digest.
     digest_named: usize,
-    timers: BinaryHeap<Reverse<(Time, PitEntryId)>>,
+    timers: Deadlines,
     inserts: u64,
     hits: u64,
     data_misses: u64,
@@ -366,7 +367,7 @@ impl Pit {
             capacity,
             can_be_prefix_by_len: Vec::new(),
             digest_named: 0,
-            timers: BinaryHeap::new(),
+            timers: Deadlines::default(),
             inserts: 0,
             hits: 0,
             data_misses: 0,
@@ -498,6 +499,7 @@ impl Pit {
             .can_be_prefix()
             .then(|| entry.interest.name().len());
         let digest_named = entry.digest_named;
+        self.timers.remove_if_last((entry.expiry, id));
         slot.entry = None;
         slot.gen = slot.gen.wrapping_add(1);
         self.free.push(id.slot);
@@ -525,8 +527,9 @@ impl Pit {
         if entry.expiry == at {
             return;
         }
-        entry.expiry = at;
-        self.timers.push(Reverse((at, id)));
+        let old = core::mem::replace(&mut entry.expiry, at);
+        self.timers.remove_if_last((old, id));
+        self.timers.push((at, id));
         if self.timers.len() > 2 * self.len + 64 {
             self.rebuild_timers();
         }
@@ -535,27 +538,25 @@ impl Pit {
     fn rebuild_timers(&mut self) {
         let pending = self.slots.iter().enumerate().filter_map(|(i, s)| {
             let e = s.entry.as_ref()?;
-            Some(Reverse((
-                e.expiry,
-                PitEntryId {
-                    slot: i as u32,
-                    gen: s.gen,
-                },
-            )))
+            let id = PitEntryId {
+                slot: i as u32,
+                gen: s.gen,
+            };
+            Some((e.expiry, id))
         });
-        self.timers = pending.collect();
+        self.timers.rebuild(pending);
     }
 
     /// The earliest deadline, or an earlier stale one (a spurious wake-up that
     /// [`Pit::pop_expired`] then discards): O(1), no entry is touched.
     pub(crate) fn next_expiry(&self) -> Option<Time> {
-        self.timers.peek().map(|Reverse((t, _))| *t)
+        self.timers.peek().map(|&(t, _)| t)
     }
 
     /// An entry whose deadline is at or before `now`, if any; stale deadlines met on the way
     /// are discarded.
     pub(crate) fn pop_expired(&mut self, now: Time) -> Option<PitEntryId> {
-        while let Some(&Reverse((at, id))) = self.timers.peek() {
+        while let Some(&(at, id)) = self.timers.peek() {
             if at > now {
                 return None;
             }
@@ -645,6 +646,81 @@ impl Pit {
     /// Deadlines held, stale ones included (for the size invariants in tests).
     pub(crate) fn timer_len(&self) -> usize {
         self.timers.len()
+    }
+}
+
+/// A binary min-heap of (deadline, entry), in a vector: like `BinaryHeap` with `Reverse`,
+/// plus removing the last element, which is a leaf, so that the rest stays a heap.
+#[derive(Debug, Default)]
+struct Deadlines {
+    heap: Vec<(Time, PitEntryId)>,
+}
+
+impl Deadlines {
+    fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    fn peek(&self) -> Option<&(Time, PitEntryId)> {
+        self.heap.first()
+    }
+
+    fn push(&mut self, d: (Time, PitEntryId)) {
+        let mut i = self.heap.len();
+        self.heap.push(d);
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            match self.heap.get(parent) {
+                // Both in bounds: `i` is at most the index just pushed.
+                Some(p) if *p > d => self.heap.swap(parent, i),
+                _ => break,
+            }
+            i = parent;
+        }
+    }
+
+    fn pop(&mut self) -> Option<(Time, PitEntryId)> {
+        let last = self.heap.pop()?;
+        let Some(top) = self.heap.first_mut() else {
+            return Some(last);
+        };
+        let min = core::mem::replace(top, last);
+        self.sift_down(0);
+        Some(min)
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        loop {
+            let mut least = i;
+            for child in [2 * i + 1, 2 * i + 2] {
+                if let (Some(c), Some(l)) = (self.heap.get(child), self.heap.get(least)) {
+                    if c < l {
+                        least = child;
+                    }
+                }
+            }
+            if least == i {
+                return;
+            }
+            // Both in bounds: `least` was read above.
+            self.heap.swap(i, least);
+            i = least;
+        }
+    }
+
+    /// Removes `d` if it is the last element.
+    #[inline]
+    fn remove_if_last(&mut self, d: (Time, PitEntryId)) {
+        if self.heap.last() == Some(&d) {
+            self.heap.pop();
+        }
+    }
+
+    /// Replaces the contents with `items` (sorted: a sorted vector is a heap).
+    fn rebuild(&mut self, items: impl Iterator<Item = (Time, PitEntryId)>) {
+        self.heap.clear();
+        self.heap.extend(items);
+        self.heap.sort_unstable();
     }
 }
 

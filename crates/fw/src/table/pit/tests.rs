@@ -221,3 +221,54 @@ fn each_downstream_keeps_the_interest_it_sent() {
     assert_eq!(nonce_of(e, f1), Some(4));
     assert_eq!(nonce_of(e, f3), Some(3));
 }
+
+#[test]
+fn deadlines_pop_in_order_like_a_binary_heap() {
+    use core::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let mut ours = Deadlines::default();
+    let mut reference = BinaryHeap::new();
+    let mut x: u64 = 7;
+    for round in 0..2_000u32 {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        let d = (
+            Time::from_millis(x >> 54),
+            PitEntryId {
+                slot: (x >> 40) as u32 % 16,
+                gen: round % 3,
+            },
+        );
+        if x.is_multiple_of(3) {
+            assert_eq!(ours.pop(), reference.pop().map(|Reverse(d)| d));
+        } else {
+            ours.push(d);
+            reference.push(Reverse(d));
+        }
+        assert_eq!(ours.peek(), reference.peek().map(|Reverse(d)| d));
+    }
+    while let Some(Reverse(d)) = reference.pop() {
+        assert_eq!(ours.pop(), Some(d));
+    }
+    assert_eq!(ours.pop(), None);
+}
+
+#[test]
+fn an_entry_removed_before_others_are_armed_leaves_no_deadline() {
+    let mut pit = Pit::new(10);
+    let a = insert(&mut pit, interest("/a", 1, false, false));
+    pit.set_expiry(a, Time::from_millis(10));
+    pit.set_expiry(a, Time::from_millis(20)); // the 10 ms deadline was the last: gone
+    assert_eq!(pit.timer_len(), 1);
+    pit.remove(a);
+    assert_eq!(pit.timer_len(), 0);
+    assert_eq!(pit.next_expiry(), None);
+    // Otherwise the deadline stays, stale, until it is popped.
+    let b = insert(&mut pit, interest("/b", 1, false, false));
+    let c = insert(&mut pit, interest("/c", 1, false, false));
+    pit.set_expiry(b, Time::from_millis(10));
+    pit.set_expiry(c, Time::from_millis(20));
+    pit.remove(b);
+    assert_eq!(pit.timer_len(), 2);
+    assert_eq!(pit.pop_expired(Time::from_millis(30)), Some(c));
+    assert_eq!(pit.pop_expired(Time::from_millis(30)), None);
+}
