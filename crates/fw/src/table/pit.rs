@@ -278,6 +278,20 @@ impl PitEntry {
         self.in_records.iter().map(|r| r.expiry).max()
     }
 
+    /// Deletes the in-record of `face`, returning its PitToken (the outer `None`: no record).
+    /// Unlike [`PitEntry::remove_in_record`], nothing but the token is moved out, and the
+    /// last record (the usual one) is dropped where it is.
+    pub(crate) fn take_in_record_token(&mut self, face: FaceId) -> Option<Option<Bytes>> {
+        let i = self.in_records.iter().position(|r| r.face == face)?;
+        let token = self.in_records.get_mut(i)?.pit_token.take();
+        if i + 1 == self.in_records.len() {
+            self.in_records.truncate(i);
+        } else {
+            self.in_records.remove(i);
+        }
+        Some(token)
+    }
+
     pub(crate) fn remove_in_record(&mut self, face: FaceId) -> Option<InRecord> {
         let i = self.in_records.iter().position(|r| r.face == face)?;
         Some(self.in_records.remove(i))

@@ -272,3 +272,28 @@ fn an_entry_removed_before_others_are_armed_leaves_no_deadline() {
     assert_eq!(pit.pop_expired(Time::from_millis(30)), Some(c));
     assert_eq!(pit.pop_expired(Time::from_millis(30)), None);
 }
+
+#[test]
+fn taking_an_in_record_token_keeps_the_others_in_order() {
+    let mut pit = Pit::new(10);
+    let id = insert(&mut pit, interest("/a", 1, false, false));
+    let now = Time::from_millis(5);
+    let e = pit.get_mut(id).unwrap();
+    let faces = [FaceId(300), FaceId(301), FaceId(302)];
+    for (k, f) in faces.into_iter().enumerate() {
+        e.insert_in_record(now, f, (k != 1).then(|| Bytes::from(vec![k as u8])));
+    }
+    assert_eq!(e.take_in_record_token(FaceId(399)), None);
+    assert_eq!(e.take_in_record_token(faces[1]), Some(None));
+    let left: Vec<FaceId> = e.in_records().iter().map(InRecord::face).collect();
+    assert_eq!(left, [faces[0], faces[2]]);
+    assert_eq!(
+        e.take_in_record_token(faces[2]),
+        Some(Some(Bytes::from(vec![2u8])))
+    );
+    assert_eq!(
+        e.take_in_record_token(faces[0]),
+        Some(Some(Bytes::from(vec![0u8])))
+    );
+    assert!(!e.has_in_records());
+}
