@@ -1,6 +1,7 @@
 //! The pending Interest table.
 //!
-//! Entries live in a slab and are indexed by the hash of their name: an entry is identified by
+//! Entries live in a slab and are indexed by the hash of their name (an open-addressing table
+//! of (hash bits, slot) pairs, see [`SlotIndex`]): an entry is identified by
 //! (name, CanBePrefix, MustBeFresh), as in NFD, and a hit is confirmed on the full name bytes
 //! and both flags. Data matching probes the whole name, then (only at lengths that hold a
 //! CanBePrefix entry, from a per-length count) each shorter prefix, then (only when some entry
@@ -22,7 +23,6 @@
 use core::any::Any;
 
 use bytes::Bytes;
-use hashbrown::HashTable;
 use nameway_wire::lp::NackReason;
 use nameway_wire::tlv::types;
 use nameway_wire::{DataView, InterestView, Name, NameHasher, PrefixHashes};
@@ -328,8 +328,15 @@ impl PitEntry {
         }
     }
 
-    fn matches_interest(&self, name: &Name, can_be_prefix: bool, must_be_fresh: bool) -> bool {
-        self.interest.can_be_prefix() == can_be_prefix
+    fn matches_interest(
+        &self,
+        hash: u64,
+        name: &Name,
+        can_be_prefix: bool,
+        must_be_fresh: bool,
+    ) -> bool {
+        self.hash == hash
+            && self.interest.can_be_prefix() == can_be_prefix
             && self.interest.must_be_fresh() == must_be_fresh
             && same_name_value(self.interest.name().value_bytes(), name.value_bytes())
     }
@@ -357,8 +364,8 @@ pub(crate) struct PitFull;
 pub(crate) struct Pit {
     slots: Vec<Slot>,
     free: Vec<u32>,
-    /// `(name hash, slot)`.
-    index: HashTable<(u64, u32)>,
+    /// Slots by name hash.
+    index: SlotIndex,
     len: usize,
     capacity: usize,
     /// Number of CanBePrefix entries by name length.
@@ -376,7 +383,7 @@ impl Pit {
         Self {
             slots: Vec::new(),
             free: Vec::new(),
-            index: HashTable::new(),
+            index: SlotIndex::new(),
             len: 0,
             capacity,
             can_be_prefix_by_len: Vec::new(),
@@ -411,8 +418,8 @@ impl Pit {
             interest.must_be_fresh(),
         );
         let slots = &self.slots;
-        let &(_, s) = self.index.find(hash, |&(h, s)| {
-            h == hash && entry_at(slots, s).is_some_and(|e| e.matches_interest(name, cbp, mbf))
+        let s = self.index.find(hash, |s| {
+            entry_at(slots, s).is_some_and(|e| e.matches_interest(hash, name, cbp, mbf))
         })?;
         let gen = self.slots.get(s as usize)?.gen;
         self.hits += 1;
@@ -434,6 +441,8 @@ impl Pit {
         let digest_named = ends_with_implicit_digest(interest.name());
         let slot = match self.free.pop() {
             Some(s) => s,
+            // Slot numbers are `u32`, and the index reserves the largest.
+            None if self.slots.len() >= NO_SLOT as usize => return Err(PitFull),
             None => {
                 self.slots.push(Slot {
                     gen: 0,
@@ -461,7 +470,7 @@ impl Pit {
             slot,
             gen: cell.gen,
         };
-        self.index.insert_unique(hash, (hash, slot), |&(h, _)| h);
+        self.index.insert(hash, slot);
         self.len += 1;
         self.inserts += 1;
         if cbp {
@@ -518,12 +527,7 @@ impl Pit {
         slot.gen = slot.gen.wrapping_add(1);
         self.free.push(id.slot);
         self.len -= 1;
-        if let Ok(e) = self
-            .index
-            .find_entry(hash, |&(h, s)| h == hash && s == id.slot)
-        {
-            e.remove();
-        }
+        self.index.remove(hash, id.slot);
         if let Some(c) = cbp.and_then(|len| self.can_be_prefix_by_len.get_mut(len)) {
             *c = c.saturating_sub(1);
         }
@@ -623,17 +627,16 @@ impl Pit {
         need_cbp: bool,
         out: &mut SmallVec<[PitEntryId; 4]>,
     ) {
-        for &(h, s) in self.index.iter_hash(hash) {
-            if h != hash {
-                continue;
-            }
-            let Some(slot) = self.slots.get(s as usize) else {
-                continue;
+        let slots = &self.slots;
+        self.index.for_each(hash, |s| {
+            let Some(slot) = slots.get(s as usize) else {
+                return;
             };
             let Some(e) = &slot.entry else {
-                continue;
+                return;
             };
-            let fits = (!need_cbp || e.interest.can_be_prefix())
+            let fits = e.hash == hash
+                && (!need_cbp || e.interest.can_be_prefix())
                 && same_name_value(e.interest.name().value_bytes(), value);
             if fits {
                 out.push(PitEntryId {
@@ -641,7 +644,7 @@ impl Pit {
                     gen: slot.gen,
                 });
             }
-        }
+        });
     }
 
     /// Ids of every entry.
@@ -660,6 +663,173 @@ impl Pit {
     /// Deadlines held, stale ones included (for the size invariants in tests).
     pub(crate) fn timer_len(&self) -> usize {
         self.timers.len()
+    }
+}
+
+/// The index's mark of an empty place (never a slot number: [`Pit::insert`] stops short of it).
+const NO_SLOT: u32 = u32::MAX;
+
+/// Smallest index, in places.
+const MIN_PLACES: usize = 16;
+
+/// A place of the index: the low 32 bits of a name hash and the slot of an entry with that
+/// name, or [`NO_SLOT`].
+#[derive(Clone, Copy, Debug)]
+struct Place {
+    hash: u32,
+    slot: u32,
+}
+
+const EMPTY_PLACE: Place = Place {
+    hash: 0,
+    slot: NO_SLOT,
+};
+
+/// Entry slots by name hash: open addressing with linear probing over a power-of-two table
+/// kept at most half full, and backward-shift deletion (no tombstones), so a probe that
+/// misses stops at the first empty place, usually the first or second it reads.
+///
+/// A place holds eight octets; a hit on its 32 hash bits is confirmed by the caller on the
+/// entry (the full hash, then the name), which it reads anyway. Compared with
+/// `hashbrown::HashTable<(u64, u32)>`, the PIT's look-ups are a handful of inlined
+/// instructions instead of control-group matching, and a removal needs no tombstone.
+#[derive(Debug)]
+struct SlotIndex {
+    places: Vec<Place>,
+    len: usize,
+}
+
+impl SlotIndex {
+    fn new() -> Self {
+        Self {
+            places: vec![EMPTY_PLACE; MIN_PLACES],
+            len: 0,
+        }
+    }
+
+    #[inline]
+    fn mask(&self) -> usize {
+        self.places.len() - 1
+    }
+
+    /// The first slot under `hash` that `is_match` accepts.
+    #[inline(always)]
+    fn find(&self, hash: u64, mut is_match: impl FnMut(u32) -> bool) -> Option<u32> {
+        let mut found = None;
+        self.probe(hash, |slot| {
+            if found.is_none() && is_match(slot) {
+                found = Some(slot);
+            }
+            found.is_some()
+        });
+        found
+    }
+
+    /// Calls `f` with every slot under `hash` (and, rarely, a few whose hash shares its low
+    /// 32 bits).
+    #[inline(always)]
+    fn for_each(&self, hash: u64, mut f: impl FnMut(u32)) {
+        self.probe(hash, |slot| {
+            f(slot);
+            false
+        });
+    }
+
+    /// Calls `f` with the slot of each place of the probe for `hash` whose hash bits match,
+    /// until the probe meets an empty place or `f` returns true.
+    #[inline(always)]
+    fn probe(&self, hash: u64, mut f: impl FnMut(u32) -> bool) {
+        let (mask, h) = (self.mask(), hash as u32);
+        let mut i = h as usize & mask;
+        // At most half the places are used, so a probe meets an empty one well before this.
+        for _ in 0..self.places.len() {
+            let Some(&p) = self.places.get(i) else {
+                return;
+            };
+            if p.slot == NO_SLOT || (p.hash == h && f(p.slot)) {
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Indexes `slot` under `hash`.
+    #[inline]
+    fn insert(&mut self, hash: u64, slot: u32) {
+        if (self.len + 1) * 2 > self.places.len() {
+            self.grow();
+        }
+        self.place(Place {
+            hash: hash as u32,
+            slot,
+        });
+    }
+
+    /// Writes `p` into the first empty place of its probe.
+    #[inline]
+    fn place(&mut self, p: Place) {
+        let mask = self.mask();
+        let mut i = p.hash as usize & mask;
+        for _ in 0..self.places.len() {
+            let Some(q) = self.places.get_mut(i) else {
+                return;
+            };
+            if q.slot == NO_SLOT {
+                *q = p;
+                self.len += 1;
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Doubles the table: one pass over the old places.
+    #[cold]
+    fn grow(&mut self) {
+        let size = self.places.len() * 2;
+        let old = core::mem::replace(&mut self.places, vec![EMPTY_PLACE; size]);
+        self.len = 0;
+        for p in old.into_iter().filter(|p| p.slot != NO_SLOT) {
+            self.place(p);
+        }
+    }
+
+    /// Removes `slot` from under `hash`: the places after it in its run move back into the
+    /// hole when their probe passes over it.
+    #[inline]
+    fn remove(&mut self, hash: u64, slot: u32) {
+        let (mask, h) = (self.mask(), hash as u32);
+        let mut hole = h as usize & mask;
+        loop {
+            match self.places.get(hole) {
+                Some(p) if p.slot == slot => break,
+                Some(p) if p.slot != NO_SLOT => hole = (hole + 1) & mask,
+                _ => return,
+            }
+        }
+        self.len -= 1;
+        let mut j = hole;
+        loop {
+            j = (j + 1) & mask;
+            let Some(&p) = self.places.get(j) else {
+                return;
+            };
+            if p.slot == NO_SLOT {
+                break;
+            }
+            // `p` may fill the hole when the hole lies on its probe: from its home place up
+            // to `j`, the hole is no farther than `j` is.
+            let home = p.hash as usize & mask;
+            if j.wrapping_sub(home) & mask >= j.wrapping_sub(hole) & mask {
+                if let Some(q) = self.places.get_mut(hole) {
+                    *q = p;
+                }
+                hole = j;
+            }
+        }
+        if let Some(q) = self.places.get_mut(hole) {
+            *q = EMPTY_PLACE;
+        }
     }
 }
 

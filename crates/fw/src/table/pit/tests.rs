@@ -297,3 +297,76 @@ fn taking_an_in_record_token_keeps_the_others_in_order() {
     );
     assert!(!e.has_in_records());
 }
+
+/// Every slot under `hash` in the index, in probe order.
+fn under(ix: &SlotIndex, hash: u64) -> Vec<u32> {
+    let mut v = Vec::new();
+    ix.for_each(hash, |s| v.push(s));
+    v
+}
+
+#[test]
+fn slot_index_agrees_with_a_map_under_collisions_and_removals() {
+    // 7 entries at most: the table stays at 16 places and runs wrap around its end; 64: it
+    // grows, and runs are long.
+    slot_index_against_a_map(7);
+    slot_index_against_a_map(64);
+}
+
+fn slot_index_against_a_map(slots: u32) {
+    use std::collections::HashMap;
+    // Few distinct home places (13 to 19) and equal low hash bits, so runs are long and cut
+    // by removals.
+    let hash_of = |k: u64| (k % 5) * 0x1_0000_0000 + (k % 7) + 13;
+    let mut ix = SlotIndex::new();
+    let mut model: HashMap<u32, u64> = HashMap::new();
+    let mut x: u64 = 3;
+    for step in 0..20_000u32 {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        let slot = (x >> 33) as u32 % slots;
+        match model.get(&slot) {
+            Some(&h) if x.is_multiple_of(2) => {
+                ix.remove(h, slot);
+                model.remove(&slot);
+            }
+            Some(_) => {}
+            None => {
+                let h = hash_of(x >> 20);
+                ix.insert(h, slot);
+                model.insert(slot, h);
+            }
+        }
+        assert_eq!(ix.len, model.len());
+        assert!(ix.len * 2 <= ix.places.len());
+        if step % 97 == 0 {
+            for k in 0..35u64 {
+                let h = hash_of(k);
+                let mut got = under(&ix, h);
+                got.retain(|s| model[s] == h);
+                got.sort_unstable();
+                let mut want: Vec<u32> = model
+                    .iter()
+                    .filter(|&(_, &mh)| mh == h)
+                    .map(|(&s, _)| s)
+                    .collect();
+                want.sort_unstable();
+                assert_eq!(got, want, "hash {h:#x} at step {step}");
+            }
+        }
+    }
+}
+
+#[test]
+fn slot_index_find_stops_at_the_first_match() {
+    let mut ix = SlotIndex::new();
+    for slot in 0..5 {
+        ix.insert(42, slot);
+    }
+    ix.insert(42 + 0x1_0000_0000, 9); // same low bits, another hash
+    assert_eq!(under(&ix, 42), [0, 1, 2, 3, 4, 9]);
+    assert_eq!(ix.find(42, |s| s >= 2), Some(2));
+    assert_eq!(ix.find(42, |s| s == 7), None);
+    assert_eq!(ix.find(43, |_| true), None);
+    ix.remove(42, 0);
+    assert_eq!(under(&ix, 42), [1, 2, 3, 4, 9]);
+}
