@@ -410,7 +410,7 @@ impl Pit {
     }
 
     /// The entry for (name, CanBePrefix, MustBeFresh) of `interest`; `hash` is the name's.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn find(&mut self, interest: &InterestView, hash: u64) -> Option<PitEntryId> {
         let (name, cbp, mbf) = (
             interest.name(),
