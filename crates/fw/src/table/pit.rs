@@ -427,6 +427,7 @@ impl Pit {
     }
 
     /// Creates the entry for `interest`, which must not exist yet.
+    #[inline(always)]
     pub(crate) fn insert(
         &mut self,
         interest: InterestView,
@@ -766,7 +767,7 @@ impl SlotIndex {
     }
 
     /// Writes `p` into the first empty place of its probe.
-    #[inline]
+    #[inline(always)]
     fn place(&mut self, p: Place) {
         let mask = self.mask();
         let mut i = p.hash as usize & mask;
