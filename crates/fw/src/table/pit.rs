@@ -621,6 +621,7 @@ impl Pit {
         }
     }
 
+    #[inline(always)]
     fn collect(
         &self,
         hash: u64,
@@ -628,13 +629,12 @@ impl Pit {
         need_cbp: bool,
         out: &mut SmallVec<[PitEntryId; 4]>,
     ) {
-        let slots = &self.slots;
-        self.index.for_each(hash, |s| {
-            let Some(slot) = slots.get(s as usize) else {
-                return;
+        for s in self.index.candidates(hash) {
+            let Some(slot) = self.slots.get(s as usize) else {
+                continue;
             };
             let Some(e) = &slot.entry else {
-                return;
+                continue;
             };
             let fits = e.hash == hash
                 && (!need_cbp || e.interest.can_be_prefix())
@@ -645,7 +645,7 @@ impl Pit {
                     gen: slot.gen,
                 });
             }
-        });
+        }
     }
 
     /// Ids of every entry.
@@ -716,41 +716,31 @@ impl SlotIndex {
     /// The first slot under `hash` that `is_match` accepts.
     #[inline(always)]
     fn find(&self, hash: u64, mut is_match: impl FnMut(u32) -> bool) -> Option<u32> {
-        let mut found = None;
-        self.probe(hash, |slot| {
-            if found.is_none() && is_match(slot) {
-                found = Some(slot);
-            }
-            found.is_some()
-        });
-        found
-    }
-
-    /// Calls `f` with every slot under `hash` (and, rarely, a few whose hash shares its low
-    /// 32 bits).
-    #[inline(always)]
-    fn for_each(&self, hash: u64, mut f: impl FnMut(u32)) {
-        self.probe(hash, |slot| {
-            f(slot);
-            false
-        });
-    }
-
-    /// Calls `f` with the slot of each place of the probe for `hash` whose hash bits match,
-    /// until the probe meets an empty place or `f` returns true.
-    #[inline(always)]
-    fn probe(&self, hash: u64, mut f: impl FnMut(u32) -> bool) {
         let (mask, h) = (self.mask(), hash as u32);
         let mut i = h as usize & mask;
         // At most half the places are used, so a probe meets an empty one well before this.
         for _ in 0..self.places.len() {
-            let Some(&p) = self.places.get(i) else {
-                return;
-            };
-            if p.slot == NO_SLOT || (p.hash == h && f(p.slot)) {
-                return;
+            let &p = self.places.get(i)?;
+            if p.slot == NO_SLOT {
+                return None;
+            }
+            if p.hash == h && is_match(p.slot) {
+                return Some(p.slot);
             }
             i = (i + 1) & mask;
+        }
+        None
+    }
+
+    /// Every slot under `hash` (and, rarely, a few whose hash shares its low 32 bits).
+    #[inline(always)]
+    fn candidates(&self, hash: u64) -> Candidates<'_> {
+        let h = hash as u32;
+        Candidates {
+            places: &self.places,
+            at: h as usize & self.mask(),
+            left: self.places.len(),
+            hash: h,
         }
     }
 
@@ -831,6 +821,36 @@ impl SlotIndex {
         if let Some(q) = self.places.get_mut(hole) {
             *q = EMPTY_PLACE;
         }
+    }
+}
+
+/// The slots of the places of a probe whose hash bits match, up to the first empty place.
+struct Candidates<'a> {
+    places: &'a [Place],
+    at: usize,
+    /// Places the probe may still read (at most half are used: it stops well before).
+    left: usize,
+    hash: u32,
+}
+
+impl Iterator for Candidates<'_> {
+    type Item = u32;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<u32> {
+        let mask = self.places.len().wrapping_sub(1);
+        while self.left > 0 {
+            let p = *self.places.get(self.at)?;
+            if p.slot == NO_SLOT {
+                return None;
+            }
+            self.at = (self.at + 1) & mask;
+            self.left -= 1;
+            if p.hash == self.hash {
+                return Some(p.slot);
+            }
+        }
+        None
     }
 }
 

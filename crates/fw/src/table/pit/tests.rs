@@ -300,9 +300,7 @@ fn taking_an_in_record_token_keeps_the_others_in_order() {
 
 /// Every slot under `hash` in the index, in probe order.
 fn under(ix: &SlotIndex, hash: u64) -> Vec<u32> {
-    let mut v = Vec::new();
-    ix.for_each(hash, |s| v.push(s));
-    v
+    ix.candidates(hash).collect()
 }
 
 #[test]
