@@ -81,10 +81,7 @@ impl<'a> StrategyContext<'a> {
 
     /// Sends `data` to downstream `egress`, echoing its PitToken, and deletes its in-record.
     pub fn send_data(&mut self, data: &DataView, egress: FaceId) -> bool {
-        let token = self
-            .entry
-            .remove_in_record(egress)
-            .and_then(|r| r.pit_token().cloned());
+        let token = self.entry.take_in_record_token(egress).flatten();
         let localhost = pipeline::is_localhost(data.name());
         pipeline::data::on_outgoing_data(
             data.wire(),

@@ -1,6 +1,7 @@
 //! The pending Interest table.
 //!
-//! Entries live in a slab and are indexed by the hash of their name: an entry is identified by
+//! Entries live in a slab and are indexed by the hash of their name (an open-addressing table
+//! of (hash bits, slot) pairs, see [`SlotIndex`]): an entry is identified by
 //! (name, CanBePrefix, MustBeFresh), as in NFD, and a hit is confirmed on the full name bytes
 //! and both flags. Data matching probes the whole name, then (only at lengths that hold a
 //! CanBePrefix entry, from a per-length count) each shorter prefix, then (only when some entry
@@ -9,7 +10,10 @@
 //! Expiry deadlines sit in a binary heap with lazy deletion: re-arming an entry pushes a new
 //! deadline; a popped deadline that no longer matches its entry (changed, or the slot reused,
 //! seen by a generation number) is ignored. The heap is rebuilt when stale deadlines
-//! outnumber the entries, so it stays within a small multiple of the PIT size.
+//! outnumber the entries, so it stays within a small multiple of the PIT size. A deadline
+//! that is still the heap's last element (a leaf) when its entry leaves or is re-armed is
+//! removed at once: an entry satisfied before any other entry set a deadline (the common
+//! exchange) thus leaves no stale deadline behind.
 //!
 //! Every entry is pending: a satisfied entry leaves at once, and what a straggler needs from
 //! it (the Nonces sent upstream) stays in the forwarder's straggler list for the straggler
@@ -17,11 +21,8 @@
 //! thousands of packets later, is what keeps the exchange path from missing the cache.
 
 use core::any::Any;
-use core::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 use bytes::Bytes;
-use hashbrown::HashTable;
 use nameway_wire::lp::NackReason;
 use nameway_wire::tlv::types;
 use nameway_wire::{DataView, InterestView, Name, NameHasher, PrefixHashes};
@@ -277,6 +278,20 @@ impl PitEntry {
         self.in_records.iter().map(|r| r.expiry).max()
     }
 
+    /// Deletes the in-record of `face`, returning its PitToken (the outer `None`: no record).
+    /// Unlike [`PitEntry::remove_in_record`], nothing but the token is moved out, and the
+    /// last record (the usual one) is dropped where it is.
+    pub(crate) fn take_in_record_token(&mut self, face: FaceId) -> Option<Option<Bytes>> {
+        let i = self.in_records.iter().position(|r| r.face == face)?;
+        let token = self.in_records.get_mut(i)?.pit_token.take();
+        if i + 1 == self.in_records.len() {
+            self.in_records.truncate(i);
+        } else {
+            self.in_records.remove(i);
+        }
+        Some(token)
+    }
+
     pub(crate) fn remove_in_record(&mut self, face: FaceId) -> Option<InRecord> {
         let i = self.in_records.iter().position(|r| r.face == face)?;
         Some(self.in_records.remove(i))
@@ -313,8 +328,15 @@ impl PitEntry {
         }
     }
 
-    fn matches_interest(&self, name: &Name, can_be_prefix: bool, must_be_fresh: bool) -> bool {
-        self.interest.can_be_prefix() == can_be_prefix
+    fn matches_interest(
+        &self,
+        hash: u64,
+        name: &Name,
+        can_be_prefix: bool,
+        must_be_fresh: bool,
+    ) -> bool {
+        self.hash == hash
+            && self.interest.can_be_prefix() == can_be_prefix
             && self.interest.must_be_fresh() == must_be_fresh
             && same_name_value(self.interest.name().value_bytes(), name.value_bytes())
     }
@@ -342,15 +364,15 @@ pub(crate) struct PitFull;
 pub(crate) struct Pit {
     slots: Vec<Slot>,
     free: Vec<u32>,
-    /// `(name hash, slot)`.
-    index: HashTable<(u64, u32)>,
+    /// Slots by name hash.
+    index: SlotIndex,
     len: usize,
     capacity: usize,
     /// Number of CanBePrefix entries by name length.
     can_be_prefix_by_len: Vec<u32>,
     /// Number of entries whose name ends with an implicit digest.
     digest_named: usize,
-    timers: BinaryHeap<Reverse<(Time, PitEntryId)>>,
+    timers: Deadlines,
     inserts: u64,
     hits: u64,
     data_misses: u64,
@@ -361,12 +383,12 @@ impl Pit {
         Self {
             slots: Vec::new(),
             free: Vec::new(),
-            index: HashTable::new(),
+            index: SlotIndex::new(),
             len: 0,
             capacity,
             can_be_prefix_by_len: Vec::new(),
             digest_named: 0,
-            timers: BinaryHeap::new(),
+            timers: Deadlines::default(),
             inserts: 0,
             hits: 0,
             data_misses: 0,
@@ -388,7 +410,7 @@ impl Pit {
     }
 
     /// The entry for (name, CanBePrefix, MustBeFresh) of `interest`; `hash` is the name's.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn find(&mut self, interest: &InterestView, hash: u64) -> Option<PitEntryId> {
         let (name, cbp, mbf) = (
             interest.name(),
@@ -396,8 +418,8 @@ impl Pit {
             interest.must_be_fresh(),
         );
         let slots = &self.slots;
-        let &(_, s) = self.index.find(hash, |&(h, s)| {
-            h == hash && entry_at(slots, s).is_some_and(|e| e.matches_interest(name, cbp, mbf))
+        let s = self.index.find(hash, |s| {
+            entry_at(slots, s).is_some_and(|e| e.matches_interest(hash, name, cbp, mbf))
         })?;
         let gen = self.slots.get(s as usize)?.gen;
         self.hits += 1;
@@ -405,6 +427,7 @@ impl Pit {
     }
 
     /// Creates the entry for `interest`, which must not exist yet.
+    #[inline(always)]
     pub(crate) fn insert(
         &mut self,
         interest: InterestView,
@@ -419,6 +442,8 @@ impl Pit {
         let digest_named = ends_with_implicit_digest(interest.name());
         let slot = match self.free.pop() {
             Some(s) => s,
+            // Slot numbers are `u32`, and the index reserves the largest.
+            None if self.slots.len() >= NO_SLOT as usize => return Err(PitFull),
             None => {
                 self.slots.push(Slot {
                     gen: 0,
@@ -446,7 +471,7 @@ impl Pit {
             slot,
             gen: cell.gen,
         };
-        self.index.insert_unique(hash, (hash, slot), |&(h, _)| h);
+        self.index.insert(hash, slot);
         self.len += 1;
         self.inserts += 1;
         if cbp {
@@ -498,16 +523,12 @@ impl Pit {
             .can_be_prefix()
             .then(|| entry.interest.name().len());
         let digest_named = entry.digest_named;
+        self.timers.remove_if_last((entry.expiry, id));
         slot.entry = None;
         slot.gen = slot.gen.wrapping_add(1);
         self.free.push(id.slot);
         self.len -= 1;
-        if let Ok(e) = self
-            .index
-            .find_entry(hash, |&(h, s)| h == hash && s == id.slot)
-        {
-            e.remove();
-        }
+        self.index.remove(hash, id.slot);
         if let Some(c) = cbp.and_then(|len| self.can_be_prefix_by_len.get_mut(len)) {
             *c = c.saturating_sub(1);
         }
@@ -525,8 +546,9 @@ impl Pit {
         if entry.expiry == at {
             return;
         }
-        entry.expiry = at;
-        self.timers.push(Reverse((at, id)));
+        let old = core::mem::replace(&mut entry.expiry, at);
+        self.timers.remove_if_last((old, id));
+        self.timers.push((at, id));
         if self.timers.len() > 2 * self.len + 64 {
             self.rebuild_timers();
         }
@@ -535,27 +557,25 @@ impl Pit {
     fn rebuild_timers(&mut self) {
         let pending = self.slots.iter().enumerate().filter_map(|(i, s)| {
             let e = s.entry.as_ref()?;
-            Some(Reverse((
-                e.expiry,
-                PitEntryId {
-                    slot: i as u32,
-                    gen: s.gen,
-                },
-            )))
+            let id = PitEntryId {
+                slot: i as u32,
+                gen: s.gen,
+            };
+            Some((e.expiry, id))
         });
-        self.timers = pending.collect();
+        self.timers.rebuild(pending);
     }
 
     /// The earliest deadline, or an earlier stale one (a spurious wake-up that
     /// [`Pit::pop_expired`] then discards): O(1), no entry is touched.
     pub(crate) fn next_expiry(&self) -> Option<Time> {
-        self.timers.peek().map(|Reverse((t, _))| *t)
+        self.timers.peek().map(|&(t, _)| t)
     }
 
     /// An entry whose deadline is at or before `now`, if any; stale deadlines met on the way
     /// are discarded.
     pub(crate) fn pop_expired(&mut self, now: Time) -> Option<PitEntryId> {
-        while let Some(&Reverse((at, id))) = self.timers.peek() {
+        while let Some(&(at, id)) = self.timers.peek() {
             if at > now {
                 return None;
             }
@@ -601,6 +621,7 @@ impl Pit {
         }
     }
 
+    #[inline(always)]
     fn collect(
         &self,
         hash: u64,
@@ -608,17 +629,15 @@ impl Pit {
         need_cbp: bool,
         out: &mut SmallVec<[PitEntryId; 4]>,
     ) {
-        for &(h, s) in self.index.iter_hash(hash) {
-            if h != hash {
-                continue;
-            }
+        for s in self.index.candidates(hash) {
             let Some(slot) = self.slots.get(s as usize) else {
                 continue;
             };
             let Some(e) = &slot.entry else {
                 continue;
             };
-            let fits = (!need_cbp || e.interest.can_be_prefix())
+            let fits = e.hash == hash
+                && (!need_cbp || e.interest.can_be_prefix())
                 && same_name_value(e.interest.name().value_bytes(), value);
             if fits {
                 out.push(PitEntryId {
@@ -645,6 +664,268 @@ impl Pit {
     /// Deadlines held, stale ones included (for the size invariants in tests).
     pub(crate) fn timer_len(&self) -> usize {
         self.timers.len()
+    }
+}
+
+/// The index's mark of an empty place (never a slot number: [`Pit::insert`] stops short of it).
+const NO_SLOT: u32 = u32::MAX;
+
+/// Smallest index, in places.
+const MIN_PLACES: usize = 16;
+
+/// A place of the index: the low 32 bits of a name hash and the slot of an entry with that
+/// name, or [`NO_SLOT`].
+#[derive(Clone, Copy, Debug)]
+struct Place {
+    hash: u32,
+    slot: u32,
+}
+
+const EMPTY_PLACE: Place = Place {
+    hash: 0,
+    slot: NO_SLOT,
+};
+
+/// Entry slots by name hash: open addressing with linear probing over a power-of-two table
+/// kept at most half full, and backward-shift deletion (no tombstones), so a probe that
+/// misses stops at the first empty place, usually the first or second it reads.
+///
+/// A place holds eight octets; a hit on its 32 hash bits is confirmed by the caller on the
+/// entry (the full hash, then the name), which it reads anyway. Compared with
+/// `hashbrown::HashTable<(u64, u32)>`, the PIT's look-ups are a handful of inlined
+/// instructions instead of control-group matching, and a removal needs no tombstone.
+#[derive(Debug)]
+struct SlotIndex {
+    places: Vec<Place>,
+    len: usize,
+}
+
+impl SlotIndex {
+    fn new() -> Self {
+        Self {
+            places: vec![EMPTY_PLACE; MIN_PLACES],
+            len: 0,
+        }
+    }
+
+    #[inline]
+    fn mask(&self) -> usize {
+        self.places.len() - 1
+    }
+
+    /// The first slot under `hash` that `is_match` accepts.
+    #[inline(always)]
+    fn find(&self, hash: u64, mut is_match: impl FnMut(u32) -> bool) -> Option<u32> {
+        let (mask, h) = (self.mask(), hash as u32);
+        let mut i = h as usize & mask;
+        // At most half the places are used, so a probe meets an empty one well before this.
+        for _ in 0..self.places.len() {
+            let &p = self.places.get(i)?;
+            if p.slot == NO_SLOT {
+                return None;
+            }
+            if p.hash == h && is_match(p.slot) {
+                return Some(p.slot);
+            }
+            i = (i + 1) & mask;
+        }
+        None
+    }
+
+    /// Every slot under `hash` (and, rarely, a few whose hash shares its low 32 bits).
+    #[inline(always)]
+    fn candidates(&self, hash: u64) -> Candidates<'_> {
+        let h = hash as u32;
+        Candidates {
+            places: &self.places,
+            at: h as usize & self.mask(),
+            left: self.places.len(),
+            hash: h,
+        }
+    }
+
+    /// Indexes `slot` under `hash`.
+    #[inline]
+    fn insert(&mut self, hash: u64, slot: u32) {
+        if (self.len + 1) * 2 > self.places.len() {
+            self.grow();
+        }
+        self.place(Place {
+            hash: hash as u32,
+            slot,
+        });
+    }
+
+    /// Writes `p` into the first empty place of its probe.
+    #[inline(always)]
+    fn place(&mut self, p: Place) {
+        let mask = self.mask();
+        let mut i = p.hash as usize & mask;
+        for _ in 0..self.places.len() {
+            let Some(q) = self.places.get_mut(i) else {
+                return;
+            };
+            if q.slot == NO_SLOT {
+                *q = p;
+                self.len += 1;
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Doubles the table: one pass over the old places.
+    #[cold]
+    fn grow(&mut self) {
+        let size = self.places.len() * 2;
+        let old = core::mem::replace(&mut self.places, vec![EMPTY_PLACE; size]);
+        self.len = 0;
+        for p in old.into_iter().filter(|p| p.slot != NO_SLOT) {
+            self.place(p);
+        }
+    }
+
+    /// Removes `slot` from under `hash`: the places after it in its run move back into the
+    /// hole when their probe passes over it.
+    #[inline]
+    fn remove(&mut self, hash: u64, slot: u32) {
+        let (mask, h) = (self.mask(), hash as u32);
+        let mut hole = h as usize & mask;
+        loop {
+            match self.places.get(hole) {
+                Some(p) if p.slot == slot => break,
+                Some(p) if p.slot != NO_SLOT => hole = (hole + 1) & mask,
+                _ => return,
+            }
+        }
+        self.len -= 1;
+        let mut j = hole;
+        loop {
+            j = (j + 1) & mask;
+            let Some(&p) = self.places.get(j) else {
+                return;
+            };
+            if p.slot == NO_SLOT {
+                break;
+            }
+            // `p` may fill the hole when the hole lies on its probe: from its home place up
+            // to `j`, the hole is no farther than `j` is.
+            let home = p.hash as usize & mask;
+            if j.wrapping_sub(home) & mask >= j.wrapping_sub(hole) & mask {
+                if let Some(q) = self.places.get_mut(hole) {
+                    *q = p;
+                }
+                hole = j;
+            }
+        }
+        if let Some(q) = self.places.get_mut(hole) {
+            *q = EMPTY_PLACE;
+        }
+    }
+}
+
+/// The slots of the places of a probe whose hash bits match, up to the first empty place.
+struct Candidates<'a> {
+    places: &'a [Place],
+    at: usize,
+    /// Places the probe may still read (at most half are used: it stops well before).
+    left: usize,
+    hash: u32,
+}
+
+impl Iterator for Candidates<'_> {
+    type Item = u32;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<u32> {
+        let mask = self.places.len().wrapping_sub(1);
+        while self.left > 0 {
+            let p = *self.places.get(self.at)?;
+            if p.slot == NO_SLOT {
+                return None;
+            }
+            self.at = (self.at + 1) & mask;
+            self.left -= 1;
+            if p.hash == self.hash {
+                return Some(p.slot);
+            }
+        }
+        None
+    }
+}
+
+/// A binary min-heap of (deadline, entry), in a vector: like `BinaryHeap` with `Reverse`,
+/// plus removing the last element, which is a leaf, so that the rest stays a heap.
+#[derive(Debug, Default)]
+struct Deadlines {
+    heap: Vec<(Time, PitEntryId)>,
+}
+
+impl Deadlines {
+    fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    fn peek(&self) -> Option<&(Time, PitEntryId)> {
+        self.heap.first()
+    }
+
+    fn push(&mut self, d: (Time, PitEntryId)) {
+        let mut i = self.heap.len();
+        self.heap.push(d);
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            match self.heap.get(parent) {
+                // Both in bounds: `i` is at most the index just pushed.
+                Some(p) if *p > d => self.heap.swap(parent, i),
+                _ => break,
+            }
+            i = parent;
+        }
+    }
+
+    fn pop(&mut self) -> Option<(Time, PitEntryId)> {
+        let last = self.heap.pop()?;
+        let Some(top) = self.heap.first_mut() else {
+            return Some(last);
+        };
+        let min = core::mem::replace(top, last);
+        self.sift_down(0);
+        Some(min)
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        loop {
+            let mut least = i;
+            for child in [2 * i + 1, 2 * i + 2] {
+                if let (Some(c), Some(l)) = (self.heap.get(child), self.heap.get(least)) {
+                    if c < l {
+                        least = child;
+                    }
+                }
+            }
+            if least == i {
+                return;
+            }
+            // Both in bounds: `least` was read above.
+            self.heap.swap(i, least);
+            i = least;
+        }
+    }
+
+    /// Removes `d` if it is the last element.
+    #[inline]
+    fn remove_if_last(&mut self, d: (Time, PitEntryId)) {
+        if self.heap.last() == Some(&d) {
+            self.heap.pop();
+        }
+    }
+
+    /// Replaces the contents with `items` (sorted: a sorted vector is a heap).
+    fn rebuild(&mut self, items: impl Iterator<Item = (Time, PitEntryId)>) {
+        self.heap.clear();
+        self.heap.extend(items);
+        self.heap.sort_unstable();
     }
 }
 

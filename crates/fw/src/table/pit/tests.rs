@@ -221,3 +221,150 @@ fn each_downstream_keeps_the_interest_it_sent() {
     assert_eq!(nonce_of(e, f1), Some(4));
     assert_eq!(nonce_of(e, f3), Some(3));
 }
+
+#[test]
+fn deadlines_pop_in_order_like_a_binary_heap() {
+    use core::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let mut ours = Deadlines::default();
+    let mut reference = BinaryHeap::new();
+    let mut x: u64 = 7;
+    for round in 0..2_000u32 {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        let d = (
+            Time::from_millis(x >> 54),
+            PitEntryId {
+                slot: (x >> 40) as u32 % 16,
+                gen: round % 3,
+            },
+        );
+        if x.is_multiple_of(3) {
+            assert_eq!(ours.pop(), reference.pop().map(|Reverse(d)| d));
+        } else {
+            ours.push(d);
+            reference.push(Reverse(d));
+        }
+        assert_eq!(ours.peek(), reference.peek().map(|Reverse(d)| d));
+    }
+    while let Some(Reverse(d)) = reference.pop() {
+        assert_eq!(ours.pop(), Some(d));
+    }
+    assert_eq!(ours.pop(), None);
+}
+
+#[test]
+fn an_entry_removed_before_others_are_armed_leaves_no_deadline() {
+    let mut pit = Pit::new(10);
+    let a = insert(&mut pit, interest("/a", 1, false, false));
+    pit.set_expiry(a, Time::from_millis(10));
+    pit.set_expiry(a, Time::from_millis(20)); // the 10 ms deadline was the last: gone
+    assert_eq!(pit.timer_len(), 1);
+    pit.remove(a);
+    assert_eq!(pit.timer_len(), 0);
+    assert_eq!(pit.next_expiry(), None);
+    // Otherwise the deadline stays, stale, until it is popped.
+    let b = insert(&mut pit, interest("/b", 1, false, false));
+    let c = insert(&mut pit, interest("/c", 1, false, false));
+    pit.set_expiry(b, Time::from_millis(10));
+    pit.set_expiry(c, Time::from_millis(20));
+    pit.remove(b);
+    assert_eq!(pit.timer_len(), 2);
+    assert_eq!(pit.pop_expired(Time::from_millis(30)), Some(c));
+    assert_eq!(pit.pop_expired(Time::from_millis(30)), None);
+}
+
+#[test]
+fn taking_an_in_record_token_keeps_the_others_in_order() {
+    let mut pit = Pit::new(10);
+    let id = insert(&mut pit, interest("/a", 1, false, false));
+    let now = Time::from_millis(5);
+    let e = pit.get_mut(id).unwrap();
+    let faces = [FaceId(300), FaceId(301), FaceId(302)];
+    for (k, f) in faces.into_iter().enumerate() {
+        e.insert_in_record(now, f, (k != 1).then(|| Bytes::from(vec![k as u8])));
+    }
+    assert_eq!(e.take_in_record_token(FaceId(399)), None);
+    assert_eq!(e.take_in_record_token(faces[1]), Some(None));
+    let left: Vec<FaceId> = e.in_records().iter().map(InRecord::face).collect();
+    assert_eq!(left, [faces[0], faces[2]]);
+    assert_eq!(
+        e.take_in_record_token(faces[2]),
+        Some(Some(Bytes::from(vec![2u8])))
+    );
+    assert_eq!(
+        e.take_in_record_token(faces[0]),
+        Some(Some(Bytes::from(vec![0u8])))
+    );
+    assert!(!e.has_in_records());
+}
+
+/// Every slot under `hash` in the index, in probe order.
+fn under(ix: &SlotIndex, hash: u64) -> Vec<u32> {
+    ix.candidates(hash).collect()
+}
+
+#[test]
+fn slot_index_agrees_with_a_map_under_collisions_and_removals() {
+    // 7 entries at most: the table stays at 16 places and runs wrap around its end; 64: it
+    // grows, and runs are long.
+    slot_index_against_a_map(7);
+    slot_index_against_a_map(64);
+}
+
+fn slot_index_against_a_map(slots: u32) {
+    use std::collections::HashMap;
+    // Few distinct home places (13 to 19) and equal low hash bits, so runs are long and cut
+    // by removals.
+    let hash_of = |k: u64| (k % 5) * 0x1_0000_0000 + (k % 7) + 13;
+    let mut ix = SlotIndex::new();
+    let mut model: HashMap<u32, u64> = HashMap::new();
+    let mut x: u64 = 3;
+    for step in 0..20_000u32 {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        let slot = (x >> 33) as u32 % slots;
+        match model.get(&slot) {
+            Some(&h) if x.is_multiple_of(2) => {
+                ix.remove(h, slot);
+                model.remove(&slot);
+            }
+            Some(_) => {}
+            None => {
+                let h = hash_of(x >> 20);
+                ix.insert(h, slot);
+                model.insert(slot, h);
+            }
+        }
+        assert_eq!(ix.len, model.len());
+        assert!(ix.len * 2 <= ix.places.len());
+        if step % 97 == 0 {
+            for k in 0..35u64 {
+                let h = hash_of(k);
+                let mut got = under(&ix, h);
+                got.retain(|s| model[s] == h);
+                got.sort_unstable();
+                let mut want: Vec<u32> = model
+                    .iter()
+                    .filter(|&(_, &mh)| mh == h)
+                    .map(|(&s, _)| s)
+                    .collect();
+                want.sort_unstable();
+                assert_eq!(got, want, "hash {h:#x} at step {step}");
+            }
+        }
+    }
+}
+
+#[test]
+fn slot_index_find_stops_at_the_first_match() {
+    let mut ix = SlotIndex::new();
+    for slot in 0..5 {
+        ix.insert(42, slot);
+    }
+    ix.insert(42 + 0x1_0000_0000, 9); // same low bits, another hash
+    assert_eq!(under(&ix, 42), [0, 1, 2, 3, 4, 9]);
+    assert_eq!(ix.find(42, |s| s >= 2), Some(2));
+    assert_eq!(ix.find(42, |s| s == 7), None);
+    assert_eq!(ix.find(43, |_| true), None);
+    ix.remove(42, 0);
+    assert_eq!(under(&ix, 42), [1, 2, 3, 4, 9]);
+}
