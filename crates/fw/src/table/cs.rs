@@ -536,10 +536,17 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
         node.fresh_until = fresh_until;
         if !core::mem::replace(&mut node.cached, true) {
             self.len += 1;
+            // An inner node took its first packet: one more than it held. It is cached now,
+            // so pruning cannot take it when its children go, and the policy has not been
+            // told of it yet, so it cannot be the victim.
+            if self.len > self.capacity {
+                self.evict_to(self.capacity);
+            }
         }
         self.policy.on_insert(id, full);
         self.counters.inserts += 1;
-        // No eviction here: a new name made room above, a replaced packet takes no more.
+        // No other eviction here: a new name made room above, a replaced packet takes no
+        // more.
     }
 
     fn erase(&mut self, prefix: &Name, hashes: &PrefixHashes, limit: usize) -> usize {

@@ -238,3 +238,39 @@ fn implicit_digests_follow_their_packet() {
     assert_eq!(get(&mut cs, "/a/b", false, false, T0), None);
     assert_eq!(cs.digests.len(), 0);
 }
+
+#[test]
+fn a_packet_named_by_an_inner_node_still_respects_the_capacity() {
+    // /a is an inner node (the prefix of two cached packets) when a packet named /a comes:
+    // the store must make room for it like for any new packet, and the inner node must
+    // survive its only child being the one evicted.
+    let mut cs = InMemoryCs::new(2);
+    put(&mut cs, "/a/1", 0, T0);
+    put(&mut cs, "/a/2", 0, T0);
+    put(&mut cs, "/a", 0, T0);
+    assert_eq!(cs.len(), 2);
+    assert_eq!(cs.counters().evictions, 1);
+    assert!(
+        get(&mut cs, "/a/1", false, false, T0).is_none(),
+        "the oldest went"
+    );
+    assert_eq!(get(&mut cs, "/a", false, false, T0).as_deref(), Some("/a"));
+    assert_eq!(
+        get(&mut cs, "/a/2", false, false, T0).as_deref(),
+        Some("/a/2")
+    );
+
+    // Capacity 1: the inner node's only child is the victim, and the node itself stays.
+    let mut cs = InMemoryCs::new(1);
+    put(&mut cs, "/b/1", 0, T0);
+    put(&mut cs, "/b", 0, T0);
+    assert_eq!(cs.len(), 1);
+    assert_eq!(get(&mut cs, "/b", false, false, T0).as_deref(), Some("/b"));
+    assert!(get(&mut cs, "/b/1", false, false, T0).is_none());
+    assert_eq!(cs.node_count(), 2, "root and /b");
+    // And it is evicted like any packet.
+    put(&mut cs, "/c", 0, T0);
+    assert_eq!(cs.len(), 1);
+    assert!(get(&mut cs, "/b", false, false, T0).is_none());
+    assert_eq!(cs.node_count(), 2, "root and /c");
+}
