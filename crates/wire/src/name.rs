@@ -1068,30 +1068,8 @@ mod tests {
         let mut checked = 0;
         for comps in &names {
             let value = Name::from_components(comps).unwrap().value_bytes().to_vec();
-            let mut variants = Vec::new();
-            for cut in 0..value.len() {
-                variants.push(value[..cut].to_vec());
-            }
-            for i in 0..value.len() {
-                for v in [
-                    0x00,
-                    0x01,
-                    0x02,
-                    0x03,
-                    0x20,
-                    0xfc,
-                    0xfd,
-                    0xfe,
-                    0xff,
-                    value[i] ^ 0x01,
-                ] {
-                    let mut w = value.clone();
-                    w[i] = v;
-                    variants.push(w);
-                }
-            }
-            variants.push(value);
-            for w in &variants {
+            let octets = [0x00, 0x01, 0x02, 0x03, 0x20, 0xfc, 0xfd, 0xfe, 0xff];
+            for w in &crate::testutil::octet_variants(&value, &octets) {
                 let fast = Name::scan_value(w, 7).map(|(ends, d)| (ends.to_vec(), d));
                 let reference = scan_reference(w, 7);
                 assert_eq!(

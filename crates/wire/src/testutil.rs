@@ -1,8 +1,11 @@
 //! Proptest strategies shared by the unit tests of this crate.
 
+use core::fmt::Debug;
+
 use bytes::Bytes;
 use proptest::prelude::*;
 
+use crate::error::DecodeError;
 use crate::name::{Component, Name};
 use crate::tlv::types;
 
@@ -28,6 +31,24 @@ pub(crate) fn arb_component() -> impl Strategy<Value = Component> {
 pub(crate) fn arb_name(min: usize, max: usize) -> impl Strategy<Value = Name> {
     proptest::collection::vec(arb_component(), min..max)
         .prop_map(|comps| Name::from_components(&comps).unwrap())
+}
+
+/// `bytes`, every truncation of it, and every copy with one octet replaced by one of
+/// `octets` or by itself with its lowest bit flipped: the inputs on which a fast path is
+/// compared with the general code it shortcuts.
+pub(crate) fn octet_variants(bytes: &[u8], octets: &[u8]) -> Vec<Vec<u8>> {
+    let mut out = vec![bytes.to_vec()];
+    for cut in 0..bytes.len() {
+        out.push(bytes[..cut].to_vec());
+    }
+    for i in 0..bytes.len() {
+        for &v in octets.iter().chain(&[bytes[i] ^ 0x01]) {
+            let mut w = bytes.to_vec();
+            w[i] = v;
+            out.push(w);
+        }
+    }
+    out
 }
 
 /// A packet and what a fast path must treat as the general parser does: every truncation and
@@ -69,4 +90,29 @@ pub(crate) fn packet_variants(wire: &[u8]) -> Vec<Vec<u8>> {
         mutate(top.value, &mut out, &wrap);
     }
     out
+}
+
+/// A name of `n` generic components of `len` octets each (`a…`, `b…`, ...).
+pub(crate) fn generic_name(n: usize, len: usize) -> Name {
+    (0..n).fold(Name::root(), |name, i| {
+        name.append(&Component::generic(vec![b'a' + i as u8; len]))
+            .unwrap()
+    })
+}
+
+/// Asserts that a view's fast path and its general parser agree on `wire`: the same fields,
+/// as `fields` reads them, or the same error.
+pub(crate) fn assert_paths_agree<V, F: PartialEq + Debug>(
+    wire: &[u8],
+    fast: impl Fn(Bytes) -> Result<V, DecodeError>,
+    general: impl Fn(Bytes) -> Result<V, DecodeError>,
+    fields: impl Fn(&V) -> F,
+) {
+    let wire = Bytes::copy_from_slice(wire);
+    let (f, g) = (fast(wire.clone()), general(wire.clone()));
+    let hex = hex::encode(&wire);
+    match (&f, &g) {
+        (Ok(f), Ok(g)) => assert_eq!(fields(f), fields(g), "{hex}"),
+        _ => assert_eq!(f.map(drop), g.map(drop), "{hex}"),
+    }
 }

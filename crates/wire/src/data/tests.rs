@@ -4,7 +4,9 @@ use sha2::{Digest, Sha256};
 
 use super::*;
 use crate::signature::{signature_type, KeyLocator};
-use crate::testutil::{arb_component, arb_name, packet_variants};
+use crate::testutil::{
+    arb_component, arb_name, assert_paths_agree, generic_name, octet_variants, packet_variants,
+};
 
 fn b(hex_str: &str) -> Bytes {
     let clean: String = hex_str.split_whitespace().collect();
@@ -227,29 +229,10 @@ fn meta_info_fast_path_agrees_with_the_general_walk() {
         &[0x18, 0x01, 0x00, 0x19, 0x02, 0x27, 0x10],
         &[0x19, 0x02, 0x27, 0x10, 0x1a, 0x03, 0x08, 0x01, 0x61],
     ];
-    let mut variants: Vec<Vec<u8>> = Vec::new();
-    for value in values {
-        for cut in 0..=value.len() {
-            variants.push(value[..cut].to_vec());
-        }
-        for i in 0..value.len() {
-            for v in [
-                0x00,
-                0x01,
-                0x03,
-                0x04,
-                0x18,
-                0x19,
-                0x1a,
-                0xfd,
-                value[i] ^ 0x01,
-            ] {
-                let mut w = value.to_vec();
-                w[i] = v;
-                variants.push(w);
-            }
-        }
-    }
+    let variants: Vec<Vec<u8>> = values
+        .iter()
+        .flat_map(|v| octet_variants(v, &[0x00, 0x01, 0x03, 0x04, 0x18, 0x19, 0x1a, 0xfd]))
+        .collect();
     for value in &variants {
         let mut wire = vec![0x14, value.len() as u8];
         wire.extend_from_slice(value);
@@ -282,14 +265,12 @@ fn view_fields(v: &DataView) -> impl PartialEq + core::fmt::Debug {
 }
 
 fn assert_fast_path_agrees(wire: &[u8]) {
-    let wire = Bytes::copy_from_slice(wire);
-    let fast = DataView::new_checked(wire.clone());
-    let general = DataView::new_checked_general(wire.clone());
-    let hex = hex::encode(&wire);
-    match (&fast, &general) {
-        (Ok(f), Ok(g)) => assert_eq!(view_fields(f), view_fields(g), "{hex}"),
-        _ => assert_eq!(fast.map(drop), general.map(drop), "{hex}"),
-    }
+    assert_paths_agree(
+        wire,
+        DataView::new_checked,
+        DataView::new_checked_general,
+        view_fields,
+    );
 }
 
 /// Every truncation and one-octet corruption of Data of the fast path's shape and around it:
@@ -297,15 +278,6 @@ fn assert_fast_path_agrees(wire: &[u8]) {
 /// error.
 #[test]
 fn view_fast_path_agrees_with_the_general_parser() {
-    let comps = |n: usize, len: usize| {
-        let mut name = Name::root();
-        for i in 0..n {
-            name = name
-                .append(&Component::generic(vec![b'a' + i as u8; len]))
-                .unwrap();
-        }
-        name
-    };
     let mut bench = Data::new(
         "/bench/a/b"
             .parse::<Name>()
@@ -322,7 +294,7 @@ fn view_fast_path_agrees_with_the_general_parser() {
     let mut datas = vec![bench.clone(), sample()];
     for (n, len) in [(0, 0), (1, 1), (16, 1), (17, 1), (16, 20), (1, 300)] {
         let mut d = bench.clone();
-        d.name = comps(n, len);
+        d.name = generic_name(n, len);
         datas.push(d);
     }
     let mut bare = bench.clone();

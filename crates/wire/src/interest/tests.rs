@@ -3,7 +3,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::signature::signature_type;
-use crate::testutil::{arb_name, packet_variants};
+use crate::testutil::{arb_name, assert_paths_agree, generic_name, packet_variants};
 
 fn b(hex_str: &str) -> Bytes {
     let clean: String = hex_str.split_whitespace().collect();
@@ -365,14 +365,12 @@ fn view_fields(v: &InterestView) -> impl PartialEq + core::fmt::Debug {
 }
 
 fn assert_fast_path_agrees(wire: &[u8]) {
-    let wire = Bytes::copy_from_slice(wire);
-    let fast = InterestView::new_checked(wire.clone());
-    let general = InterestView::new_checked_general(wire.clone());
-    let hex = hex::encode(&wire);
-    match (&fast, &general) {
-        (Ok(f), Ok(g)) => assert_eq!(view_fields(f), view_fields(g), "{hex}"),
-        _ => assert_eq!(fast.map(drop), general.map(drop), "{hex}"),
-    }
+    assert_paths_agree(
+        wire,
+        InterestView::new_checked,
+        InterestView::new_checked_general,
+        view_fields,
+    );
 }
 
 /// Every truncation and one-octet corruption of Interests of the fast path's shape and
@@ -381,15 +379,6 @@ fn assert_fast_path_agrees(wire: &[u8]) {
 #[test]
 fn view_fast_path_agrees_with_the_general_parser() {
     let name = |uri: &str| uri.parse::<Name>().unwrap();
-    let comps = |n: usize, len: usize| {
-        let mut name = Name::root();
-        for i in 0..n {
-            name = name
-                .append(&Component::generic(vec![b'a' + i as u8; len]))
-                .unwrap();
-        }
-        name
-    };
     let mut interests = Vec::new();
     let mut bench = Interest::new(
         name("/bench/a/b")
@@ -412,7 +401,7 @@ fn view_fast_path_agrees_with_the_general_parser() {
     }
     for (n, len) in [(1, 1), (16, 1), (17, 1), (16, 20), (1, 300)] {
         let mut i = bench.clone();
-        i.name = comps(n, len);
+        i.name = generic_name(n, len);
         interests.push(i);
     }
     let mut hint = all.clone();
