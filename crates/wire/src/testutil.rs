@@ -116,3 +116,17 @@ pub(crate) fn assert_paths_agree<V, F: PartialEq + Debug>(
         _ => assert_eq!(f.map(drop), g.map(drop), "{hex}"),
     }
 }
+
+/// What a view's name holds, for comparing two ways of building the view: its buffer, where
+/// the value starts in it, the value, and each component's TLV.
+pub(crate) fn name_fields(wire: &Bytes, name: &Name) -> impl PartialEq + Debug {
+    let value = name.value_bytes();
+    (
+        wire.clone(),
+        value.as_ptr() as usize - wire.as_ptr() as usize,
+        value.to_vec(),
+        name.component_wires()
+            .map(<[u8]>::to_vec)
+            .collect::<Vec<_>>(),
+    )
+}

@@ -5,7 +5,8 @@ use sha2::{Digest, Sha256};
 use super::*;
 use crate::signature::{signature_type, KeyLocator};
 use crate::testutil::{
-    arb_component, arb_name, assert_paths_agree, generic_name, octet_variants, packet_variants,
+    arb_component, arb_name, assert_paths_agree, generic_name, name_fields, octet_variants,
+    packet_variants,
 };
 
 fn b(hex_str: &str) -> Bytes {
@@ -248,17 +249,8 @@ fn meta_info_fast_path_agrees_with_the_general_walk() {
 
 /// Everything a view holds, for comparing two ways of building it.
 fn view_fields(v: &DataView) -> impl PartialEq + core::fmt::Debug {
-    let name = v.name();
-    let value = name.value_bytes();
     (
-        (
-            v.wire().clone(),
-            value.as_ptr() as usize - v.wire().as_ptr() as usize,
-            value.to_vec(),
-            name.component_wires()
-                .map(<[u8]>::to_vec)
-                .collect::<Vec<_>>(),
-        ),
+        name_fields(v.wire(), v.name()),
         (v.content_type, v.freshness_period, v.final_block_id),
         (v.content, v.signature_info, v.signature_value, v.signed),
     )

@@ -3,7 +3,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::signature::signature_type;
-use crate::testutil::{arb_name, assert_paths_agree, generic_name, packet_variants};
+use crate::testutil::{arb_name, assert_paths_agree, generic_name, name_fields, packet_variants};
 
 fn b(hex_str: &str) -> Bytes {
     let clean: String = hex_str.split_whitespace().collect();
@@ -341,17 +341,8 @@ fn views_are_small_enough_to_move_in_registers() {
 
 /// Everything a view holds, for comparing two ways of building it.
 fn view_fields(v: &InterestView) -> impl PartialEq + core::fmt::Debug {
-    let name = v.name();
-    let value = name.value_bytes();
     (
-        (
-            v.wire().clone(),
-            value.as_ptr() as usize - v.wire().as_ptr() as usize,
-            value.to_vec(),
-            name.component_wires()
-                .map(<[u8]>::to_vec)
-                .collect::<Vec<_>>(),
-        ),
+        name_fields(v.wire(), v.name()),
         (
             v.lifetime_ms,
             v.nonce,
