@@ -443,6 +443,25 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
         }
         None
     }
+
+    /// The rest of [`ContentStore::lookup`], once the index may hold the name: out of line,
+    /// so that a miss does not pay for its registers.
+    #[inline(never)]
+    fn lookup_candidate(
+        &mut self,
+        interest: &InterestView,
+        hashes: &PrefixHashes,
+        now: Time,
+    ) -> Option<Bytes> {
+        let Some(id) = self.find_answer(interest, hashes, now) else {
+            self.counters.misses += 1;
+            return None;
+        };
+        let data = self.node(id)?.buf.clone();
+        self.policy.on_access(id);
+        self.counters.hits += 1;
+        Some(data)
+    }
 }
 
 impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
@@ -452,18 +471,20 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
         hashes: &PrefixHashes,
         now: Time,
     ) -> Option<Bytes> {
-        if self.len == 0 {
+        // Most Interests miss. Unless the name is empty (the root, which is not indexed) or
+        // ends with an implicit digest (whose look-up probes the name without it), every
+        // look-up starts at the indexed node of the whole name, so a probe with no matching
+        // control byte is a miss.
+        let name = interest.name();
+        if self.len == 0
+            || (!self.index.may_contain(hashes.full())
+                && !name.is_empty()
+                && !ends_with_implicit_digest(name))
+        {
             self.counters.misses += 1;
             return None;
         }
-        let Some(id) = self.find_answer(interest, hashes, now) else {
-            self.counters.misses += 1;
-            return None;
-        };
-        let data = self.node(id)?.buf.clone();
-        self.policy.on_access(id);
-        self.counters.hits += 1;
-        Some(data)
+        self.lookup_candidate(interest, hashes, now)
     }
 
     #[inline]

@@ -108,6 +108,22 @@ impl NodeIndex {
         }
     }
 
+    /// Whether some slot of `hash`'s probe carries its tag: a look-up of `hash` can only
+    /// succeed if so. Reads control bytes only.
+    #[inline(always)]
+    pub(super) fn may_contain(&self, hash: u64) -> bool {
+        let (mask, t) = (self.mask(), tag(hash));
+        let mut i = hash as usize & mask;
+        for _ in 0..self.ctrl.len() {
+            match self.ctrl.get(i) {
+                None | Some(&EMPTY) => return false,
+                Some(&c) if c == t => return true,
+                Some(_) => i = (i + 1) & mask,
+            }
+        }
+        false
+    }
+
     /// The id of the first entry for `hash` that `is_match(id, gen)` accepts (the caller
     /// checks the generation and the name).
     #[inline(always)]
