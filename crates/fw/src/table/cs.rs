@@ -543,10 +543,31 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
                     };
                     parent = self.add_child(h, node);
                 }
-                let next = self.node(parent).map_or(NIL, |p| p.first_child);
-                let mut node = Node::vacant();
-                (node.parent, node.next_sibling, node.in_use) = (parent, next, true);
-                self.add_child(full, node)
+                // The packet's node is written once, whole.
+                let next_sibling = self.node(parent).map_or(NIL, |p| p.first_child);
+                let node = Node {
+                    buf: data.into_wire(),
+                    fresh_until,
+                    parent,
+                    first_child: NIL,
+                    prev_sibling: NIL,
+                    next_sibling,
+                    name_start,
+                    name_len,
+                    cached: true,
+                    in_use: true,
+                    has_digest: false,
+                };
+                let id = self.add_child(full, node);
+                self.len += 1;
+                // Room was made above; should the policy have had no victim, the new node
+                // (not yet known to it) cannot be one.
+                if self.len > self.capacity {
+                    self.evict_to(self.capacity);
+                }
+                self.policy.on_insert(id, full);
+                self.counters.inserts += 1;
+                return;
             }
         };
         let Some(node) = self.nodes.get_mut(id as usize) else {
@@ -566,8 +587,7 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
         }
         self.policy.on_insert(id, full);
         self.counters.inserts += 1;
-        // No other eviction here: a new name made room above, a replaced packet takes no
-        // more.
+        // No other eviction here: a replaced packet takes no more room.
     }
 
     fn erase(&mut self, prefix: &Name, hashes: &PrefixHashes, limit: usize) -> usize {
