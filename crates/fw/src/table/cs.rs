@@ -443,6 +443,25 @@ impl<P: ReplacementPolicy> InMemoryCs<P> {
         }
         None
     }
+
+    /// The rest of [`ContentStore::lookup`], once the index may hold the name: out of line,
+    /// so that a miss does not pay for its registers.
+    #[inline(never)]
+    fn lookup_candidate(
+        &mut self,
+        interest: &InterestView,
+        hashes: &PrefixHashes,
+        now: Time,
+    ) -> Option<Bytes> {
+        let Some(id) = self.find_answer(interest, hashes, now) else {
+            self.counters.misses += 1;
+            return None;
+        };
+        let data = self.node(id)?.buf.clone();
+        self.policy.on_access(id);
+        self.counters.hits += 1;
+        Some(data)
+    }
 }
 
 impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
@@ -452,18 +471,20 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
         hashes: &PrefixHashes,
         now: Time,
     ) -> Option<Bytes> {
-        if self.len == 0 {
+        // Most Interests miss. Unless the name is empty (the root, which is not indexed) or
+        // ends with an implicit digest (whose look-up probes the name without it), every
+        // look-up starts at the indexed node of the whole name, so a probe with no matching
+        // control byte is a miss.
+        let name = interest.name();
+        if self.len == 0
+            || (!self.index.may_contain(hashes.full())
+                && !name.is_empty()
+                && !ends_with_implicit_digest(name))
+        {
             self.counters.misses += 1;
             return None;
         }
-        let Some(id) = self.find_answer(interest, hashes, now) else {
-            self.counters.misses += 1;
-            return None;
-        };
-        let data = self.node(id)?.buf.clone();
-        self.policy.on_access(id);
-        self.counters.hits += 1;
-        Some(data)
+        self.lookup_candidate(interest, hashes, now)
     }
 
     #[inline]
@@ -522,10 +543,31 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
                     };
                     parent = self.add_child(h, node);
                 }
-                let next = self.node(parent).map_or(NIL, |p| p.first_child);
-                let mut node = Node::vacant();
-                (node.parent, node.next_sibling, node.in_use) = (parent, next, true);
-                self.add_child(full, node)
+                // The packet's node is written once, whole.
+                let next_sibling = self.node(parent).map_or(NIL, |p| p.first_child);
+                let node = Node {
+                    buf: data.into_wire(),
+                    fresh_until,
+                    parent,
+                    first_child: NIL,
+                    prev_sibling: NIL,
+                    next_sibling,
+                    name_start,
+                    name_len,
+                    cached: true,
+                    in_use: true,
+                    has_digest: false,
+                };
+                let id = self.add_child(full, node);
+                self.len += 1;
+                // Room was made above; should the policy have had no victim, the new node
+                // (not yet known to it) cannot be one.
+                if self.len > self.capacity {
+                    self.evict_to(self.capacity);
+                }
+                self.policy.on_insert(id, full);
+                self.counters.inserts += 1;
+                return;
             }
         };
         let Some(node) = self.nodes.get_mut(id as usize) else {
@@ -545,8 +587,7 @@ impl<P: ReplacementPolicy> ContentStore for InMemoryCs<P> {
         }
         self.policy.on_insert(id, full);
         self.counters.inserts += 1;
-        // No other eviction here: a new name made room above, a replaced packet takes no
-        // more.
+        // No other eviction here: a replaced packet takes no more room.
     }
 
     fn erase(&mut self, prefix: &Name, hashes: &PrefixHashes, limit: usize) -> usize {

@@ -21,10 +21,12 @@
 //!
 //! Entries are never removed one by one. A node that goes bumps its generation; an entry whose
 //! generation is no longer its node's is stale, and a look-up skips it. An insert takes the
-//! first empty slot; once used slots (live or stale) reach half the table, the live ones are
-//! moved into a fresh table of three times their number (rounded up to a power of two), in
-//! one sequential pass. A store of 2^16 packets thus has 2^18 slots: 256 KiB of control
-//! bytes, which the look-ups of Interests that miss (most of them) read.
+//! first empty slot; once used slots (live or stale) reach half the table, one sequential
+//! pass in place empties the stale slots and moves each live entry back into a slot that
+//! emptied before it in its probe; the table is then resized to three times the live entries
+//! (rounded up to a power of two) if it is not that size already, which in a steady state it
+//! is. A store of 2^16 packets thus has 2^18 slots: 256 KiB of control bytes, which the
+//! look-ups of Interests that miss (most of them) read.
 
 use crate::prefetch::prefetch;
 
@@ -108,6 +110,22 @@ impl NodeIndex {
         }
     }
 
+    /// Whether some slot of `hash`'s probe carries its tag: a look-up of `hash` can only
+    /// succeed if so. Reads control bytes only.
+    #[inline(always)]
+    pub(super) fn may_contain(&self, hash: u64) -> bool {
+        let (mask, t) = (self.mask(), tag(hash));
+        let mut i = hash as usize & mask;
+        for _ in 0..self.ctrl.len() {
+            match self.ctrl.get(i) {
+                None | Some(&EMPTY) => return false,
+                Some(&c) if c == t => return true,
+                Some(_) => i = (i + 1) & mask,
+            }
+        }
+        false
+    }
+
     /// The id of the first entry for `hash` that `is_match(id, gen)` accepts (the caller
     /// checks the generation and the name).
     #[inline(always)]
@@ -164,24 +182,78 @@ impl NodeIndex {
         }
     }
 
-    /// Moves the live entries into a table three times their number (rounded up to a power
-    /// of two, at least [`MIN_SLOTS`]): one sequential pass, which drops every stale entry.
+    /// Drops every stale entry, then resizes the table to three times the live ones (rounded
+    /// up to a power of two, at least [`MIN_SLOTS`]) if it is not that size already.
     fn rebuild(&mut self, is_live: impl Fn(u32, u32) -> bool) {
-        let mut live = Vec::with_capacity(self.used);
-        live.extend(
-            self.ctrl
-                .iter()
-                .zip(&self.slots)
-                .filter(|&(&c, s)| c != EMPTY && is_live(s.id, s.gen))
-                .map(|(_, s)| *s),
-        );
-        let size = (live.len() * 3).next_power_of_two().max(MIN_SLOTS);
-        self.ctrl.clear();
-        self.ctrl.resize(size, EMPTY);
-        // A slot is read only when its control byte is set: old contents may stay.
-        self.slots.resize(size, Slot::default());
+        self.sweep(is_live);
+        let size = (self.used * 3).next_power_of_two().max(MIN_SLOTS);
+        if size != self.ctrl.len() {
+            self.resize(size);
+        }
+    }
+
+    /// Drops the stale entries in place, in one sequential pass: each live entry moves back
+    /// to the first empty slot from its home, if one has opened up before it. The pass starts
+    /// after an empty slot, which no probe runs across, so when it reaches an entry every
+    /// slot from the entry's home on is settled, and each entry still sits after a run of
+    /// used slots from its home.
+    fn sweep(&mut self, is_live: impl Fn(u32, u32) -> bool) {
+        let Some(start) = self.ctrl.iter().position(|&c| c == EMPTY) else {
+            return;
+        };
+        let (mask, len) = (self.mask(), self.ctrl.len());
+        let (ctrl, slots) = (&mut self.ctrl, &mut self.slots);
+        // Where a slot comes in the pass.
+        let order = |i: usize| i.wrapping_sub(start) & mask;
+        // The last empty slot passed (the one at `start` to begin with).
+        let mut last_empty = start;
+        for range in [start + 1..len, 0..start] {
+            for i in range {
+                let (Some(&c), Some(&s)) = (ctrl.get(i), slots.get(i)) else {
+                    return;
+                };
+                if c == EMPTY {
+                    last_empty = i;
+                    continue;
+                }
+                if !is_live(s.id, s.gen) {
+                    if let Some(c) = ctrl.get_mut(i) {
+                        *c = EMPTY;
+                    }
+                    self.used -= 1;
+                    last_empty = i;
+                    continue;
+                }
+                let home = s.hash as usize & mask;
+                // No slot has emptied between the home and here: the entry stays.
+                if home == i || order(last_empty) < order(home) {
+                    continue;
+                }
+                let mut j = home;
+                while j != i && ctrl.get(j).is_some_and(|&c| c != EMPTY) {
+                    j = (j + 1) & mask;
+                }
+                // (`j` is before `i`: the slot at `last_empty` is empty.)
+                if j == i {
+                    continue;
+                }
+                if let (Some(to), Some(slot)) = (ctrl.get_mut(j), slots.get_mut(j)) {
+                    (*to, *slot) = (c, s);
+                }
+                if let Some(from) = ctrl.get_mut(i) {
+                    *from = EMPTY;
+                }
+                last_empty = i;
+            }
+        }
+    }
+
+    /// Moves every entry into a fresh table of `size` slots.
+    fn resize(&mut self, size: usize) {
+        let ctrl = core::mem::replace(&mut self.ctrl, vec![EMPTY; size]);
+        let slots = core::mem::replace(&mut self.slots, vec![Slot::default(); size]);
         self.used = 0;
-        for s in live {
+        for (_, &s) in ctrl.iter().zip(&slots).filter(|&(&c, _)| c != EMPTY) {
             self.place(s);
         }
     }
@@ -244,6 +316,74 @@ mod tests {
         for id in 0..10_000u32 {
             let found = ix.find(spread(id), |i, g| i == id && gens[i as usize] == g);
             assert_eq!(found.is_some(), id >= 9_900, "id {id}");
+        }
+    }
+
+    /// Every used slot is reachable: the slots from its entry's home to it are all used.
+    fn assert_probes_unbroken(ix: &NodeIndex) {
+        let mask = ix.mask();
+        for (i, (&c, s)) in ix.ctrl.iter().zip(&ix.slots).enumerate() {
+            if c == EMPTY {
+                continue;
+            }
+            assert_eq!(c, tag(s.hash));
+            let mut j = s.hash as usize & mask;
+            while j != i {
+                assert_ne!(
+                    ix.ctrl[j],
+                    EMPTY,
+                    "slot {i} unreachable from {}",
+                    s.hash as usize & mask
+                );
+                j = (j + 1) & mask;
+            }
+        }
+        assert_eq!(ix.ctrl.iter().filter(|&&c| c != EMPTY).count(), ix.used);
+    }
+
+    #[test]
+    fn a_sweep_keeps_every_live_entry_reachable() {
+        // Few distinct home slots (the first or the last eight of a table of up to 128), so
+        // that clusters are long, wrap around the end of the table and hold stale entries in
+        // their middle.
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut rand = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..200 {
+            let n = 20 + round % 40;
+            let mut gens = vec![0u32; n];
+            let mut ix = NodeIndex::new();
+            let hashes: Vec<u64> = (0..n)
+                .map(|_| (rand() & !0x7f) | (rand() % 8 + 120 * (round as u64 % 2)))
+                .collect();
+            for id in 0..n {
+                ix.insert(hashes[id], id as u32, 0, |i, g| gens[i as usize] == g);
+                if rand() % 3 == 0 {
+                    gens[id] += 1;
+                }
+            }
+            assert_probes_unbroken(&ix);
+            let used = ix.used;
+            ix.sweep(|i, g| gens[i as usize] == g);
+            assert_probes_unbroken(&ix);
+            let live = gens.iter().filter(|&&g| g == 0).count();
+            assert!(ix.used <= used);
+            assert!(ix.used >= live, "a sweep drops only stale entries");
+            for id in 0..n {
+                let found = ix.find(hashes[id], |i, g| i == id as u32 && gens[i as usize] == g);
+                assert_eq!(found.is_some(), gens[id] == 0, "round {round} id {id}");
+            }
+            // Entries that went stale before the last rebuild are gone already; the sweep
+            // leaves live entries only.
+            assert!(ix
+                .ctrl
+                .iter()
+                .zip(&ix.slots)
+                .all(|(&c, s)| c == EMPTY || gens[s.id as usize] == s.gen));
         }
     }
 

@@ -95,6 +95,7 @@ impl ReplacementPolicy for Lru {
         "lru"
     }
 
+    #[inline]
     fn on_insert(&mut self, id: u32, _key: u64) {
         self.unlink(id);
         self.push_back(id);
