@@ -19,21 +19,15 @@ use nameway_fw::{Forwarder, Time};
 
 mod fixture;
 use fixture::{
-    assert_all_satisfied, data, interest, names, one_exchange, setup, RxBuffer, Setup, CS_CAPACITY,
-    POOL,
+    assert_all_satisfied, data, interest, names, one_exchange, pool_packets, setup, RxBuffer,
+    Setup, CS_CAPACITY, POOL,
 };
 
 fn exchange(c: &mut Criterion) {
     let mut group = c.benchmark_group("exchange");
     group.throughput(Throughput::Elements(1));
     for components in [4, 11] {
-        let pool = names(components, POOL);
-        let interests: Vec<Bytes> = pool
-            .iter()
-            .enumerate()
-            .map(|(i, n)| interest(n, i as u32, None))
-            .collect();
-        let datas: Vec<Bytes> = pool.iter().map(data).collect();
+        let (interests, datas) = pool_packets(components);
         for routes in [1, 1_000, 1_000_000] {
             let Setup {
                 mut fw,

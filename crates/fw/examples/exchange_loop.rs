@@ -18,12 +18,11 @@ use core::time::Duration;
 use std::hint::black_box;
 use std::time::Instant;
 
-use bytes::Bytes;
 use nameway_fw::{Forwarder, Time};
 
 #[path = "../benches/fixture/mod.rs"]
 mod fixture;
-use fixture::{assert_all_satisfied, data, interest, names, one_exchange, setup, RxBuffer, POOL};
+use fixture::{assert_all_satisfied, one_exchange, pool_packets, setup, RxBuffer, POOL};
 
 fn env(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -67,13 +66,7 @@ fn main() {
     } = setup(env("ROUTES", 1), env("CS", 1 << 16));
     let elapsed = match mode {
         "pool" => {
-            let pool = names(components, POOL);
-            let interests: Vec<Bytes> = pool
-                .iter()
-                .enumerate()
-                .map(|(i, n)| interest(n, i as u32, None))
-                .collect();
-            let datas: Vec<Bytes> = pool.iter().map(data).collect();
+            let (interests, datas) = pool_packets(components);
             run(&mut fw, n, |fw, now, k| {
                 let k = k % POOL;
                 let packets = (interests[k].clone(), datas[k].clone());
