@@ -534,6 +534,9 @@ pub(crate) struct Client {
     transport: Transport,
     timeout: Duration,
     last_signature_time: u64,
+    /// Wall-clock time (ms) this client last sent a command: a dataset fetched afterwards
+    /// must be a version published after it, so that the command's effect shows.
+    last_command_ms: Option<u64>,
 }
 
 impl Client {
@@ -547,6 +550,7 @@ impl Client {
             transport,
             timeout: DEFAULT_TIMEOUT,
             last_signature_time: 0,
+            last_command_ms: None,
         })
     }
 
@@ -624,6 +628,7 @@ impl Client {
     ) -> Result<ControlResponse, ClientError> {
         let name = mgmt_name(module, verb)?.append(&Component::generic(params.encode()))?;
         let interest = self.signed(Interest::new(name));
+        self.last_command_ms = Some(wall_ms());
         let data = self.express_mgmt(&interest).await?;
         let content = data.content.unwrap_or_default();
         ControlResponse::decode(&content).map_err(|e| ClientError::Malformed {
@@ -670,25 +675,26 @@ impl Client {
     /// CanBePrefix+MustBeFresh Interest finds the latest version `<name>/v=<ts>/seg=0`, then
     /// segments 1.. are fetched until FinalBlockId. Returns the concatenated Content.
     ///
-    /// The forwarder's Content Store keeps each dataset fresh for its FreshnessPeriod (1 s), so
-    /// the discovery Interest can be answered with a version published before this call (by
-    /// the previous `nameway face list`, say) that misses a change made since (by `nameway face
-    /// create`). The version is the publication time in wall-clock milliseconds: when it is
-    /// older than this call, the cached copy is left to go stale and the dataset asked again.
+    /// A forwarder's Content Store may answer the discovery Interest with a version published
+    /// up to its FreshnessPeriod (1 s) ago; like nfdc, that copy is taken, so every command
+    /// answers at once (`namewayd` marks its management Data NoCache, so it always publishes
+    /// afresh; NFD caches them). Only when this client has itself sent a command must the
+    /// dataset show its effect: a version (wall-clock milliseconds) published before the
+    /// command is left to go stale and the dataset asked again.
     ///
     /// # Errors
     /// A Nack, a timeout, a connection error, or segments that are not a dataset.
     pub(crate) async fn dataset(&mut self, module: &str, verb: &str) -> Result<Bytes, ClientError> {
         let prefix = mgmt_name(module, verb)?;
-        let asked_at = wall_ms();
         let mut attempts = 0;
         let (versioned, first) = loop {
             let (version, first) = self.discover(&prefix).await?;
             attempts += 1;
-            if version >= asked_at || attempts >= MAX_DISCOVERIES {
+            let recent_enough = self.last_command_ms.is_none_or(|at| version >= at);
+            if recent_enough || attempts >= MAX_DISCOVERIES {
                 break (first.name.prefix(prefix.len() + 1), first);
             }
-            // Published before we asked, so served from a cache: wait until it is stale.
+            // Published before our own command, so served from a cache: wait until it is stale.
             let stale_at = version + first.freshness_period().min(MAX_FRESHNESS_WAIT_MS);
             let wait = stale_at.saturating_sub(wall_ms()) + 1;
             tokio::time::sleep(Duration::from_millis(wait)).await;

@@ -501,6 +501,36 @@ fn a_list_right_after_a_change_is_not_served_stale_from_the_cache() {
 }
 
 #[test]
+fn management_commands_answer_at_once_one_after_another() {
+    // The CLI used to be answered from the Content Store by the previous command's dataset,
+    // and then slept until that copy went stale (~1 s per command). Management Data is now
+    // NoCache, so every command reaches management and needs no wait.
+    let d = Daemon::start("");
+    for i in 0..10 {
+        let started = std::time::Instant::now();
+        let out = d.nameway(&["status"]);
+        let took = started.elapsed();
+        assert!(out.status.success(), "{}", stderr(&out));
+        // Generous against a loaded machine, far below the old 1 s wait.
+        assert!(
+            took < std::time::Duration::from_millis(700),
+            "status #{i} took {took:?}"
+        );
+    }
+    for args in [["face", "list"], ["route", "list"], ["cs", "info"]] {
+        let started = std::time::Instant::now();
+        assert!(d.nameway(&args).status.success());
+        let took = started.elapsed();
+        assert!(
+            took < std::time::Duration::from_millis(700),
+            "{args:?} took {took:?}"
+        );
+    }
+    let cs = d.json(&["cs", "info", "--json"]);
+    assert_eq!(cs["n_entries"], 0, "management Data was cached: {cs}");
+}
+
+#[test]
 fn datasets_of_several_segments_are_fetched_whole() {
     // 300 static routes: rib/list and fib/list are over 8000 bytes, so several segments.
     let mut config = String::from("[[face]]\nuri = \"udp4://127.0.0.1:9\"\n");

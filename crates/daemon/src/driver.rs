@@ -14,6 +14,7 @@ use anyhow::Context as _;
 use bytes::Bytes;
 use nameway_face::{FaceEvent, FaceSystem, FaceSystemConfig, FaceUri, Persistency};
 use nameway_fw::{Config as FwConfig, FaceId, FaceScope, Forwarder, LinkType, Time};
+use nameway_wire::lp::{CachePolicyType, LpPacket};
 use nameway_wire::Name;
 use tokio::sync::mpsc;
 
@@ -222,9 +223,14 @@ impl Driver {
         }
     }
 
+    /// Feeds a management reply back into the forwarder, marked NoCache: datasets are
+    /// generated on demand (and their segments kept by management for follow-ups), so a cached
+    /// copy would only make the next request see an older version.
     fn inject_from_internal(&mut self, data: Bytes) {
         let now = self.now();
-        self.fw.handle_packet(now, INTERNAL_FACE, data);
+        let mut lp = LpPacket::wrap(data);
+        lp.cache_policy = Some(CachePolicyType::NoCache);
+        self.fw.handle_packet(now, INTERNAL_FACE, lp.encode());
     }
 
     fn spawn_create(

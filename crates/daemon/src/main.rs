@@ -1,6 +1,7 @@
 //! `namewayd`: run the Nameway forwarder.
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::Parser;
@@ -36,8 +37,19 @@ fn load(path: Option<&PathBuf>) -> anyhow::Result<Config> {
     Ok(config)
 }
 
-fn main() -> anyhow::Result<()> {
-    let args = Args::parse();
+/// Runs the daemon; a refused configuration or a failed start is printed as one message with
+/// its cause chain (never a backtrace, whatever `RUST_BACKTRACE` says) and exits non-zero.
+fn main() -> ExitCode {
+    match run(Args::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("namewayd: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Args) -> anyhow::Result<()> {
     let config = load(args.config.as_ref())?;
     if args.check_config {
         println!("configuration OK");

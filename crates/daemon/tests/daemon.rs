@@ -124,6 +124,47 @@ fn check_config_reports_errors_and_accepts_the_sample() {
 }
 
 #[test]
+fn a_refused_config_is_one_message_with_its_cause_and_no_backtrace() {
+    // Many Rust users have RUST_BACKTRACE set; the operator must still see one clear message.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[faces]\nunxi = \"/tmp/x.sock\"\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_namewayd"))
+        .arg("--config")
+        .arg(&bad)
+        .env("RUST_BACKTRACE", "1")
+        .env("RUST_LIB_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("namewayd: error: "), "{err}");
+    assert_eq!(err.matches("error:").count(), 1, "{err}");
+    assert!(err.contains("unknown field `unxi`"), "{err}");
+    assert!(err.contains("expected one of `unix`"), "{err}");
+    assert!(!err.to_lowercase().contains("backtrace"), "{err}");
+    assert!(
+        !err.contains("Caused by") && !err.contains("src/main.rs"),
+        "{err}"
+    );
+
+    let missing = dir.path().join("missing.toml");
+    let out = Command::new(env!("CARGO_BIN_EXE_namewayd"))
+        .arg("--config")
+        .arg(&missing)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot read") && err.contains("No such file"),
+        "{err}"
+    );
+    assert!(!err.to_lowercase().contains("backtrace"), "{err}");
+}
+
+#[test]
 fn sigterm_shuts_down_cleanly_and_removes_the_socket() {
     let mut d = Daemon::start("");
     let pid = d.child.id().to_string();
