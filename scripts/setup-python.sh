@@ -20,7 +20,7 @@ fi
 # The stamp records the requirements the venv was last installed from.
 stamp="$venv/.nameway-requirements"
 if [ -f "$stamp" ] && cmp -s "$req" "$stamp" \
-    && "$venv/bin/python" -c 'import ndn.encoding, ndn.security' 2>/dev/null; then
+    && "$venv/bin/python" -c 'import ndn.encoding, ndn.security, prometheus_client' 2>/dev/null; then
     echo "setup-python: $venv is up to date"
     exit 0
 fi

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as README.md gives it and CI runs it. Installs what the tests need
-# (a Python venv with python-ndn, the NDNts packages from npm), then runs formatting and
-# lint checks, every test of the workspace with the interop tests required, and the doc build.
+# (a Python venv with python-ndn, the NDNts packages from npm, Chromium for the status page),
+# then runs formatting and lint checks, every test of the workspace with the interop tests required, and the doc build.
 #
 #   bash scripts/test.sh
 set -euo pipefail
@@ -19,6 +19,9 @@ bash scripts/setup-python.sh
 
 step "NDNts packages for the interop tests"
 bash scripts/setup-node.sh
+
+step "Chromium and playwright-core for the status-page test"
+bash scripts/setup-browser.sh
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

@@ -24,6 +24,8 @@ pub struct Config {
     pub cs: CsConfig,
     /// NFD management.
     pub mgmt: MgmtConfig,
+    /// The HTTP listener: metrics, status page.
+    pub http: HttpConfig,
     /// Faces created at start-up (permanent).
     #[serde(rename = "face")]
     pub static_faces: Vec<StaticFace>,
@@ -105,6 +107,15 @@ pub struct MgmtConfig {
     pub signature_grace_ms: u64,
     /// Refuse unsigned rib commands with 403, as NFD does.
     pub require_signed_rib_commands: bool,
+}
+
+/// `[http]`: Prometheus metrics at `/metrics`, the status page at `/`, JSON at `/api/status`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HttpConfig {
+    /// Listen address, e.g. `127.0.0.1:7380`; absent (the default) means no HTTP listener.
+    /// Keep it on loopback unless the network in front is trusted: nothing is authenticated.
+    pub listen: Option<SocketAddr>,
 }
 
 /// `[[face]]`: a permanent face created at start-up.

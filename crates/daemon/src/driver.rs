@@ -41,6 +41,10 @@ pub struct Driver {
     created_rx: mpsc::Receiver<Created>,
     start: Instant,
     rx_burst: usize,
+    /// Snapshot requests from the HTTP listener, when it is on.
+    snapshots: Option<mpsc::Receiver<crate::http::SnapshotRequest>>,
+    /// Bytes received and sent by faces that have closed, so totals never go backwards.
+    closed_bytes: (u64, u64),
 }
 
 fn is_v6_loopback(a: &SocketAddr) -> bool {
@@ -105,6 +109,19 @@ impl Driver {
         fw.add_nexthop(&mgmt_prefix, INTERNAL_FACE, 0)
             .map_err(|e| anyhow::anyhow!("management route: {e}"))?;
         let (created_tx, created_rx) = mpsc::channel(64);
+        let snapshots = match config.http.listen {
+            Some(addr) => {
+                let listener = crate::http::bind(addr)
+                    .await
+                    .with_context(|| format!("cannot open the HTTP listener on {addr}"))?;
+                let local = listener.local_addr().unwrap_or(addr);
+                tracing::info!(listener = %format!("http://{local}"), "listening (metrics, status page)");
+                let (tx, rx) = mpsc::channel(16);
+                tokio::spawn(crate::http::serve(listener, tx));
+                Some(rx)
+            }
+            None => None,
+        };
         let mut driver = Self {
             fw,
             mgmt: Management::new(config.mgmt.clone()),
@@ -114,6 +131,8 @@ impl Driver {
             created_rx,
             start: Instant::now(),
             rx_burst: config.forwarder.rx_burst.max(1),
+            snapshots,
+            closed_bytes: (0, 0),
         };
         driver.apply_static(config).await?;
         Ok(driver)
@@ -190,6 +209,10 @@ impl Driver {
             FaceEvent::Up { info, .. } => self.face_up(&info),
             FaceEvent::Down { face, reason } => {
                 tracing::debug!(face = face.0, ?reason, "face down");
+                if let Some(f) = self.fw.face(FaceId(face.0)) {
+                    self.closed_bytes.0 += f.counters().n_in_bytes;
+                    self.closed_bytes.1 += f.counters().n_out_bytes;
+                }
                 self.fw.remove_face(FaceId(face.0));
                 self.mgmt.face_down(&mut self.fw, face.0);
             }
@@ -268,6 +291,21 @@ impl Driver {
         });
     }
 
+    /// Answers the HTTP listener with a snapshot of the counters (taken between bursts).
+    fn answer_snapshot(&self, request: crate::http::SnapshotRequest) {
+        let wall_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let snapshot = crate::status::take(
+            &self.fw,
+            &self.faces,
+            self.start.elapsed().as_secs_f64(),
+            wall_ms,
+            self.closed_bytes,
+        );
+        let _ = request.send(Arc::new(snapshot));
+    }
+
     /// Runs until `shutdown` completes, then closes every face.
     ///
     /// # Errors
@@ -305,6 +343,7 @@ impl Driver {
                         self.inject_from_internal(data);
                     }
                 }
+                Some(request) = next_request(&mut self.snapshots) => self.answer_snapshot(request),
                 () = tokio::time::sleep_until(deadline.into()) => {}
             }
             let now = self.now();
@@ -315,9 +354,21 @@ impl Driver {
                 self.mgmt.expire_routes(&mut self.fw, Instant::now());
             }
             self.flush();
+            // Served every turn, so a flood that keeps the event branch ready cannot starve them.
+            while let Some(request) = self.snapshots.as_mut().and_then(|rx| rx.try_recv().ok()) {
+                self.answer_snapshot(request);
+            }
         }
         tracing::info!("shutting down");
         self.faces.shutdown().await;
         Ok(())
+    }
+}
+
+/// The next snapshot request, or never when the HTTP listener is off.
+async fn next_request<T>(rx: &mut Option<mpsc::Receiver<T>>) -> Option<T> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
     }
 }

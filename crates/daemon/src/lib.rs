@@ -9,5 +9,7 @@
 
 pub mod config;
 pub mod driver;
+pub mod http;
 pub mod mgmt;
 pub mod rib;
+pub mod status;

@@ -1,0 +1,354 @@
+//! The HTTP listener of a real namewayd: Prometheus metrics scraped during a real python-ndn
+//! exchange and parsed by the reference parser (`prometheus_client`), the series of a closed
+//! face going away, `/api/status`, and the status page in a real headless Chromium.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{free_port, App, Daemon};
+use serde_json::Value;
+
+fn http_daemon() -> (Daemon, String) {
+    let port = free_port();
+    let d = Daemon::start(&format!("[http]\nlisten = \"127.0.0.1:{port}\"\n"));
+    (d, format!("http://127.0.0.1:{port}"))
+}
+
+/// One GET with std only: status line and body.
+fn get(base: &str, path: &str) -> (String, String, Vec<u8>) {
+    let addr = base.trim_start_matches("http://");
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let status = head.lines().next().unwrap().to_string();
+    (status, head, raw[split + 4..].to_vec())
+}
+
+/// Scrapes `/metrics` through the `prometheus_client` parser; returns the parsed samples.
+fn scrape(py: &Path, base: &str) -> Value {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop/scrape_metrics.py");
+    let out = Command::new(py)
+        .arg(script)
+        .arg(format!("{base}/metrics"))
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert!(
+        out.status.success() && v["samples"].is_array(),
+        "the exposition did not parse: {v} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    v
+}
+
+/// The value of the sample `name` whose labels include every pair of `labels`.
+fn sample(v: &Value, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    v["samples"].as_array().unwrap().iter().find_map(|s| {
+        let matches = s["name"] == name
+            && labels
+                .iter()
+                .all(|(k, want)| s["labels"][*k].as_str() == Some(*want));
+        matches.then(|| s["value"].as_f64().unwrap())
+    })
+}
+
+fn face_ids(v: &Value) -> Vec<String> {
+    v["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["name"] == "nameway_face_info")
+        .map(|s| s["labels"]["face"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn has_face_series(v: &Value, face: &str) -> bool {
+    v["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["labels"]["face"].as_str() == Some(face))
+}
+
+#[test]
+fn metrics_count_a_python_ndn_exchange_and_closed_faces_leave() {
+    let Some(py) = common::python() else { return };
+    let (d, base) = http_daemon();
+    let t = d.transport();
+    let before = scrape(&py, &base);
+    assert_eq!(
+        before["types"]["nameway_forwarder_packets"], "counter",
+        "{before}"
+    );
+    assert_eq!(before["types"]["nameway_pit_entries"], "gauge");
+    let out_data = |v: &Value| {
+        sample(
+            v,
+            "nameway_forwarder_packets_total",
+            &[("direction", "out"), ("type", "data")],
+        )
+        .unwrap()
+    };
+
+    let producer = App::producer(
+        &py,
+        &t,
+        &[
+            "serve-object",
+            "--prefix",
+            "/metrics/obj",
+            "--size",
+            "40000",
+            "--segment",
+            "4000",
+        ],
+    );
+    let with_producer = scrape(&py, &base);
+    let ids = face_ids(&with_producer);
+    assert_eq!(ids.len(), 1, "only the producer's face: {ids:?}");
+    let pf = ids[0].clone();
+
+    let r = App::run(&py, &t, &["fetch-object", "--name", "/metrics/obj"]);
+    assert_eq!(r["size"], 40000, "{r}\n{}", d.log());
+    let segments = r["segments"].as_f64().unwrap();
+    assert_eq!(segments, 10.0);
+
+    let after = scrape(&py, &base);
+    // Ten segments came from the producer's face and went down to the consumer.
+    let rx_data = sample(
+        &after,
+        "nameway_face_rx_packets_total",
+        &[("face", &pf), ("type", "data")],
+    )
+    .unwrap();
+    let tx_interests = sample(
+        &after,
+        "nameway_face_tx_packets_total",
+        &[("face", &pf), ("type", "interest")],
+    )
+    .unwrap();
+    assert!(rx_data >= segments, "producer face rx data {rx_data}");
+    assert!(
+        tx_interests >= segments,
+        "producer face tx interests {tx_interests}"
+    );
+    assert!(
+        out_data(&after) - out_data(&before) >= segments,
+        "forwarder out data {} -> {}",
+        out_data(&before),
+        out_data(&after)
+    );
+    assert!(sample(&after, "nameway_face_rx_bytes_total", &[("face", &pf)]).unwrap() > 40000.0);
+    assert_eq!(sample(&after, "nameway_pit_entries", &[]), Some(0.0));
+    assert!(sample(&after, "nameway_cs_entries", &[]).unwrap() >= segments);
+    assert!(
+        sample(&after, "nameway_forwarder_satisfied_interests_total", &[]).unwrap() >= segments
+    );
+    assert!(sample(&after, "process_resident_memory_bytes", &[]).unwrap() > 1e6);
+    assert!(sample(&after, "process_cpu_seconds_total", &[]).is_some());
+    assert_eq!(
+        sample(&after, "nameway_strategy_choice_info", &[("prefix", "/")]),
+        Some(1.0)
+    );
+
+    // The producer exits: its face closes and every series labelled with it goes.
+    drop(producer);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let v = scrape(&py, &base);
+        if !has_face_series(&v, &pf) {
+            assert!(
+                sample(&v, "nameway_faces_closed_total", &[("reason", "peer")]).unwrap() >= 2.0
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "face {pf} still has series after it closed"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn api_status_is_json_and_unknown_paths_are_404() {
+    let (_d, base) = http_daemon();
+    let (status, head, body) = get(&base, "/api/status");
+    assert!(status.contains("200"), "{status}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: application/json"),
+        "{head}"
+    );
+    let v: Value = serde_json::from_slice(&body).unwrap();
+    assert!(
+        v["version"].as_str().unwrap().starts_with("nameway "),
+        "{v}"
+    );
+    assert!(v["forwarder"]["pit_capacity"].as_u64().unwrap() > 0, "{v}");
+    assert!(v["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["prefix"] == "/localhost/nfd"));
+    assert_eq!(v["strategies"][0]["prefix"], "/");
+    assert!(v["process"]["resident_memory_bytes"].as_u64().unwrap() > 0);
+    assert!(v["history"]["t"].is_array());
+
+    let (status, _, body) = get(&base, "/");
+    assert!(status.contains("200"), "{status}");
+    assert!(String::from_utf8_lossy(&body).contains("<title>Nameway status</title>"));
+    for asset in [
+        "/app.js",
+        "/style.css",
+        "/uPlot.iife.min.js",
+        "/uPlot.min.css",
+    ] {
+        let (status, _, body) = get(&base, asset);
+        assert!(
+            status.contains("200") && !body.is_empty(),
+            "{asset}: {status}"
+        );
+    }
+    assert!(get(&base, "/nothing").0.contains("404"));
+}
+
+#[test]
+fn an_http_listener_that_cannot_bind_is_one_clear_error() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[faces]\nunix = \"{}\"\ntcp = []\nudp = []\n[http]\nlisten = \"127.0.0.1:{port}\"\n",
+            dir.path().join("s.sock").display()
+        ),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_namewayd"))
+        .arg("--config")
+        .arg(&config)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "cannot open the HTTP listener on 127.0.0.1:{port}"
+        )),
+        "{err}"
+    );
+    assert!(err.contains("in use"), "{err}");
+}
+
+fn browser_dir() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop/browser");
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    if dir.join("node_modules/playwright-core").exists() && Path::new(&chromium).exists() {
+        return Some(dir);
+    }
+    let required =
+        std::env::var_os("NAMEWAY_REQUIRE_INTEROP").is_some() || std::env::var_os("CI").is_some();
+    assert!(
+        !required,
+        "Chromium or playwright-core missing: run scripts/setup-browser.sh"
+    );
+    eprintln!("SKIPPED: Chromium or playwright-core missing (run scripts/setup-browser.sh)");
+    None
+}
+
+#[test]
+fn the_status_page_plots_live_traffic_in_a_real_browser() {
+    let Some(py) = common::python() else { return };
+    let Some(browser) = browser_dir() else { return };
+    let (d, base) = http_daemon();
+    let t = d.transport();
+    let _producer = App::producer(
+        &py,
+        &t,
+        &[
+            "serve-object",
+            "--prefix",
+            "/page/obj",
+            "--size",
+            "400000",
+            "--segment",
+            "4000",
+        ],
+    );
+    // Traffic for the whole time the page is open: fetch the object over and over.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let traffic = {
+        let (py, t, stop) = (py.clone(), t.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut fetched = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let r = App::run(&py, &t, &["fetch-object", "--name", "/page/obj"]);
+                assert_eq!(r["size"], 400000, "{r}");
+                fetched += 1;
+            }
+            fetched
+        })
+    };
+    let artifacts = Path::new(env!("CARGO_TARGET_TMPDIR")).join("status-page");
+    let out = Command::new("node")
+        .arg(browser.join("status_page.mjs"))
+        .arg(format!("{base}/"))
+        .arg(&artifacts)
+        .arg("8")
+        .output()
+        .unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let fetched = traffic.join().unwrap();
+    assert!(fetched >= 1);
+    assert!(
+        out.status.success(),
+        "browser run failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = String::from_utf8_lossy(&out.stdout);
+    let v: Value = serde_json::from_str(line.lines().last().unwrap()).unwrap();
+    assert_eq!(v["errors"], serde_json::json!([]), "{v}");
+    assert_eq!(v["state"], "live", "{v}");
+    assert!(
+        v["plots"]["p-rate"].as_f64().unwrap() > 0.0,
+        "no exchanges plotted: {v}"
+    );
+    assert!(
+        v["plots"]["p-bytes"].as_f64().unwrap() > 0.0,
+        "no throughput plotted: {v}"
+    );
+    assert!(v["faces_rows"].as_u64().unwrap() >= 1, "{v}");
+    assert_eq!(
+        v["desktop_overflow_x"], 0,
+        "the page scrolls sideways on a laptop: {v}"
+    );
+    assert_eq!(
+        v["phone_overflow_x"], 0,
+        "the page scrolls sideways on a phone: {v}"
+    );
+    for shot in v["screenshots"].as_array().unwrap() {
+        let len = std::fs::metadata(shot.as_str().unwrap()).unwrap().len();
+        assert!(len > 10_000, "{shot}: {len} bytes");
+    }
+    eprintln!("status page screenshots: {}", artifacts.display());
+}
