@@ -20,8 +20,8 @@ bash scripts/setup-python.sh
 step "NDNts packages for the interop tests"
 bash scripts/setup-node.sh
 
-step "Chromium and playwright-core for the status-page test"
-bash scripts/setup-browser.sh
+step "Chromium, playwright-core and systemd-analyze for the operator-facing tests"
+bash scripts/setup-system.sh
 
 step "cargo fmt --check"
 cargo fmt --all -- --check

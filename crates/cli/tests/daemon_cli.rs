@@ -530,6 +530,100 @@ fn management_commands_answer_at_once_one_after_another() {
     assert_eq!(cs["n_entries"], 0, "management Data was cached: {cs}");
 }
 
+/// Rewrites the running daemon's config file (the fixture's first lines kept) and sends SIGHUP.
+fn reload(d: &Daemon, extra: &str) {
+    let path = d.dir.path().join("namewayd.toml");
+    let config = format!(
+        "[faces]\nunix = {:?}\ntcp = [\"127.0.0.1:{}\"]\nudp = [\"127.0.0.1:{}\"]\n{extra}\n",
+        d.unix, d.tcp, d.udp
+    );
+    std::fs::write(&path, config).unwrap();
+    let status = std::process::Command::new("kill")
+        .args(["-HUP", &d.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Polls `args` until `check` holds (the reload is applied asynchronously), within 10 s.
+fn eventually(d: &Daemon, args: &[&str], check: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let v = d.json(args);
+        if check(&v) {
+            return v;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{args:?} never matched: {v}\n{}",
+            d.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn sighup_reloads_routes_strategies_and_the_content_store() {
+    let face = format!("udp4://127.0.0.1:{}", free_port());
+    let first = format!(
+        "[cs]\ncapacity = 1000\n[[face]]\nuri = \"{face}\"\n[[route]]\nprefix = \"/old\"\nface = \"{face}\"\n\
+         [[route]]\nprefix = \"/kept\"\nface = \"{face}\"\n[[strategy]]\nprefix = \"/m\"\nstrategy = \"/localhost/nfd/strategy/multicast\"\n"
+    );
+    let d = Daemon::start(&first);
+    let prefixes = |v: &Value| -> Vec<String> {
+        array(v)
+            .iter()
+            .map(|r| r["prefix"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let routes = d.json(&["route", "list", "--json"]);
+    assert!(prefixes(&routes).contains(&"/old".to_string()), "{routes}");
+    // A route added by management must survive reloads.
+    assert!(d
+        .nameway(&["route", "add", "/mine", &face])
+        .status
+        .success());
+
+    let second = format!(
+        "[log]\nlevel = \"debug\"\n[cs]\ncapacity = 2000\nadmit = false\n[[face]]\nuri = \"{face}\"\n\
+         [[route]]\nprefix = \"/kept\"\nface = \"{face}\"\n[[route]]\nprefix = \"/new\"\nface = \"{face}\"\n\
+         [[strategy]]\nprefix = \"/n\"\nstrategy = \"/localhost/nfd/strategy/multicast\"\n"
+    );
+    reload(&d, &second);
+    let routes = eventually(&d, &["route", "list", "--json"], |v| {
+        let p = prefixes(v);
+        p.contains(&"/new".to_string()) && !p.contains(&"/old".to_string())
+    });
+    let p = prefixes(&routes);
+    assert!(
+        p.contains(&"/kept".to_string()) && p.contains(&"/mine".to_string()),
+        "{routes}"
+    );
+    let cs = d.json(&["cs", "info", "--json"]);
+    assert_eq!(cs["capacity"], 2000, "{cs}");
+    assert_eq!(cs["admit"], false, "{cs}");
+    let choices = d.json(&["strategy", "list", "--json"]);
+    let chosen: Vec<&str> = array(&choices)
+        .iter()
+        .map(|c| c["prefix"].as_str().unwrap())
+        .collect();
+    assert!(
+        chosen.contains(&"/n") && !chosen.contains(&"/m"),
+        "{choices}"
+    );
+
+    // A refused file changes nothing and the daemon keeps running.
+    reload(&d, "[cs]\ncapacty = 5\n");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !d.log().contains("configuration refused") {
+        assert!(std::time::Instant::now() < deadline, "{}", d.log());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(d.log().contains("capacty"), "{}", d.log());
+    assert_eq!(d.json(&["cs", "info", "--json"])["capacity"], 2000);
+    assert!(prefixes(&d.json(&["route", "list", "--json"])).contains(&"/new".to_string()));
+}
+
 #[test]
 fn datasets_of_several_segments_are_fetched_whole() {
     // 300 static routes: rib/list and fib/list are over 8000 bytes, so several segments.

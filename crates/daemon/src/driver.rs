@@ -45,7 +45,18 @@ pub struct Driver {
     snapshots: Option<mpsc::Receiver<crate::http::SnapshotRequest>>,
     /// Bytes received and sent by faces that have closed, so totals never go backwards.
     closed_bytes: (u64, u64),
+    /// The configuration in force (what needs a restart: as started).
+    config: Config,
+    /// Routes installed from `[[route]]`: prefix and face.
+    static_routes: Vec<(Name, u64)>,
+    /// Prefixes whose strategy was chosen by `[[strategy]]`.
+    static_strategies: Vec<Name>,
+    /// Configurations to apply (SIGHUP).
+    reloads: Option<mpsc::Receiver<Config>>,
 }
+
+/// The strategy the root gets back when a reloaded file no longer chooses one for it.
+const DEFAULT_STRATEGY: &str = "/localhost/nfd/strategy/best-route";
 
 fn is_v6_loopback(a: &SocketAddr) -> bool {
     a.is_ipv6() && a.ip().is_loopback()
@@ -133,8 +144,14 @@ impl Driver {
             rx_burst: config.forwarder.rx_burst.max(1),
             snapshots,
             closed_bytes: (0, 0),
+            config: config.clone(),
+            static_routes: Vec::new(),
+            static_strategies: Vec::new(),
+            reloads: None,
         };
-        driver.apply_static(config).await?;
+        if let Some(first) = driver.apply_static(config).await.into_iter().next() {
+            return Err(first);
+        }
         Ok(driver)
     }
 
@@ -143,22 +160,42 @@ impl Driver {
         &self.faces
     }
 
-    async fn apply_static(&mut self, config: &Config) -> anyhow::Result<()> {
+    /// Creates the `[[face]]`s (reusing one that exists), installs the `[[route]]`s and
+    /// `[[strategy]]`s, and takes away the routes and strategy choices that the previous file
+    /// installed and this one no longer has (routes added by management are never touched).
+    /// Returns every error; what could be applied is applied.
+    async fn apply_static(&mut self, config: &Config) -> Vec<anyhow::Error> {
+        let mut errors = Vec::new();
+        let mut routes = Vec::new();
         for f in &config.static_faces {
-            let uri = FaceUri::canonize(&f.uri)
-                .await
-                .with_context(|| format!("face {:?}", f.uri))?;
-            let id = self
-                .faces
-                .create(&uri, Persistency::Permanent)
-                .await
-                .with_context(|| format!("cannot create face {:?}", f.uri))?;
+            let created =
+                match FaceUri::canonize(&f.uri).await {
+                    Ok(uri) => match self.faces.create(&uri, Persistency::Permanent).await {
+                        Ok(id) | Err(nameway_face::FaceError::Exists(id)) => Ok(id),
+                        Err(e) => Err(anyhow::Error::new(e)
+                            .context(format!("cannot create face {:?}", f.uri))),
+                    },
+                    Err(e) => Err(anyhow::Error::new(e).context(format!("face {:?}", f.uri))),
+                };
+            let id = match created {
+                Ok(id) => id,
+                Err(e) => {
+                    errors.push(e);
+                    continue;
+                }
+            };
             // The Up event may still be queued: register the face with the forwarder now.
             if let Some(info) = self.faces.info(id) {
                 self.face_up(&info);
             }
             for r in config.static_routes.iter().filter(|r| r.face == f.uri) {
-                let prefix: Name = r.prefix.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+                let prefix: Name = match r.prefix.parse() {
+                    Ok(p) => p,
+                    Err(e) => {
+                        errors.push(anyhow::anyhow!("route prefix {:?}: {e}", r.prefix));
+                        continue;
+                    }
+                };
                 let route = Route {
                     face: id.0,
                     origin: nameway_wire::mgmt::route_origin::STATIC,
@@ -167,16 +204,118 @@ impl Driver {
                     expires: None,
                 };
                 self.mgmt.add_route(&mut self.fw, &prefix, route);
+                routes.push((prefix, id.0));
             }
         }
-        for s in &config.static_strategies {
-            let prefix: Name = s.prefix.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
-            let strategy: Name = s.strategy.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
-            self.fw
-                .set_strategy(&prefix, &strategy)
-                .map_err(|e| anyhow::anyhow!("strategy {}: {e}", s.strategy))?;
+        for (prefix, face) in std::mem::replace(&mut self.static_routes, routes) {
+            if !self.static_routes.contains(&(prefix.clone(), face)) {
+                let origin = nameway_wire::mgmt::route_origin::STATIC;
+                self.mgmt.remove_route(&mut self.fw, &prefix, face, origin);
+            }
         }
-        Ok(())
+        let mut strategies = Vec::new();
+        for s in &config.static_strategies {
+            let set = s
+                .prefix
+                .parse::<Name>()
+                .map_err(|e| anyhow::anyhow!("strategy prefix {:?}: {e}", s.prefix))
+                .and_then(|prefix| {
+                    let strategy: Name = s
+                        .strategy
+                        .parse()
+                        .map_err(|e| anyhow::anyhow!("strategy {:?}: {e}", s.strategy))?;
+                    self.fw
+                        .set_strategy(&prefix, &strategy)
+                        .map_err(|e| anyhow::anyhow!("strategy {}: {e}", s.strategy))?;
+                    Ok(prefix)
+                });
+            match set {
+                Ok(prefix) => strategies.push(prefix),
+                Err(e) => errors.push(e),
+            }
+        }
+        for prefix in std::mem::replace(&mut self.static_strategies, strategies) {
+            if !self.static_strategies.contains(&prefix) {
+                let reset = if prefix.is_empty() {
+                    // The root always has a strategy: back to the default.
+                    DEFAULT_STRATEGY
+                        .parse::<Name>()
+                        .map_err(|e| e.to_string())
+                        .and_then(|s| self.fw.set_strategy(&prefix, &s).map_err(|e| e.to_string()))
+                        .map(|_| ())
+                } else {
+                    self.fw
+                        .unset_strategy(&prefix)
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                };
+                if let Err(e) = reset {
+                    errors.push(anyhow::anyhow!(
+                        "cannot unset the strategy of {prefix}: {e}"
+                    ));
+                }
+            }
+        }
+        errors
+    }
+
+    /// Applies a configuration read again on SIGHUP: the content store settings, `[mgmt]`, and
+    /// the static faces, routes and strategy choices. Listeners, `[forwarder]` and `[http]` keep
+    /// their values until a restart, and a changed one is logged as such.
+    pub async fn reload(&mut self, new: Config) {
+        let restart = [
+            (
+                "faces",
+                format!("{:?}", self.config.faces),
+                format!("{:?}", new.faces),
+            ),
+            (
+                "forwarder",
+                format!("{:?}", self.config.forwarder),
+                format!("{:?}", new.forwarder),
+            ),
+            (
+                "http",
+                format!("{:?}", self.config.http),
+                format!("{:?}", new.http),
+            ),
+        ];
+        for (section, old, new) in restart {
+            if old != new {
+                tracing::warn!(
+                    section,
+                    "configuration reloaded: [{section}] changed and takes effect after a restart"
+                );
+            }
+        }
+        self.fw.set_cs_capacity(new.cs.capacity);
+        self.fw.set_cs_admit(new.cs.admit);
+        self.fw.set_cs_serve(new.cs.serve);
+        self.mgmt.set_config(new.mgmt.clone());
+        let errors = self.apply_static(&new).await;
+        for e in &errors {
+            tracing::error!("configuration reload: {e:#}");
+        }
+        tracing::info!(
+            errors = errors.len(),
+            static_routes = self.static_routes.len(),
+            static_strategies = self.static_strategies.len(),
+            "configuration reloaded"
+        );
+        // Keep what needs a restart as it runs, so the next reload compares with it.
+        self.config = Config {
+            faces: self.config.faces.clone(),
+            forwarder: self.config.forwarder.clone(),
+            http: self.config.http.clone(),
+            ..new
+        };
+    }
+
+    /// A channel on which [`Driver::run`] takes configurations to [`Driver::reload`].
+    pub fn reloader(&mut self) -> mpsc::Sender<Config> {
+        let (tx, rx) = mpsc::channel(4);
+        self.reloads = Some(rx);
+        tx
     }
 
     fn now(&self) -> Time {
@@ -344,6 +483,7 @@ impl Driver {
                     }
                 }
                 Some(request) = next_request(&mut self.snapshots) => self.answer_snapshot(request),
+                Some(config) = next_request(&mut self.reloads) => self.reload(config).await,
                 () = tokio::time::sleep_until(deadline.into()) => {}
             }
             let now = self.now();

@@ -283,8 +283,6 @@ struct Process {
     cpu_seconds: f64,
     /// Open file descriptors.
     open_fds: u64,
-    /// Start time, seconds since the Unix epoch.
-    start_time_seconds: f64,
 }
 
 /// Clock ticks per second in `/proc/*/stat` (USER_HZ, 100 on every Linux architecture's ABI).
@@ -292,6 +290,7 @@ const USER_HZ: f64 = 100.0;
 
 impl Process {
     fn read() -> Self {
+        // Only /proc/self is read: the service unit mounts /proc with `ProcSubset=pid`.
         let mut p = Self::default();
         if let Ok(status) = std::fs::read_to_string("/proc/self/status") {
             if let Some(kb) = status
@@ -307,18 +306,10 @@ impl Process {
             // Fields after the command name (which may hold spaces) in parentheses.
             if let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) {
                 let f: Vec<&str> = rest.split_whitespace().collect();
-                // rest starts at field 3 (state): utime is field 14, stime 15, starttime 22.
+                // rest starts at field 3 (state): utime is field 14, stime 15.
                 let field = |n: usize| f.get(n - 3).and_then(|v| v.parse::<u64>().ok());
                 if let (Some(u), Some(s)) = (field(14), field(15)) {
                     p.cpu_seconds = (u + s) as f64 / USER_HZ;
-                }
-                let boot = std::fs::read_to_string("/proc/stat").ok().and_then(|s| {
-                    s.lines()
-                        .find_map(|l| l.strip_prefix("btime "))
-                        .and_then(|v| v.trim().parse::<u64>().ok())
-                });
-                if let (Some(start), Some(boot)) = (field(22), boot) {
-                    p.start_time_seconds = boot as f64 + start as f64 / USER_HZ;
                 }
             }
         }
@@ -681,7 +672,7 @@ impl Collector for SnapshotCollector {
             &mut e,
             "process_start_time_seconds",
             "Start time of the process since the Unix epoch in seconds",
-            one(gauge(p.start_time_seconds)),
+            one(gauge(s.wall_ms as f64 / 1000.0 - s.uptime_s)),
         )?;
         Ok(())
     }

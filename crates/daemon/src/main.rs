@@ -8,7 +8,9 @@ use clap::Parser;
 use namewayd::config::Config;
 use namewayd::driver::Driver;
 use tokio::signal::unix::{signal, SignalKind};
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
+use tracing_subscriber::{fmt, reload, EnvFilter};
 
 /// The Nameway forwarder: a drop-in for NFD.
 #[derive(Parser)]
@@ -55,20 +57,18 @@ fn run(args: Args) -> anyhow::Result<()> {
         println!("configuration OK");
         return Ok(());
     }
+    let from_env = std::env::var_os(EnvFilter::DEFAULT_ENV).is_some();
     let filter = EnvFilter::try_from_default_env()
         .or_else(|_| EnvFilter::try_new(&config.log.level))
         .context("bad log level")?;
+    // The filter sits behind a reload handle so that SIGHUP can change `[log] level`.
+    let (filter, log_level) = reload::Layer::new(filter);
+    let logs = tracing_subscriber::registry().with(filter);
     if config.log.json {
-        tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_writer(std::io::stderr)
-            .json()
+        logs.with(fmt::layer().with_writer(std::io::stderr).json())
             .init();
     } else {
-        tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_writer(std::io::stderr)
-            .with_ansi(false)
+        logs.with(fmt::layer().with_writer(std::io::stderr).with_ansi(false))
             .init();
     }
     // io_threads = 0: faces and the forwarder share one thread (no cross-thread wake-up per
@@ -87,10 +87,41 @@ fn run(args: Args) -> anyhow::Result<()> {
         // Install the handlers before opening listeners, so an early SIGTERM is not fatal.
         let mut term = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
         let mut int = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
-        let driver = Driver::start(&config).await?;
+        let mut hup = signal(SignalKind::hangup()).context("cannot handle SIGHUP")?;
+        let mut driver = Driver::start(&config).await?;
         for l in driver.faces().listeners() {
             tracing::info!(listener = %l, "listening");
         }
+        // SIGHUP: read the file again; a refused file changes nothing and says why.
+        let reloads = driver.reloader();
+        let path = args.config.clone();
+        tokio::spawn(async move {
+            while hup.recv().await.is_some() {
+                let Some(path) = &path else {
+                    tracing::info!("SIGHUP: no --config file to read again");
+                    continue;
+                };
+                match load(Some(path)) {
+                    Ok(new) => {
+                        if !from_env {
+                            match EnvFilter::try_new(&new.log.level) {
+                                Ok(f) => {
+                                    if let Err(e) = log_level.reload(f) {
+                                        tracing::error!("SIGHUP: cannot change the log level: {e}");
+                                    }
+                                }
+                                Err(e) => tracing::error!("SIGHUP: bad log level {:?}: {e}", new.log.level),
+                            }
+                        }
+                        tracing::info!(config = %path.display(), "SIGHUP: reloading the configuration");
+                        if reloads.send(new).await.is_err() {
+                            return;
+                        }
+                    }
+                    Err(e) => tracing::error!("SIGHUP: configuration refused, nothing changed: {e:#}"),
+                }
+            }
+        });
         let shutdown = async move {
             tokio::select! {
                 _ = term.recv() => tracing::info!("SIGTERM"),

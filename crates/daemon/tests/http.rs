@@ -269,9 +269,9 @@ fn browser_dir() -> Option<PathBuf> {
         std::env::var_os("NAMEWAY_REQUIRE_INTEROP").is_some() || std::env::var_os("CI").is_some();
     assert!(
         !required,
-        "Chromium or playwright-core missing: run scripts/setup-browser.sh"
+        "Chromium or playwright-core missing: run scripts/setup-system.sh"
     );
-    eprintln!("SKIPPED: Chromium or playwright-core missing (run scripts/setup-browser.sh)");
+    eprintln!("SKIPPED: Chromium or playwright-core missing (run scripts/setup-system.sh)");
     None
 }
 

@@ -181,6 +181,11 @@ const NONCES_PER_SIGNER: usize = 1000;
 const MAX_SIGNERS: usize = 1000;
 
 impl ReplayGuard {
+    /// Changes the accepted clock distance, keeping the nonces seen so far.
+    pub fn set_grace_ms(&mut self, grace_ms: u64) {
+        self.grace_ms = grace_ms;
+    }
+
     /// A guard accepting timestamps within `grace_ms` of the local clock.
     pub fn new(grace_ms: u64) -> Self {
         Self {

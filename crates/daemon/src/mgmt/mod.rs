@@ -88,6 +88,18 @@ impl Management {
         apply(fw, &updates);
     }
 
+    /// Removes one route (face and origin) and applies the FIB changes.
+    pub fn remove_route(&mut self, fw: &mut Forwarder, name: &Name, face: u64, origin: u64) {
+        let updates = self.rib.unregister(name, face, origin);
+        apply(fw, &updates);
+    }
+
+    /// Applies a reloaded `[mgmt]` section; the replay state is kept.
+    pub fn set_config(&mut self, config: MgmtConfig) {
+        self.guard.set_grace_ms(config.signature_grace_ms);
+        self.config = config;
+    }
+
     /// A face went down: its routes go.
     pub fn face_down(&mut self, fw: &mut Forwarder, face: u64) {
         let updates = self.rib.remove_face(face);
