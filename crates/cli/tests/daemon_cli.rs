@@ -1,5 +1,6 @@
 //! `nameway` against a real `namewayd`: management round trips with `--json`, ping against
 //! ping-server, peek/poke, Nacks, a burst of 10^4 Interests, and the errors a user sees.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
