@@ -134,6 +134,6 @@ fn block_on(f: impl Future<Output = anyhow::Result<ExitCode>>) -> anyhow::Result
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| anyhow::anyhow!("cannot start the runtime: {e}"))?
+        .map_err(|e| anyhow::Error::new(e).context("cannot start the runtime"))?
         .block_on(f)
 }

@@ -112,7 +112,7 @@ pub(crate) async fn run(transport: Option<&str>, args: &StatusArgs) -> anyhow::R
     let mut c = client::connect(transport).await?;
     let general = c.dataset("status", "general").await?;
     let status = ForwarderStatus::decode(&general)
-        .map_err(|e| anyhow::anyhow!("bad status/general dataset: {e}"))?;
+        .map_err(|e| anyhow::Error::new(e).context("bad status/general dataset"))?;
     let faces: Vec<FaceStatus> = c.list("faces", "list").await?;
     let fib: Vec<FibEntry> = c.list("fib", "list").await?;
     let rib: Vec<RibEntry> = c.list("rib", "list").await?;

@@ -114,11 +114,11 @@ impl Driver {
         fw.set_cs_admit(config.cs.admit);
         fw.set_cs_serve(config.cs.serve);
         fw.add_face_with_id(INTERNAL_FACE, FaceScope::Local, LinkType::PointToPoint)
-            .map_err(|e| anyhow::anyhow!("internal face: {e}"))?;
+            .context("internal face")?;
         fw.set_local_fields(INTERNAL_FACE, true);
         let mgmt_prefix: Name = "/localhost/nfd".parse().context("management prefix")?;
         fw.add_nexthop(&mgmt_prefix, INTERNAL_FACE, 0)
-            .map_err(|e| anyhow::anyhow!("management route: {e}"))?;
+            .context("management route")?;
         let (created_tx, created_rx) = mpsc::channel(64);
         let snapshots = match config.http.listen {
             Some(addr) => {
@@ -192,7 +192,9 @@ impl Driver {
                 let prefix: Name = match r.prefix.parse() {
                     Ok(p) => p,
                     Err(e) => {
-                        errors.push(anyhow::anyhow!("route prefix {:?}: {e}", r.prefix));
+                        errors.push(
+                            anyhow::Error::new(e).context(format!("route prefix {:?}", r.prefix)),
+                        );
                         continue;
                     }
                 };
@@ -218,15 +220,15 @@ impl Driver {
             let set = s
                 .prefix
                 .parse::<Name>()
-                .map_err(|e| anyhow::anyhow!("strategy prefix {:?}: {e}", s.prefix))
+                .with_context(|| format!("strategy prefix {:?}", s.prefix))
                 .and_then(|prefix| {
                     let strategy: Name = s
                         .strategy
                         .parse()
-                        .map_err(|e| anyhow::anyhow!("strategy {:?}: {e}", s.strategy))?;
+                        .with_context(|| format!("strategy {:?}", s.strategy))?;
                     self.fw
                         .set_strategy(&prefix, &strategy)
-                        .map_err(|e| anyhow::anyhow!("strategy {}: {e}", s.strategy))?;
+                        .with_context(|| format!("strategy {}", s.strategy))?;
                     Ok(prefix)
                 });
             match set {
