@@ -3,6 +3,7 @@
 //! choice share.
 
 pub(crate) mod cs;
+pub(crate) mod cs_filter;
 pub(crate) mod dead_nonce_list;
 pub(crate) mod face_table;
 pub(crate) mod fib;
