@@ -115,6 +115,8 @@ pub struct Forwarder {
     pub(crate) out: Outbox,
     /// Reused buffer for the PIT entries one Data satisfies.
     pub(crate) matches: SmallVec<[PitEntryId; 4]>,
+    /// The decoupled content store, when it replaces `cs`.
+    pub(crate) external_cs: Option<crate::pipeline::external_cs::ExternalCs>,
 }
 
 impl fmt::Debug for Forwarder {
@@ -152,6 +154,7 @@ impl Forwarder {
             registry,
             out: Outbox::default(),
             matches: SmallVec::new(),
+            external_cs: None,
             hasher,
             config,
         }

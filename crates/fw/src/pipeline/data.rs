@@ -37,7 +37,7 @@ impl Forwarder {
             return;
         }
         let hashes = self.hasher.prefix_hashes(data.name());
-        if self.cs_admit && !lp.no_cache {
+        if self.cs_admit && !lp.no_cache && self.external_cs.is_none() {
             // The insert comes last: start its cache misses now.
             self.cs.prefetch(&hashes);
         }
@@ -61,7 +61,10 @@ impl Forwarder {
             // and its table stores (which likely miss the cache) are not waited for by the
             // reference-count fences of sending and satisfying.
             if self.cs_admit && !lp.no_cache {
-                self.cs.insert(data, &hashes, now);
+                match &mut self.external_cs {
+                    Some(ext) => ext.admit(data.into_wire()),
+                    None => self.cs.insert(data, &hashes, now),
+                }
             }
         }
         self.matches = matches;

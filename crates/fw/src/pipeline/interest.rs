@@ -46,7 +46,7 @@ impl Forwarder {
         }
         let nonce = interest.nonce().unwrap_or(0);
         let hashes = self.hasher.prefix_hashes(interest.name());
-        if self.cs_serve {
+        if self.cs_serve && self.external_cs.is_none() {
             // The look-up comes after the loop checks and the PIT: start its misses now.
             self.cs.prefetch(&hashes);
         }
@@ -64,7 +64,8 @@ impl Forwarder {
                     self.on_interest_loop(ingress, p2p, &interest, &hashes, lp.pit_token);
                     return;
                 }
-                if !entry.has_in_records() {
+                let nobody_waits = !entry.has_in_records();
+                if nobody_waits {
                     // Nobody waits (every downstream was answered with a Nack or left): the
                     // content store may answer.
                     if let Some(data) = self.content_store_lookup(&interest, &hashes, now) {
@@ -75,6 +76,11 @@ impl Forwarder {
                 if let Some(entry) = self.pit.get_mut(id) {
                     entry.set_interest(interest);
                 }
+                if self.external_cs.is_some()
+                    && self.hand_to_cs_server(now, ingress, id, &hashes, &lp, nobody_waits)
+                {
+                    return;
+                }
                 id
             }
             None => {
@@ -83,13 +89,19 @@ impl Forwarder {
                     return;
                 }
                 let strategy = self.strategy_choice.effective(interest.name(), &hashes);
-                match self.pit.insert(interest, hash, strategy) {
+                let id = match self.pit.insert(interest, hash, strategy) {
                     Ok(id) => id,
                     Err(PitFull) => {
                         self.record_drop(ingress, DropReason::PitFull);
                         return;
                     }
+                };
+                if self.external_cs.is_some()
+                    && self.hand_to_cs_server(now, ingress, id, &hashes, &lp, true)
+                {
+                    return;
                 }
+                id
             }
         };
         self.on_content_store_miss(now, ingress, id, &hashes, lp);
@@ -101,7 +113,7 @@ impl Forwarder {
         hashes: &PrefixHashes,
         now: Time,
     ) -> Option<Bytes> {
-        if !self.cs_serve {
+        if !self.cs_serve || self.external_cs.is_some() {
             return None;
         }
         self.cs.lookup(interest, hashes, now)

@@ -3,6 +3,7 @@
 //! ones are functions over the parts they touch, so that strategies can call them too.
 
 pub(crate) mod data;
+pub(crate) mod external_cs;
 pub(crate) mod interest;
 pub(crate) mod nack;
 

@@ -163,10 +163,15 @@ impl CsFilter {
     /// Interest ending with an implicit digest, the hashes of its name without the digest,
     /// looked up as exact). Counts a hit or a miss.
     pub fn may_contain(&mut self, hashes: &PrefixHashes, can_be_prefix: bool) -> bool {
+        self.may_contain_key(hashes.full(), hashes.name_len(), can_be_prefix)
+    }
+
+    /// [`CsFilter::may_contain`] for the hash `full` of a name of `name_len` components.
+    pub fn may_contain_key(&mut self, full: u64, name_len: usize, can_be_prefix: bool) -> bool {
         let hit = if can_be_prefix {
-            hashes.name_len() == 0 || self.test(hashes.full())
+            name_len == 0 || self.test(full)
         } else {
-            self.test(hashes.full() ^ EXACT_SALT)
+            self.test(full ^ EXACT_SALT)
         };
         if hit {
             self.counts.hits += 1;

@@ -1,0 +1,251 @@
+//! The decoupled content store: the CS-list ([`CsFilter`]) in the Interest pipeline, a
+//! content-store server outside the forwarder.
+//!
+//! With [`Forwarder::enable_external_cs`], the in-process store is no longer consulted. An
+//! Interest that the filter says may be cached enters the PIT (so later Interests for the same
+//! name aggregate on it) with its in-record, and a [`CsRequest::Lookup`] goes out through
+//! [`Forwarder::poll_cs_request`]; the strategy waits. The caller answers with
+//! [`Forwarder::handle_cs_answer`]:
+//! - a Data: it enters the Data pipeline as if it came from the content-store face (254), and
+//!   satisfies every pending downstream of every entry it matches; it is not admitted again;
+//! - nothing (a false positive of the filter): the Interest goes on to the strategy and the
+//!   FIB exactly as a miss would have — one hand-off later, never lost.
+//!
+//! A filter miss goes straight to the strategy. Admitted Data become [`CsRequest::Insert`]s;
+//! the server reports which names entered and left it, and the caller feeds them back with
+//! [`Forwarder::cs_filter_insert`] and [`Forwarder::cs_filter_remove`], so the filter holds
+//! exactly what the server holds.
+
+use std::collections::{HashMap, VecDeque};
+
+use bytes::Bytes;
+use nameway_wire::{Name, PrefixHashes};
+
+use super::interest::on_outgoing_interest;
+use crate::forwarder::{Forwarder, LpFields};
+use crate::table::cs_filter::CsFilter;
+use crate::table::face_table::{FaceId, FaceScope, LinkType};
+use crate::table::pit::{ends_with_implicit_digest, PitEntryId};
+use crate::time::Time;
+
+/// The internal face a content-store answer arrives on (NFD's `FACEID_CONTENT_STORE`).
+pub const CONTENT_STORE_FACE: FaceId = FaceId(254);
+
+/// Most look-ups outstanding at once; past this, Interests skip the store (counted).
+const MAX_PENDING: usize = 65_536;
+
+/// What the forwarder asks of the content-store server.
+#[derive(Clone, Debug)]
+pub enum CsRequest {
+    /// Find a Data for an Interest; answer with [`Forwarder::handle_cs_answer`] and `token`.
+    Lookup {
+        /// Given back with the answer.
+        token: u64,
+        /// The Interest name (ending with an implicit digest when it names one).
+        name: Name,
+        /// CanBePrefix.
+        can_be_prefix: bool,
+        /// MustBeFresh.
+        must_be_fresh: bool,
+    },
+    /// Store a Data (its whole TLV).
+    Insert {
+        /// The Data.
+        data: Bytes,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    entry: PitEntryId,
+    ingress: FaceId,
+    next_hop: Option<FaceId>,
+}
+
+/// The state of the decoupled store inside the forwarder.
+#[derive(Debug)]
+pub(crate) struct ExternalCs {
+    pub(crate) filter: CsFilter,
+    next_token: u64,
+    pending: HashMap<u64, Pending>,
+    by_entry: HashMap<PitEntryId, u64>,
+    requests: VecDeque<CsRequest>,
+    pub(crate) hits: u64,
+    pub(crate) skipped: u64,
+}
+
+impl ExternalCs {
+    pub(crate) fn admit(&mut self, data: Bytes) {
+        self.requests.push_back(CsRequest::Insert { data });
+    }
+}
+
+/// The hash a look-up asks the filter for, and whether it is a CanBePrefix one: an Interest
+/// ending with an implicit digest asks for its name without the digest, exactly.
+fn filter_key(name: &Name, hashes: &PrefixHashes, can_be_prefix: bool) -> (u64, usize, bool) {
+    if ends_with_implicit_digest(name) && !name.is_empty() {
+        let n = name.len() - 1;
+        (hashes.get(n).unwrap_or_default(), n, false)
+    } else {
+        (hashes.full(), name.len(), can_be_prefix)
+    }
+}
+
+impl Forwarder {
+    /// Switches to the decoupled content store with `filter` (empty, or built from the server's
+    /// names with [`Forwarder::cs_filter_insert`] before serving). Adds the content-store face.
+    pub fn enable_external_cs(&mut self, filter: CsFilter) {
+        if self.faces.get(CONTENT_STORE_FACE).is_none() {
+            let _ = self.faces.add_with_id(
+                CONTENT_STORE_FACE,
+                FaceScope::Local,
+                LinkType::PointToPoint,
+            );
+        }
+        self.external_cs = Some(ExternalCs {
+            filter,
+            next_token: 0,
+            pending: HashMap::new(),
+            by_entry: HashMap::new(),
+            requests: VecDeque::new(),
+            hits: 0,
+            skipped: 0,
+        });
+    }
+
+    /// The CS-list, when the decoupled store is on.
+    pub fn cs_filter(&self) -> Option<&CsFilter> {
+        self.external_cs.as_ref().map(|e| &e.filter)
+    }
+
+    /// Look-ups answered with a Data by the server, and Interests that skipped the store
+    /// because too many look-ups were outstanding.
+    pub fn external_cs_counters(&self) -> Option<(u64, u64)> {
+        self.external_cs.as_ref().map(|e| (e.hits, e.skipped))
+    }
+
+    /// The next request for the content-store server.
+    pub fn poll_cs_request(&mut self) -> Option<CsRequest> {
+        self.external_cs.as_mut()?.requests.pop_front()
+    }
+
+    /// A name entered the server: enters it in the filter.
+    pub fn cs_filter_insert(&mut self, name: &Name) {
+        let hashes = self.hasher.prefix_hashes(name);
+        if let Some(e) = &mut self.external_cs {
+            e.filter.insert(&hashes);
+        }
+    }
+
+    /// A name left the server: removes it from the filter.
+    pub fn cs_filter_remove(&mut self, name: &Name) {
+        let hashes = self.hasher.prefix_hashes(name);
+        if let Some(e) = &mut self.external_cs {
+            e.filter.remove(&hashes);
+        }
+    }
+
+    /// In the Interest pipeline, where the content store would be consulted: with the
+    /// decoupled store on and a filter hit (or a look-up already pending for this entry), the
+    /// in-record is added, a look-up goes to the server, and true says the strategy must wait.
+    pub(crate) fn hand_to_cs_server(
+        &mut self,
+        now: Time,
+        ingress: FaceId,
+        id: PitEntryId,
+        hashes: &PrefixHashes,
+        lp: &LpFields,
+        may_look_up: bool,
+    ) -> bool {
+        let serve = self.cs_serve;
+        let Some(ext) = self.external_cs.as_mut() else {
+            return false;
+        };
+        let pending = ext.by_entry.contains_key(&id);
+        let Some(entry) = self.pit.get_mut(id) else {
+            return false;
+        };
+        if !pending {
+            if !serve || !may_look_up {
+                return false;
+            }
+            let interest = entry.interest();
+            let (key, len, cbp) = filter_key(interest.name(), hashes, interest.can_be_prefix());
+            if !ext.filter.may_contain_key(key, len, cbp) {
+                return false;
+            }
+            if ext.pending.len() >= MAX_PENDING {
+                ext.skipped += 1;
+                return false;
+            }
+            let token = ext.next_token;
+            ext.next_token += 1;
+            ext.pending.insert(
+                token,
+                Pending {
+                    entry: id,
+                    ingress,
+                    next_hop: lp.next_hop,
+                },
+            );
+            ext.by_entry.insert(id, token);
+            ext.requests.push_back(CsRequest::Lookup {
+                token,
+                name: interest.name().clone(),
+                can_be_prefix: interest.can_be_prefix(),
+                must_be_fresh: interest.must_be_fresh(),
+            });
+        }
+        entry.insert_in_record(now, ingress, lp.pit_token.clone());
+        let expiry = entry.last_in_record_expiry().unwrap_or(now);
+        self.pit.set_expiry(id, expiry);
+        true
+    }
+
+    /// The server's answer to the look-up `token`: a Data satisfies the waiting entries; no Data
+    /// (a false positive) sends the Interest on to the strategy. An answer for an entry that
+    /// has gone meanwhile (expired, satisfied by a producer) is dropped.
+    pub fn handle_cs_answer(&mut self, now: Time, token: u64, data: Option<Bytes>) {
+        let Some(ext) = self.external_cs.as_mut() else {
+            return;
+        };
+        let Some(p) = ext.pending.remove(&token) else {
+            return;
+        };
+        ext.by_entry.remove(&p.entry);
+        if data.is_none() {
+            ext.filter.count_false_positive();
+        }
+        if self.pit.get(p.entry).is_none() {
+            return;
+        }
+        match data {
+            Some(wire) => {
+                if let Some(ext) = self.external_cs.as_mut() {
+                    ext.hits += 1;
+                }
+                let lp = LpFields {
+                    no_cache: true,
+                    ..LpFields::default()
+                };
+                self.on_incoming_data(now, CONTENT_STORE_FACE, wire, lp);
+            }
+            None => {
+                let Some(entry) = self.pit.get_mut(p.entry) else {
+                    return;
+                };
+                if let Some(egress) = p.next_hop {
+                    if self.faces.get(egress).is_some() {
+                        on_outgoing_interest(now, entry, egress, &mut self.faces, &mut self.out);
+                    }
+                    return;
+                }
+                let hashes = self.hasher.prefix_hashes(entry.interest().name());
+                self.with_strategy(now, p.entry, true, Some(&hashes), |s, cx| {
+                    s.after_receive_interest(cx, p.ingress)
+                });
+                self.after_trigger(now, p.entry);
+            }
+        }
+    }
+}
