@@ -97,6 +97,84 @@ pub struct CsConfig {
     pub admit: bool,
     /// Serve Interests from the store.
     pub serve: bool,
+    /// Use the decoupled store: the CS-list filter in the forwarder, the packets in the
+    /// content-store server (`nameway-cs`) on a thread of its own. Implied by `disk_path`.
+    pub decoupled: bool,
+    /// Replacement policy of the memory tier (decoupled store): `lru`, `lfu` or `arc`.
+    pub policy: String,
+    /// Memory tier capacity in bytes (decoupled store), e.g. `"256MiB"`.
+    pub memory_capacity: ByteSize,
+    /// The disk tier's store file; empty (the default): no disk tier.
+    pub disk_path: PathBuf,
+    /// Disk tier capacity in bytes, e.g. `"100GiB"`.
+    pub disk_capacity: ByteSize,
+    /// The CS-list's false-positive rate.
+    pub filter_fp_rate: f64,
+}
+
+impl CsConfig {
+    /// Whether the decoupled store runs.
+    pub fn is_decoupled(&self) -> bool {
+        self.decoupled || !self.disk_path.as_os_str().is_empty()
+    }
+}
+
+/// A size in bytes, written as a number or as a string with a unit: `"64MiB"`, `"1.5 GiB"`,
+/// `"500KB"` (KiB, MiB, GiB, TiB are powers of 1024; KB, MB, GB, TB of 1000).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ByteSize(pub u64);
+
+impl ByteSize {
+    /// Parses `64MiB`, `1.5 GiB`, `500KB`, `4096`, `4096B`.
+    ///
+    /// # Errors
+    /// Not a number with one of those units.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        let split = t
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(t.len());
+        let (num, unit) = t.split_at(split);
+        let n: f64 = num
+            .parse()
+            .map_err(|_| format!("{s:?} is not a size (write e.g. 64MiB, 1GiB, 4096)"))?;
+        let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+            "" | "b" => 1.0,
+            "kib" | "k" => 1024.0,
+            "mib" | "m" => 1024.0 * 1024.0,
+            "gib" | "g" => 1024.0 * 1024.0 * 1024.0,
+            "tib" | "t" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+            "kb" => 1e3,
+            "mb" => 1e6,
+            "gb" => 1e9,
+            "tb" => 1e12,
+            other => {
+                return Err(format!(
+                    "{s:?}: unknown unit {other:?} (use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)"
+                ))
+            }
+        };
+        let bytes = n * mult;
+        if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
+            return Err(format!("{s:?} is out of range"));
+        }
+        Ok(Self(bytes as u64))
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(u64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Number(n) => Ok(Self(n)),
+            Raw::Text(s) => Self::parse(&s).map_err(serde::de::Error::custom),
+        }
+    }
 }
 
 /// `[mgmt]`.
@@ -195,6 +273,12 @@ impl Default for CsConfig {
             capacity: 65_536,
             admit: true,
             serve: true,
+            decoupled: false,
+            policy: "lru".into(),
+            memory_capacity: ByteSize(256 << 20),
+            disk_path: PathBuf::new(),
+            disk_capacity: ByteSize(1 << 30),
+            filter_fp_rate: 0.01,
         }
     }
 }
@@ -238,6 +322,13 @@ impl Config {
                     r.prefix, r.face
                 ));
             }
+        }
+        self.cs
+            .policy
+            .parse::<nameway_cs::PolicyKind>()
+            .map_err(|e| format!("cs.policy: {e}"))?;
+        if !(self.cs.filter_fp_rate > 0.0 && self.cs.filter_fp_rate < 0.5) {
+            return Err("cs.filter_fp_rate must be between 0 and 0.5".into());
         }
         for s in &self.static_strategies {
             s.prefix

@@ -53,6 +53,10 @@ pub struct Driver {
     static_strategies: Vec<Name>,
     /// Configurations to apply (SIGHUP).
     reloads: Option<mpsc::Receiver<Config>>,
+    /// The content-store server, with the decoupled store.
+    cs: Option<crate::cs_server::CsHandle>,
+    /// Its answers.
+    cs_answers: Option<mpsc::UnboundedReceiver<nameway_cs::worker::Answer>>,
 }
 
 /// The strategy the root gets back when a reloaded file no longer chooses one for it.
@@ -119,6 +123,14 @@ impl Driver {
         let mgmt_prefix: Name = "/localhost/nfd".parse().context("management prefix")?;
         fw.add_nexthop(&mgmt_prefix, INTERNAL_FACE, 0)
             .context("management route")?;
+        let (cs, cs_answers) = if config.cs.is_decoupled() {
+            let (handle, answers) = crate::cs_server::start(&config.cs, &mut fw)?;
+            (Some(handle), Some(answers))
+        } else {
+            (None, None)
+        };
+        let mut mgmt = Management::new(config.mgmt.clone());
+        mgmt.set_cs(cs.as_ref().map(|h| (h.client.clone(), config.cs.clone())));
         let (created_tx, created_rx) = mpsc::channel(64);
         let snapshots = match config.http.listen {
             Some(addr) => {
@@ -135,7 +147,7 @@ impl Driver {
         };
         let mut driver = Self {
             fw,
-            mgmt: Management::new(config.mgmt.clone()),
+            mgmt,
             faces: Arc::new(faces),
             events,
             created_tx,
@@ -148,6 +160,8 @@ impl Driver {
             static_routes: Vec::new(),
             static_strategies: Vec::new(),
             reloads: None,
+            cs,
+            cs_answers,
         };
         if let Some(first) = driver.apply_static(config).await.into_iter().next() {
             return Err(first);
@@ -293,6 +307,9 @@ impl Driver {
         self.fw.set_cs_capacity(new.cs.capacity);
         self.fw.set_cs_admit(new.cs.admit);
         self.fw.set_cs_serve(new.cs.serve);
+        if let Some(cs) = &self.cs {
+            cs.client.reconfigure(&new.cs);
+        }
         self.mgmt.set_config(new.mgmt.clone());
         let errors = self.apply_static(&new).await;
         for e in &errors {
@@ -432,6 +449,20 @@ impl Driver {
         });
     }
 
+    /// Hands the forwarder's requests to the content-store server and applies its answers
+    /// (every turn, so a flood cannot starve them).
+    fn pump_cs(&mut self) {
+        let Some(cs) = &self.cs else { return };
+        cs.client.forward(&mut self.fw);
+        if let Some(rx) = &mut self.cs_answers {
+            let now = Time::from_nanos(self.start.elapsed().as_nanos() as u64);
+            while let Ok(answer) = rx.try_recv() {
+                crate::cs_server::apply(&mut self.fw, now, answer);
+            }
+        }
+        cs.client.forward(&mut self.fw);
+    }
+
     /// Answers the HTTP listener with a snapshot of the counters (taken between bursts).
     fn answer_snapshot(&self, request: crate::http::SnapshotRequest) {
         let wall_ms = std::time::SystemTime::now()
@@ -486,6 +517,10 @@ impl Driver {
                 }
                 Some(request) = next_request(&mut self.snapshots) => self.answer_snapshot(request),
                 Some(config) = next_request(&mut self.reloads) => self.reload(config).await,
+                Some(answer) = next_unbounded(&mut self.cs_answers) => {
+                    let now = self.now();
+                    crate::cs_server::apply(&mut self.fw, now, answer);
+                }
                 () = tokio::time::sleep_until(deadline.into()) => {}
             }
             let now = self.now();
@@ -495,6 +530,7 @@ impl Driver {
             if self.mgmt.next_expiry().is_some_and(|d| d <= Instant::now()) {
                 self.mgmt.expire_routes(&mut self.fw, Instant::now());
             }
+            self.pump_cs();
             self.flush();
             // Served every turn, so a flood that keeps the event branch ready cannot starve them.
             while let Some(request) = self.snapshots.as_mut().and_then(|rx| rx.try_recv().ok()) {
@@ -502,6 +538,12 @@ impl Driver {
             }
         }
         tracing::info!("shutting down");
+        if let Some(cs) = self.cs.take() {
+            // Management holds a sender too: the worker stops when the last one goes.
+            self.mgmt.set_cs(None);
+            // Commits what is queued for the disk tier.
+            cs.stop();
+        }
         self.faces.shutdown().await;
         Ok(())
     }
@@ -509,6 +551,14 @@ impl Driver {
 
 /// The next snapshot request, or never when the HTTP listener is off.
 async fn next_request<T>(rx: &mut Option<mpsc::Receiver<T>>) -> Option<T> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next answer of an unbounded channel, or never when there is none.
+async fn next_unbounded<T>(rx: &mut Option<mpsc::UnboundedReceiver<T>>) -> Option<T> {
     match rx {
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,

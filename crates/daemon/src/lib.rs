@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+pub mod cs_server;
 pub mod driver;
 pub mod http;
 pub mod mgmt;

@@ -56,6 +56,8 @@ pub struct Management {
     datasets: DatasetStore,
     config: MgmtConfig,
     start_ms: u64,
+    /// The content-store server and its `[cs]` settings, with the decoupled store.
+    cs: Option<(crate::cs_server::CsClient, crate::config::CsConfig)>,
 }
 
 /// Wall-clock milliseconds since the Unix epoch.
@@ -74,6 +76,7 @@ impl Management {
             datasets: DatasetStore::default(),
             config,
             start_ms: wall_ms(),
+            cs: None,
         }
     }
 
@@ -92,6 +95,11 @@ impl Management {
     pub fn remove_route(&mut self, fw: &mut Forwarder, name: &Name, face: u64, origin: u64) {
         let updates = self.rib.unregister(name, face, origin);
         apply(fw, &updates);
+    }
+
+    /// Serves `cs/*` from the content-store server (the decoupled store).
+    pub fn set_cs(&mut self, cs: Option<(crate::cs_server::CsClient, crate::config::CsConfig)>) {
+        self.cs = cs;
     }
 
     /// Applies a reloaded `[mgmt]` section; the replay state is kept.
@@ -227,7 +235,12 @@ impl Management {
             }
             ("cs", "config") => {
                 if let Some(c) = p.capacity {
-                    fw.set_cs_capacity(usize::try_from(c).unwrap_or(usize::MAX));
+                    let capacity = usize::try_from(c).unwrap_or(usize::MAX);
+                    fw.set_cs_capacity(capacity);
+                    if let Some((client, config)) = &mut self.cs {
+                        config.capacity = capacity;
+                        client.reconfigure(config);
+                    }
                 }
                 let mask = p.mask.unwrap_or(0);
                 let flags = p.flags.unwrap_or(0);
@@ -251,7 +264,10 @@ impl Management {
                 let limit = p
                     .count
                     .map_or(usize::MAX, |c| usize::try_from(c).unwrap_or(usize::MAX));
-                let erased = fw.cs_erase(&name, limit);
+                let erased = match &self.cs {
+                    Some((client, _)) => client.erase(&name, limit).unwrap_or(0),
+                    None => fw.cs_erase(&name, limit),
+                };
                 let mut body = ControlParameters::with_name(name);
                 body.count = Some(erased as u64);
                 if p.count.is_some_and(|c| erased as u64 >= c) {
@@ -519,18 +535,34 @@ impl Management {
                 })
                 .collect::<Vec<_>>()
                 .concat(),
-            ("cs", "info") => {
-                let cs = fw.content_store();
-                let st = fw.status();
-                CsInfo {
-                    capacity: cs.capacity() as u64,
+            ("cs", "info") => match (&self.cs, self.cs_tiers(fw)) {
+                (Some((_, config)), Some(t)) => CsInfo {
+                    capacity: config.capacity as u64,
                     flags: cs_flags(fw),
-                    n_entries: cs.len() as u64,
-                    n_hits: st.cs.hits,
-                    n_misses: st.cs.misses,
+                    n_entries: t.entries(),
+                    n_hits: t.hits(),
+                    n_misses: t.misses(),
                 }
                 .encode()
-                .to_vec()
+                .to_vec(),
+                _ => {
+                    let cs = fw.content_store();
+                    let st = fw.status();
+                    CsInfo {
+                        capacity: cs.capacity() as u64,
+                        flags: cs_flags(fw),
+                        n_entries: cs.len() as u64,
+                        n_hits: st.cs.hits,
+                        n_misses: st.cs.misses,
+                    }
+                    .encode()
+                    .to_vec()
+                }
+            },
+            // Ours (not NFD's): both tiers and the filter, as JSON.
+            ("cs", "tiers") => {
+                let tiers = self.cs_tiers(fw).unwrap_or_default();
+                serde_json::to_vec(&tiers).unwrap_or_default()
             }
             _ => return None,
         };
@@ -540,6 +572,13 @@ impl Management {
             wall_ms(),
             &content,
         )))
+    }
+
+    /// The decoupled store's figures: both tiers from the server, the filter from the forwarder.
+    fn cs_tiers(&self, fw: &Forwarder) -> Option<crate::cs_server::Tiers> {
+        let (client, _) = self.cs.as_ref()?;
+        let info = client.info()?;
+        Some(crate::cs_server::Tiers::new(&info, fw))
     }
 
     fn general_status(&self, fw: &Forwarder) -> ForwarderStatus {
