@@ -1,7 +1,7 @@
 //! `nameway cs info|config|erase`: the Content Store (`cs/info`, `cs/config`, `cs/erase`).
 
 use anyhow::bail;
-use nameway_wire::mgmt::{cs_flags, ControlParameters, CsInfo};
+use nameway_wire::mgmt::{cs_flags, ControlParameters, CsInfo, ForwarderStatus};
 use serde::Serialize;
 
 use crate::client::{self, parse_name};
@@ -62,6 +62,25 @@ struct InfoView {
     n_entries: u64,
     n_hits: u64,
     n_misses: u64,
+    /// `decoupled` (namewayd's content-store server with the CS-list) or `inline`; absent for
+    /// another forwarder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    store: Option<&'static str>,
+    /// The memory tier's replacement policy.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    policy: Option<String>,
+    /// The memory tier: entries, bytes, capacities, hits, misses, inserts, evictions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    memory: Option<serde_json::Value>,
+    /// The disk tier, `null` when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    disk: Option<serde_json::Value>,
+    /// CS-list hits the server answered with a miss.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    filter_false_positives: Option<u64>,
+    /// Everything else namewayd reports about the decoupled store (filter, refusals, ...).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    details: Option<serde_json::Value>,
 }
 
 /// `nameway cs config --json`: the configuration after the change.
@@ -91,14 +110,46 @@ pub(crate) async fn run(transport: Option<&str>, cmd: &CsCommand) -> anyhow::Res
             let Some(info) = infos.first() else {
                 bail!("the forwarder sent an empty cs/info dataset");
             };
-            let view = InfoView {
+            let mut view = InfoView {
                 capacity: info.capacity,
                 admit: info.flags & cs_flags::ENABLE_ADMIT != 0,
                 serve: info.flags & cs_flags::ENABLE_SERVE != 0,
                 n_entries: info.n_entries,
                 n_hits: info.n_hits,
                 n_misses: info.n_misses,
+                store: None,
+                policy: None,
+                memory: None,
+                disk: None,
+                filter_false_positives: None,
+                details: None,
             };
+            // namewayd's own dataset; another forwarder (NFD) would not answer it.
+            let general = c.dataset("status", "general").await?;
+            let is_nameway = ForwarderStatus::decode(&general)
+                .is_ok_and(|s| s.nfd_version.starts_with("nameway"));
+            if is_nameway {
+                let tiers = c.dataset("cs", "tiers").await?;
+                let t: serde_json::Value = serde_json::from_slice(&tiers)
+                    .map_err(|e| anyhow::anyhow!("bad cs/tiers dataset: {e}"))?;
+                if t["decoupled"] == true {
+                    view.store = Some("decoupled");
+                    view.policy = t["policy"].as_str().map(str::to_string);
+                    view.memory = Some(t["memory"].clone());
+                    view.disk = Some(t["disk"].clone());
+                    view.filter_false_positives = t["filter_false_positives"].as_u64();
+                    view.details = Some(t);
+                } else {
+                    view.store = Some("inline");
+                    view.memory = Some(serde_json::json!({
+                        "entries": info.n_entries,
+                        "capacity_packets": info.capacity,
+                        "hits": info.n_hits,
+                        "misses": info.n_misses,
+                    }));
+                    view.disk = Some(serde_json::Value::Null);
+                }
+            }
             if out.json {
                 return print_json(&view);
             }
@@ -111,6 +162,44 @@ pub(crate) async fn run(transport: Option<&str>, cmd: &CsCommand) -> anyhow::Res
                 ("nHits", view.n_hits.to_string()),
                 ("nMisses", view.n_misses.to_string()),
             ])?;
+            if let (Some("decoupled"), Some(d)) = (view.store, &view.details) {
+                let tier = |t: &serde_json::Value| {
+                    if t.is_null() {
+                        return "none".to_string();
+                    }
+                    format!(
+                        "{} entries, {} of {} bytes, {} hits, {} misses, {} evictions",
+                        t["entries"],
+                        t["bytes"],
+                        t["capacity_bytes"],
+                        t["hits"],
+                        t["misses"],
+                        t["evictions"]
+                    )
+                };
+                outln!("Decoupled store:")?;
+                let mut fields = vec![
+                    ("policy", d["policy"].as_str().unwrap_or("?").to_string()),
+                    ("memory", tier(&d["memory"])),
+                    ("disk", tier(&d["disk"])),
+                    (
+                        "filter",
+                        format!(
+                            "{} hits, {} misses, {} false positives ({} bytes, rate {})",
+                            d["filter_hits"],
+                            d["filter_misses"],
+                            d["filter_false_positives"],
+                            d["filter_bytes"],
+                            d["filter_fp_rate"]
+                        ),
+                    ),
+                    ("corruptDropped", d["corrupt_dropped"].to_string()),
+                ];
+                if let Some(e) = d["disk_error"].as_str() {
+                    fields.push(("diskError", e.to_string()));
+                }
+                print_fields(&fields)?;
+            }
             Ok(())
         }
         CsCommand::Config(args) => {
