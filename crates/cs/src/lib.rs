@@ -32,7 +32,7 @@ use nameway_wire::DecodeError;
 
 pub use disk::{DiskError, DiskTier, OpenReport};
 pub use memory::MemoryTier;
-pub use packet::{Packet, Query};
+pub use packet::{Packet, Query, Tag};
 pub use policy::PolicyKind;
 
 /// Counters of one tier.
@@ -113,13 +113,14 @@ impl Default for CsConfig {
     }
 }
 
-/// A name entered or left the store (both tiers together).
+/// A name entered or left the store (both tiers together), with the tag its packet was
+/// inserted with when the memory tier still has it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Change {
     /// The name's TLV-VALUE is now stored.
-    Added(Bytes),
+    Added(Bytes, Tag),
     /// The name's TLV-VALUE is no longer stored anywhere.
-    Removed(Bytes),
+    Removed(Bytes, Tag),
 }
 
 /// The memory tier and the optional disk tier, joined.
@@ -210,7 +211,21 @@ impl CsServer {
     /// # Errors
     /// `wire` is not a valid Data (nothing is stored).
     pub fn insert(&mut self, wire: Bytes, arrived_ms: u64) -> Result<(), DecodeError> {
-        let packet = Packet::new(wire, arrived_ms)?;
+        self.insert_tagged(wire, arrived_ms, None)
+    }
+
+    /// [`CsServer::insert`] with a tag that [`Change`]s about this packet carry.
+    ///
+    /// # Errors
+    /// `wire` is not a valid Data (nothing is stored).
+    pub fn insert_tagged(
+        &mut self,
+        wire: Bytes,
+        arrived_ms: u64,
+        tag: Tag,
+    ) -> Result<(), DecodeError> {
+        let mut packet = Packet::new(wire, arrived_ms)?;
+        packet.tag = tag.clone();
         let key = packet.key.clone();
         let known = self.memory.contains(&key) || self.on_disk(&key);
         if let Some(disk) = &mut self.disk {
@@ -218,7 +233,7 @@ impl CsServer {
         }
         let evicted = self.memory.insert(packet);
         if !known {
-            self.changes.push(Change::Added(key));
+            self.changes.push(Change::Added(key, tag));
         }
         self.evicted_from_memory(evicted);
         if self.disk.as_ref().is_some_and(DiskTier::wants_flush) {
@@ -231,7 +246,7 @@ impl CsServer {
         for p in evicted {
             // Written through: still on disk unless the disk tier evicted it meanwhile.
             if !self.on_disk(&p.key) {
-                self.changes.push(Change::Removed(p.key));
+                self.changes.push(Change::Removed(p.key, p.tag));
             }
         }
     }
@@ -266,7 +281,7 @@ impl CsServer {
             Ok(evicted) => {
                 for key in evicted {
                     if !self.memory.contains(&key) {
-                        self.changes.push(Change::Removed(key));
+                        self.changes.push(Change::Removed(key, None));
                     }
                 }
             }
@@ -288,7 +303,7 @@ impl CsServer {
             if let Ok(keys) = disk.keys() {
                 for key in keys {
                     if !self.memory.contains(&key) {
-                        self.changes.push(Change::Removed(key));
+                        self.changes.push(Change::Removed(key, None));
                     }
                 }
             }
@@ -309,7 +324,8 @@ impl CsServer {
         gone.dedup();
         gone.truncate(limit);
         let n = gone.len();
-        self.changes.extend(gone.into_iter().map(Change::Removed));
+        self.changes
+            .extend(gone.into_iter().map(|k| Change::Removed(k, None)));
         n
     }
 

@@ -21,7 +21,13 @@ pub struct Packet {
     /// The implicit SHA-256 digest of `wire`: the checksum of disk records, and what an
     /// implicit-digest Interest names.
     pub digest: [u8; 32],
+    /// Whatever the caller attached at insert, given back in [`crate::Change`]s (the forwarder
+    /// attaches the name's prefix hashes). Kept in memory only: packets read from disk have none.
+    pub tag: Tag,
 }
+
+/// An opaque tag a caller attaches to a packet.
+pub type Tag = Option<std::sync::Arc<[u64]>>;
 
 impl Packet {
     /// Decodes a Data that arrived at `arrived_ms`.
@@ -43,6 +49,7 @@ impl Packet {
             wire,
             key,
             arrived_ms,
+            tag: None,
         }
     }
 

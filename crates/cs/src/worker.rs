@@ -32,6 +32,8 @@ pub enum Request {
         wire: Bytes,
         /// Wall-clock arrival, ms since the Unix epoch.
         arrived_ms: u64,
+        /// Given back in the [`Change`]s about it.
+        tag: crate::Tag,
     },
     /// Erase up to `limit` names under a prefix (its TLV-VALUE); the count is sent on `reply`.
     Erase {
@@ -140,8 +142,12 @@ fn handle(server: &mut CsServer, request: Request, answer: &impl Fn(Answer)) {
             let data = server.lookup(&query, now_ms);
             answer(Answer::Lookup { token, data });
         }
-        Request::Insert { wire, arrived_ms } => {
-            if let Err(e) = server.insert(wire, arrived_ms) {
+        Request::Insert {
+            wire,
+            arrived_ms,
+            tag,
+        } => {
+            if let Err(e) = server.insert_tagged(wire, arrived_ms, tag) {
                 tracing::debug!(error = %e, "content store: not a Data, not stored");
             }
         }

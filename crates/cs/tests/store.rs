@@ -54,7 +54,7 @@ fn a_restart_keeps_every_committed_packet_byte_for_byte() {
         let added = cs
             .take_changes()
             .into_iter()
-            .filter(|c| matches!(c, Change::Added(_)))
+            .filter(|c| matches!(c, Change::Added(..)))
             .count();
         assert_eq!(added, 500);
     }
@@ -215,7 +215,7 @@ fn memory_evictions_stay_on_disk_and_disk_hits_are_promoted() {
     assert!(!cs
         .take_changes()
         .iter()
-        .any(|c| matches!(c, Change::Removed(_))));
+        .any(|c| matches!(c, Change::Removed(..))));
     for i in 0..100 {
         assert!(cs.lookup(&q(&format!("/p/{i}")), 0).is_some(), "/p/{i}");
     }
@@ -245,7 +245,7 @@ fn the_disk_tier_evicts_the_oldest_writes_and_reports_them() {
     let removed = cs
         .take_changes()
         .into_iter()
-        .filter(|c| matches!(c, Change::Removed(_)))
+        .filter(|c| matches!(c, Change::Removed(..)))
         .count();
     assert_eq!(removed, 30);
     assert_eq!(cs.keys().len(), 20);

@@ -130,9 +130,10 @@ impl CsClient {
                     query: Query::new(&name, can_be_prefix, must_be_fresh),
                     now_ms: wall_ms(),
                 },
-                CsRequest::Insert { data } => Request::Insert {
+                CsRequest::Insert { data, hashes } => Request::Insert {
                     wire: data,
                     arrived_ms: wall_ms(),
+                    tag: Some(hashes),
                 },
             };
             if self.requests.send(request).is_err() {
@@ -179,15 +180,22 @@ pub fn apply(fw: &mut Forwarder, now: nameway_fw::Time, answer: Answer) {
         Answer::Lookup { token, data } => fw.handle_cs_answer(now, token, data),
         Answer::Changes(changes) => {
             for c in changes {
-                let (key, added) = match c {
-                    nameway_cs::Change::Added(k) => (k, true),
-                    nameway_cs::Change::Removed(k) => (k, false),
+                let (key, tag, added) = match c {
+                    nameway_cs::Change::Added(k, t) => (k, t, true),
+                    nameway_cs::Change::Removed(k, t) => (k, t, false),
                 };
-                if let Ok(name) = Name::from_value(key, 0) {
-                    if added {
-                        fw.cs_filter_insert(&name);
-                    } else {
-                        fw.cs_filter_remove(&name);
+                // The hashes the insert carried; a packet read from disk has none: hash again.
+                match (tag, added) {
+                    (Some(h), true) => fw.cs_filter_insert_hashes(&h),
+                    (Some(h), false) => fw.cs_filter_remove_hashes(&h),
+                    (None, _) => {
+                        if let Ok(name) = Name::from_value(key, 0) {
+                            if added {
+                                fw.cs_filter_insert(&name);
+                            } else {
+                                fw.cs_filter_remove(&name);
+                            }
+                        }
                     }
                 }
             }

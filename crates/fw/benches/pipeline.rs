@@ -15,7 +15,7 @@ use std::hint::black_box;
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use nameway_fw::{Forwarder, Time};
+use nameway_fw::{CsFilter, CsRequest, Forwarder, Time};
 
 mod fixture;
 use fixture::{
@@ -79,6 +79,52 @@ fn exchange_rx(c: &mut Criterion) {
             });
             assert_all_satisfied(&fw);
         }
+    }
+    group.finish();
+}
+
+/// The miss path with the decoupled store's CS-list in front, against today's in-process store,
+/// in one group. The forwarder thread's share of the server's work is included: each admitted
+/// Data enters the filter (from the hashes its insert request carries, as the server's report
+/// gives them back) and the one admitted `CS_CAPACITY` earlier leaves it, as a full store's
+/// evictions would.
+fn cs_list_miss(c: &mut Criterion) {
+    let mut group = c.benchmark_group("cs_miss_path");
+    group.throughput(Throughput::Elements(1));
+    for mode in ["inline", "cs_list"] {
+        let Setup {
+            mut fw,
+            consumer,
+            producer,
+        } = setup(1, CS_CAPACITY);
+        if mode == "cs_list" {
+            fw.enable_external_cs(CsFilter::new(CS_CAPACITY, 0.01));
+        }
+        let mut stored: std::collections::VecDeque<std::sync::Arc<[u64]>> =
+            std::collections::VecDeque::new();
+        let mut rx = RxBuffer::new(4);
+        let mut i: u32 = 0;
+        let mut now = Time::ZERO;
+        group.bench_function(BenchmarkId::new("4c", mode), |b| {
+            b.iter(|| {
+                let k = i % POOL as u32;
+                i = i.wrapping_add(1);
+                now += Duration::from_micros(10);
+                let packets = rx.exchange(k, i);
+                black_box(one_exchange(&mut fw, now, consumer, producer, packets));
+                while let Some(r) = fw.poll_cs_request() {
+                    if let CsRequest::Insert { hashes, .. } = r {
+                        fw.cs_filter_insert_hashes(&hashes);
+                        stored.push_back(hashes);
+                        if stored.len() > CS_CAPACITY {
+                            let old = stored.pop_front().unwrap();
+                            fw.cs_filter_remove_hashes(&old);
+                        }
+                    }
+                }
+            });
+        });
+        assert_all_satisfied(&fw);
     }
     group.finish();
 }
@@ -156,5 +202,12 @@ fn pit_insert(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, exchange, exchange_rx, cs_hit, pit_insert);
+criterion_group!(
+    benches,
+    exchange,
+    exchange_rx,
+    cs_list_miss,
+    cs_hit,
+    pit_insert
+);
 criterion_main!(benches);

@@ -76,7 +76,7 @@ impl Net {
         let mut lookups = 0;
         for r in self.requests() {
             match r {
-                CsRequest::Insert { data } => {
+                CsRequest::Insert { data, .. } => {
                     let name = Data::decode(&data).unwrap().name;
                     self.fw.cs_filter_insert(&name);
                     self.server.insert(name, data);

@@ -17,6 +17,7 @@
 //! exactly what the server holds.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use nameway_wire::{Name, PrefixHashes};
@@ -52,6 +53,11 @@ pub enum CsRequest {
     Insert {
         /// The Data.
         data: Bytes,
+        /// Its name's prefix hashes ([`nameway_wire::PrefixHashes::as_slice`]): the server
+        /// keeps them and gives them back when the name enters or leaves it, so that the
+        /// filter is updated without hashing the name again
+        /// ([`Forwarder::cs_filter_insert_hashes`]).
+        hashes: Arc<[u64]>,
     },
 }
 
@@ -75,8 +81,11 @@ pub(crate) struct ExternalCs {
 }
 
 impl ExternalCs {
-    pub(crate) fn admit(&mut self, data: Bytes) {
-        self.requests.push_back(CsRequest::Insert { data });
+    pub(crate) fn admit(&mut self, data: Bytes, hashes: &PrefixHashes) {
+        self.requests.push_back(CsRequest::Insert {
+            data,
+            hashes: Arc::from(hashes.as_slice()),
+        });
     }
 }
 
@@ -137,6 +146,20 @@ impl Forwarder {
         }
     }
 
+    /// A name entered the server, with the hashes its insert request carried.
+    pub fn cs_filter_insert_hashes(&mut self, hashes: &[u64]) {
+        if let Some(e) = &mut self.external_cs {
+            e.filter.insert_hashes(hashes);
+        }
+    }
+
+    /// A name left the server, with the hashes its insert request carried.
+    pub fn cs_filter_remove_hashes(&mut self, hashes: &[u64]) {
+        if let Some(e) = &mut self.external_cs {
+            e.filter.remove_hashes(hashes);
+        }
+    }
+
     /// A name left the server: removes it from the filter.
     pub fn cs_filter_remove(&mut self, name: &Name) {
         let hashes = self.hasher.prefix_hashes(name);
@@ -161,7 +184,8 @@ impl Forwarder {
         let Some(ext) = self.external_cs.as_mut() else {
             return false;
         };
-        let pending = ext.by_entry.contains_key(&id);
+        // Most Interests find no look-up outstanding: skip the hash then.
+        let pending = !ext.by_entry.is_empty() && ext.by_entry.contains_key(&id);
         let Some(entry) = self.pit.get_mut(id) else {
             return false;
         };

@@ -46,9 +46,12 @@ impl Forwarder {
         }
         let nonce = interest.nonce().unwrap_or(0);
         let hashes = self.hasher.prefix_hashes(interest.name());
-        if self.cs_serve && self.external_cs.is_none() {
+        if self.cs_serve {
             // The look-up comes after the loop checks and the PIT: start its misses now.
-            self.cs.prefetch(&hashes);
+            match &self.external_cs {
+                None => self.cs.prefetch(&hashes),
+                Some(ext) => ext.filter.prefetch(hashes.full()),
+            }
         }
         let hash = hashes.full();
         if self.dnl.has(now, hash, nonce) || self.stragglers.has(now, hash, nonce) {
