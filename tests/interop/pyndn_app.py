@@ -6,7 +6,7 @@ prefix is registered (after python-ndn's own registration step), then serve unti
 
   produce  --api app|appv2 --prefix /p [--freshness MS] [--size N]
   consume  --api app|appv2 --name /p/x [--can-be-prefix] [--must-be-fresh] [--lifetime MS]
-  serve-object --prefix /p --size N --segment 4000     (legacy app, segmented, FinalBlockId)
+  serve-object --prefix /p --size N --segment 4000 [--freshness MS]   (legacy app, segmented, FinalBlockId)
   fetch-object --name /p                               (legacy app, ndn.app_support.segment_fetcher)
 
 The forwarder is chosen the python-ndn way: NDN_CLIENT_TRANSPORT (unix:///path or tcp://h:p).
@@ -127,7 +127,7 @@ def serve_object(args):
         if index >= count:
             return
         seg_name = prefix + [Component.from_segment(index)]
-        app.put_data(seg_name, content=data[index * seg:(index + 1) * seg], freshness_period=10000,
+        app.put_data(seg_name, content=data[index * seg:(index + 1) * seg], freshness_period=args.freshness,
                      final_block_id=Component.from_segment(count - 1))
 
     async def ready():
@@ -176,6 +176,7 @@ def main():
     so.add_argument("--prefix", required=True)
     so.add_argument("--size", type=int, required=True)
     so.add_argument("--segment", type=int, default=4000)
+    so.add_argument("--freshness", type=int, default=10000)
     fo = sub.add_parser("fetch-object")
     fo.add_argument("--name", required=True)
     args = p.parse_args()

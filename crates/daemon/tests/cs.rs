@@ -239,3 +239,79 @@ fn must_be_fresh_holds_after_a_restart() {
     let r = App::run(&py, &t, &["consume", "--name", "/cs/fresh/x"]);
     assert_eq!(r["size"], 100, "{r}\n{}", d.log());
 }
+
+/// The daemon's resident set, from /proc.
+fn rss_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+#[test]
+fn a_cache_larger_than_memory_serves_from_disk_within_its_memory_bound() {
+    let Some(py) = common::python() else { return };
+    let disk = tempfile::tempdir().unwrap();
+    let d = Daemon::start(&config(
+        disk.path(),
+        "memory_capacity = \"8MiB\"\ndisk_capacity = \"512MiB\"\n",
+    ));
+    let t = d.transport();
+    let pid = d.child.id();
+    // Sample the daemon's RSS for the whole test.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut max = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                max = max.max(rss_bytes(pid));
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            max
+        })
+    };
+    let size = (200 << 20).to_string();
+    let producer = App::spawn(
+        &py,
+        &t,
+        &[
+            "serve-object",
+            "--prefix",
+            "/cs/big",
+            "--size",
+            &size,
+            "--segment",
+            "8000",
+            // Fresh for the whole test: the fetcher's first Interest has MustBeFresh.
+            "--freshness",
+            "600000",
+        ],
+    );
+    let ready = producer.next(120);
+    assert_eq!(ready["ready"], true, "{ready}");
+    let first = App::run(&py, &t, &["fetch-object", "--name", "/cs/big"]);
+    assert_eq!(first["sha256"], ready["sha256"], "{first}\n{}", d.log());
+    drop(producer);
+    // The second fetch has only the cache: 200 MiB from a 512 MiB disk tier.
+    let second = App::run(&py, &t, &["fetch-object", "--name", "/cs/big"]);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let max_rss = sampler.join().unwrap();
+    assert_eq!(second["sha256"], ready["sha256"], "{second}\n{}", d.log());
+    let v = tiers(&d);
+    assert!(v["disk"]["hits"].as_u64().unwrap() >= 26_000, "{v}");
+    assert!(v["memory"]["bytes"].as_u64().unwrap() <= 8 << 20, "{v}");
+    let bound = (8 << 20) + (64 << 20);
+    eprintln!(
+        "200 MiB through an 8 MiB memory tier: daemon RSS at most {} MiB",
+        max_rss >> 20
+    );
+    assert!(
+        max_rss > 0 && max_rss < bound,
+        "daemon RSS reached {} MiB",
+        max_rss >> 20
+    );
+}
