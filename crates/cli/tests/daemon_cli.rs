@@ -352,6 +352,52 @@ fn peek_without_route_exits_4_with_noroute() {
 }
 
 #[test]
+fn the_null_face_black_holes_a_prefix_and_cannot_be_destroyed() {
+    // A route to null:// from the config, and two from the CLI (by URI and by FaceId).
+    let d = Daemon::start("[[route]]\nprefix = \"/bh/config\"\nface = \"null://\"\n");
+    let faces = d.json(&["face", "list", "--json"]);
+    let null = array(&faces)
+        .iter()
+        .find(|f| f["face_id"] == 255)
+        .unwrap_or_else(|| panic!("no face 255: {faces}"))
+        .clone();
+    assert_eq!(null["uri"], "null://", "{null}");
+    assert_eq!(null["local_uri"], "null://", "{null}");
+    assert_eq!(null["persistency"], "permanent", "{null}");
+    d.json(&["route", "add", "/bh/uri", "null://", "--json"]);
+    d.json(&["route", "add", "/bh/id", "255", "--json"]);
+    let fib = d.json(&["route", "list", "--fib", "--json"]);
+    for p in ["/bh/config", "/bh/uri", "/bh/id"] {
+        assert!(
+            array(&fib)
+                .iter()
+                .any(|e| e["prefix"] == p && e.to_string().contains("255")),
+            "{p} not routed to 255: {fib}"
+        );
+    }
+    // Interests under each prefix time out (no Nack) and the null face counts them.
+    for name in ["/bh/config/x", "/bh/uri/x", "/bh/id/x"] {
+        let out = d.nameway(&["peek", name, "-l", "300"]);
+        assert_eq!(out.status.code(), Some(3), "{name}: {}", stderr(&out));
+        assert!(stderr(&out).contains("timeout"), "{}", stderr(&out));
+    }
+    let faces = d.json(&["face", "list", "--json"]);
+    let null = array(&faces).iter().find(|f| f["face_id"] == 255).unwrap();
+    assert_eq!(null["n_out_interests"], 3, "{null}");
+    assert!(null["n_out_bytes"].as_u64().unwrap() > 0, "{null}");
+    // Permanent: destroying it is refused, and it stays.
+    let out = d.nameway(&["face", "destroy", "255"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("403") || stderr(&out).contains("permanent"),
+        "{}",
+        stderr(&out)
+    );
+    let faces = d.json(&["face", "list", "--json"]);
+    assert!(array(&faces).iter().any(|f| f["face_id"] == 255));
+}
+
+#[test]
 fn peek_timeout_exits_3() {
     let d = Daemon::start("");
     // A route toward a UDP face where nobody answers: the Interest times out.

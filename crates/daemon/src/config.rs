@@ -316,7 +316,9 @@ impl Config {
             r.prefix
                 .parse::<nameway_wire::Name>()
                 .map_err(|e| format!("route prefix {:?}: {e}", r.prefix))?;
-            if !self.static_faces.iter().any(|f| f.uri == r.face) {
+            if !crate::driver::is_null_uri(&r.face)
+                && !self.static_faces.iter().any(|f| f.uri == r.face)
+            {
                 return Err(format!(
                     "route {:?}: face {:?} is not a [[face]]",
                     r.prefix, r.face

@@ -59,6 +59,14 @@ pub struct Driver {
     cs_answers: Option<mpsc::UnboundedReceiver<nameway_cs::worker::Answer>>,
 }
 
+/// The null face's id (NFD's `FACEID_NULL`).
+pub const NULL_FACE: FaceId = FaceId(255);
+
+/// Whether a `[[route]]` face names the null face.
+pub fn is_null_uri(uri: &str) -> bool {
+    matches!(uri.parse::<FaceUri>(), Ok(FaceUri::Null))
+}
+
 /// The strategy the root gets back when a reloaded file no longer chooses one for it.
 const DEFAULT_STRATEGY: &str = "/localhost/nfd/strategy/best-route";
 
@@ -120,6 +128,9 @@ impl Driver {
         fw.add_face_with_id(INTERNAL_FACE, FaceScope::Local, LinkType::PointToPoint)
             .context("internal face")?;
         fw.set_local_fields(INTERNAL_FACE, true);
+        // The null face (255, `null://`): routes to it black-hole a prefix, as in NFD.
+        fw.add_face_with_id(NULL_FACE, FaceScope::NonLocal, LinkType::PointToPoint)
+            .context("null face")?;
         let mgmt_prefix: Name = "/localhost/nfd".parse().context("management prefix")?;
         fw.add_nexthop(&mgmt_prefix, INTERNAL_FACE, 0)
             .context("management route")?;
@@ -181,6 +192,24 @@ impl Driver {
     async fn apply_static(&mut self, config: &Config) -> Vec<anyhow::Error> {
         let mut errors = Vec::new();
         let mut routes = Vec::new();
+        // Routes to the null face need no [[face]].
+        for r in config.static_routes.iter().filter(|r| is_null_uri(&r.face)) {
+            match r.prefix.parse::<Name>() {
+                Ok(prefix) => {
+                    let route = Route {
+                        face: NULL_FACE.0,
+                        origin: nameway_wire::mgmt::route_origin::STATIC,
+                        cost: r.cost,
+                        flags: crate::rib::CHILD_INHERIT,
+                        expires: None,
+                    };
+                    self.mgmt.add_route(&mut self.fw, &prefix, route);
+                    routes.push((prefix, NULL_FACE.0));
+                }
+                Err(e) => errors
+                    .push(anyhow::Error::new(e).context(format!("route prefix {:?}", r.prefix))),
+            }
+        }
         for f in &config.static_faces {
             let created =
                 match FaceUri::canonize(&f.uri).await {

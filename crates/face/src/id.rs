@@ -148,6 +148,8 @@ pub enum FaceKind {
     Tcp,
     /// A unicast UDP endpoint on a shared UDP socket.
     Udp,
+    /// The null face (255): no transport, everything sent to it is dropped and counted.
+    Null,
 }
 
 impl FaceKind {

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use tokio::sync::{mpsc, watch};
 
 use crate::config::{FaceOptions, FaceSystemConfig};
-use crate::counters::{bump, AtomicSystemCounters, SystemCounters};
+use crate::counters::{bump, AtomicCounters, AtomicSystemCounters, SystemCounters};
 use crate::error::{FaceError, SendError};
 use crate::event::{DownReason, FaceEvent, FaceInfo};
 use crate::face::{FaceHandle, FaceParams, FaceSender};
@@ -163,6 +163,8 @@ pub struct FaceSystem {
     listeners: Vec<FaceUri>,
     unix_file: Option<UnixSocketFile>,
     tasks_done: Mutex<Option<mpsc::Receiver<()>>>,
+    /// What the null face (FaceId 255) swallowed.
+    null: AtomicCounters,
 }
 
 impl FaceSystem {
@@ -195,6 +197,7 @@ impl FaceSystem {
             listeners: Vec::new(),
             unix_file: None,
             tasks_done: Mutex::new(Some(guard_rx)),
+            null: AtomicCounters::default(),
         };
         if let Err(e) = system.open_listeners() {
             system.shutdown().await;
@@ -296,6 +299,8 @@ impl FaceSystem {
             return Err(FaceError::Exists(existing.id));
         }
         match uri {
+            // It always exists.
+            FaceUri::Null => Err(FaceError::Exists(FaceId::NULL)),
             FaceUri::Tcp(addr) => tcp::connect(&self.shared, *addr, persistency, options).await,
             FaceUri::Udp(addr) => udp::create(&self.shared, *addr, persistency, options),
             FaceUri::Unix(_) | FaceUri::Fd(_) => Err(FaceError::UnsupportedScheme),
@@ -306,6 +311,10 @@ impl FaceSystem {
     /// [`FaceEvent::Down`] with [`DownReason::Destroyed`] follows. Returns whether the face
     /// existed.
     pub fn destroy(&self, id: FaceId) -> bool {
+        if id == FaceId::NULL {
+            // Permanent: never destroyed (management refuses the command).
+            return false;
+        }
         match self.shared.face(id) {
             Some(face) => {
                 face.close(DownReason::Destroyed);
@@ -323,16 +332,37 @@ impl FaceSystem {
             .is_some()
     }
 
-    /// Every open face, by increasing id.
+    /// Every open face, by increasing id: the null face (255) first.
     pub fn list(&self) -> Vec<FaceInfo> {
         let mut faces: Vec<FaceInfo> = self.shared.all_faces().iter().map(|f| f.info()).collect();
+        faces.push(self.null_info());
         faces.sort_by_key(|f| f.id);
         faces
     }
 
     /// One face's properties and counters.
     pub fn info(&self, id: FaceId) -> Option<FaceInfo> {
+        if id == FaceId::NULL {
+            return Some(self.null_info());
+        }
         self.shared.face(id).map(|f| f.info())
+    }
+
+    /// The null face as NFD shows it: `null://` both ends, non-local, permanent,
+    /// point-to-point, no MTU limit; its out counters are what it swallowed.
+    fn null_info(&self) -> FaceInfo {
+        FaceInfo {
+            id: FaceId::NULL,
+            kind: crate::id::FaceKind::Null,
+            remote: FaceUri::Null,
+            local: FaceUri::Null,
+            scope: crate::id::FaceScope::NonLocal,
+            link_type: crate::id::LinkType::PointToPoint,
+            persistency: Persistency::Permanent,
+            mtu: None,
+            connected: true,
+            counters: self.null.snapshot(),
+        }
     }
 
     /// Queues `wire` for sending on `face`. Never waits; a full queue drops and counts.
@@ -340,6 +370,12 @@ impl FaceSystem {
     /// # Errors
     /// [`SendError`]; the packet is dropped.
     pub fn send(&self, face: FaceId, wire: Bytes) -> Result<(), SendError> {
+        if face == FaceId::NULL {
+            // Swallowed, and counted.
+            self.null.sent(wire.len());
+            crate::counters::bump(&self.null.out_network);
+            return Ok(());
+        }
         self.shared
             .face(face)
             .ok_or(SendError::NoSuchFace)?

@@ -1,5 +1,6 @@
 //! NFD's FaceUri: `unix:///run/nfd/nfd.sock`, `fd://17`, `tcp4://127.0.0.1:6363`,
-//! `tcp6://[::1]:6363`, `udp4://127.0.0.1:56363`, `udp6://[::1]:6363`.
+//! `tcp6://[::1]:6363`, `udp4://127.0.0.1:56363`, `udp6://[::1]:6363`, and `null://` (the null
+//! face).
 //!
 //! [`FaceUri`] holds canonical URIs only (IP literals, explicit port, IPv4-mapped IPv6 shown
 //! as IPv4), as NFD's `faces/create` requires. Host names go through [`FaceUri::canonize`].
@@ -24,6 +25,8 @@ pub enum FaceUri {
     Tcp(SocketAddr),
     /// `udp4://a.b.c.d:port` or `udp6://[x::y]:port`.
     Udp(SocketAddr),
+    /// `null://`: the null face (FaceId 255), which drops everything sent to it.
+    Null,
 }
 
 /// Why a string is not a canonical [`FaceUri`].
@@ -80,6 +83,7 @@ impl FaceUri {
             Self::Tcp(_) => "tcp6",
             Self::Udp(a) if a.is_ipv4() => "udp4",
             Self::Udp(_) => "udp6",
+            Self::Null => "null",
         }
     }
 
@@ -87,7 +91,7 @@ impl FaceUri {
     pub fn socket_addr(&self) -> Option<SocketAddr> {
         match self {
             Self::Tcp(a) | Self::Udp(a) => Some(*a),
-            Self::Unix(_) | Self::Fd(_) => None,
+            Self::Unix(_) | Self::Fd(_) | Self::Null => None,
         }
     }
 
@@ -136,6 +140,8 @@ impl FromStr for FaceUri {
                 Ok(Self::Unix(PathBuf::from(rest)))
             }
             "fd" => rest.parse().map(Self::Fd).map_err(|_| UriError::Syntax),
+            "null" if rest.is_empty() || rest == "/" => Ok(Self::Null),
+            "null" => Err(UriError::Syntax),
             _ => {
                 let (proto, host, port) = split_ip_uri(s)?;
                 let ip = parse_host(&host)?;
@@ -159,6 +165,7 @@ impl fmt::Display for FaceUri {
             Self::Unix(path) => write!(f, "unix://{}", path.display()),
             Self::Fd(fd) => write!(f, "fd://{fd}"),
             Self::Tcp(a) | Self::Udp(a) => write!(f, "{}://{a}", self.scheme()),
+            Self::Null => f.write_str("null://"),
         }
     }
 }

@@ -280,6 +280,9 @@ impl Management {
                 let Some(id) = p.face_id else {
                     return self.respond(&interest, 400, "FaceId is required", &p);
                 };
+                if id == nameway_face::FaceId::NULL.0 {
+                    return self.respond(&interest, 403, "The null face is permanent", &p);
+                }
                 if faces.destroy(nameway_face::FaceId(id)) {
                     fw.remove_face(FaceId(id));
                     self.face_down(fw, id);
