@@ -335,7 +335,9 @@ impl FaceSystem {
     /// Every open face, by increasing id: the null face (255) first.
     pub fn list(&self) -> Vec<FaceInfo> {
         let mut faces: Vec<FaceInfo> = self.shared.all_faces().iter().map(|f| f.info()).collect();
-        faces.push(self.null_info());
+        if !self.shared.is_shutting_down() {
+            faces.push(self.null_info());
+        }
         faces.sort_by_key(|f| f.id);
         faces
     }
