@@ -26,7 +26,7 @@ pub(crate) enum StrategyCommand {
 pub(crate) struct SetArgs {
     /// Name prefix.
     prefix: String,
-    /// Strategy: a short name (best-route, multicast) or a full name
+    /// Strategy: a short name (best-route, multicast, asf) or a full name
     /// (/localhost/nfd/strategy/multicast[/v=N]).
     strategy: String,
     #[command(flatten)]

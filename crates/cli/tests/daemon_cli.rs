@@ -220,6 +220,44 @@ fn strategies_are_set_listed_and_unset() {
 }
 
 #[test]
+fn asf_is_chosen_with_nfd_parameters_and_bad_ones_are_refused() {
+    let d = Daemon::start("");
+    d.json(&["strategy", "set", "/test/asf", "asf", "--json"]);
+    d.json(&[
+        "strategy",
+        "set",
+        "/test/asf2",
+        "/localhost/nfd/strategy/asf/v=5/probing-interval~30000/n-silent-timeouts~2",
+        "--json",
+    ]);
+    let list = d.json(&["strategy", "list", "--json"]);
+    let of = |p: &str| {
+        array(&list)
+            .iter()
+            .find(|c| c["prefix"] == p)
+            .map(|c| c["strategy"].as_str().unwrap().to_string())
+    };
+    assert_eq!(
+        of("/test/asf").as_deref(),
+        Some("/localhost/nfd/strategy/asf/v=5")
+    );
+    assert_eq!(
+        of("/test/asf2").as_deref(),
+        Some("/localhost/nfd/strategy/asf/v=5/probing-interval~30000/n-silent-timeouts~2")
+    );
+    let bad = d.nameway(&[
+        "strategy",
+        "set",
+        "/test/asf3",
+        "/localhost/nfd/strategy/asf/v=5/probing-interval~10",
+    ]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stderr(&bad).contains("400"), "{}", stderr(&bad));
+    let s = d.json(&["status", "--json"]);
+    assert!(s["n_measurements_entries"].is_u64(), "{s}");
+}
+
+#[test]
 fn content_store_is_configured_and_erased() {
     let d = Daemon::start("");
     let done = d.json(&["cs", "config", "--capacity", "1234", "--json"]);

@@ -397,6 +397,11 @@ impl Forwarder {
         Ok(removed)
     }
 
+    /// Measurements entries the strategies keep (NFD's `nMeasurementsEntries`).
+    pub fn n_measurements_entries(&self) -> usize {
+        self.strategy_choice.measurements_len()
+    }
+
     /// Every strategy choice as (prefix, instance name).
     pub fn strategy_choices(&self) -> impl Iterator<Item = (&Name, &Name)> + '_ {
         self.strategy_choice.iter()

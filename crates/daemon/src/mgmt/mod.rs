@@ -220,6 +220,14 @@ impl Management {
                         p.strategy = Some(full);
                         self.respond(&interest, 200, "OK", &p)
                     }
+                    // NFD: 400 for parameters the strategy refuses, 414 for a long prefix,
+                    // 404 for an unknown strategy or version.
+                    Err(nameway_fw::StrategyError::BadParameters(why)) => {
+                        self.respond(&interest, 400, &format!("Invalid parameters: {why}"), &p)
+                    }
+                    Err(nameway_fw::StrategyError::PrefixTooLong) => {
+                        self.respond(&interest, 414, "Prefix has too many components", &p)
+                    }
                     Err(_) => self.respond(&interest, 404, "Strategy not registered", &p),
                 }
             }
@@ -593,7 +601,7 @@ impl Management {
             n_name_tree_entries: 0,
             n_fib_entries: st.n_fib_entries as u64,
             n_pit_entries: st.n_pit_entries as u64,
-            n_measurements_entries: 0,
+            n_measurements_entries: fw.n_measurements_entries() as u64,
             n_cs_entries: st.n_cs_entries as u64,
             n_in_interests: st.counters.n_in_interests,
             n_in_data: st.counters.n_in_data,

@@ -9,6 +9,7 @@
 //! ([`StrategyContext::scratch`]), which the forwarder clears when the entry is satisfied or
 //! its strategy changes.
 
+mod asf;
 mod best_route;
 mod context;
 mod multicast;
@@ -20,6 +21,7 @@ use nameway_wire::lp::NackReason;
 use nameway_wire::tlv::types;
 use nameway_wire::{Component, DataView, InterestView, Name};
 
+pub use self::asf::{Asf, ASF_NAME};
 pub use self::best_route::BestRoute;
 pub use self::context::StrategyContext;
 pub use self::multicast::Multicast;
@@ -86,6 +88,12 @@ pub trait Strategy: Send {
 
     /// The entry expires unsatisfied and is about to be removed.
     fn on_interest_expiry(&mut self, _entry: &PitEntry) {}
+
+    /// Entries this instance keeps in its measurements (NFD's measurements table, counted in
+    /// `nMeasurementsEntries`); none by default.
+    fn measurements_len(&self) -> usize {
+        0
+    }
 }
 
 /// Why a strategy could not be chosen or created.
@@ -215,9 +223,12 @@ pub const BEST_ROUTE_NAME: &str = "/localhost/nfd/strategy/best-route";
 /// NFD's name of multicast, without version.
 pub const MULTICAST_NAME: &str = "/localhost/nfd/strategy/multicast";
 
-/// Every strategy Nameway ships, under NFD's names: best-route v5, multicast v4 and v5.
+/// Every strategy Nameway ships, under NFD's names: best-route v5, multicast v4 and v5, ASF v5.
 pub fn builtin() -> StrategyRegistry {
     let mut reg = StrategyRegistry::new();
+    if let Ok(n) = ASF_NAME.parse::<Name>() {
+        reg.register(n, Asf::VERSION, |name| Ok(Box::new(Asf::new(name)?)));
+    }
     if let Ok(n) = BEST_ROUTE_NAME.parse::<Name>() {
         reg.register(n, BestRoute::VERSION, |name| {
             Ok(Box::new(BestRoute::new(name)?))
@@ -311,8 +322,24 @@ mod tests {
             reg.create(&n("/localhost/nfd/strategy/best-route/v=1")),
             Err(StrategyError::UnsupportedVersion(_))
         ));
+        let asf = reg.create(&n("/localhost/nfd/strategy/asf")).unwrap();
+        assert_eq!(
+            asf.instance_name().to_string(),
+            "/localhost/nfd/strategy/asf/v=5"
+        );
+        let asf = reg
+            .create(&n("/localhost/nfd/strategy/asf/v=5/probing-interval~5000"))
+            .unwrap();
+        assert_eq!(
+            asf.instance_name().to_string(),
+            "/localhost/nfd/strategy/asf/v=5/probing-interval~5000"
+        );
         assert!(matches!(
-            reg.create(&n("/localhost/nfd/strategy/asf")),
+            reg.create(&n("/localhost/nfd/strategy/asf/v=5/probing-interval~10")),
+            Err(StrategyError::BadParameters(_))
+        ));
+        assert!(matches!(
+            reg.create(&n("/localhost/nfd/strategy/nope")),
             Err(StrategyError::Unknown(_))
         ));
         assert!(matches!(
@@ -323,6 +350,6 @@ mod tests {
             reg.create(&n("/localhost/nfd/strategy/best-route/v=5/x")),
             Err(StrategyError::BadParameters(_))
         ));
-        assert_eq!(reg.versions().count(), 3);
+        assert_eq!(reg.versions().count(), 4);
     }
 }

@@ -109,6 +109,15 @@ impl StrategyChoice {
     }
 
     /// The instance in `slot`.
+    /// Measurements entries kept by every instance.
+    pub(crate) fn measurements_len(&self) -> usize {
+        self.instances
+            .iter()
+            .flatten()
+            .map(|s| s.measurements_len())
+            .sum()
+    }
+
     pub(crate) fn instance_mut(&mut self, slot: u32) -> Option<&mut (dyn Strategy + 'static)> {
         self.instances.get_mut(slot as usize)?.as_deref_mut()
     }
