@@ -70,7 +70,7 @@ impl FaceInfo {
                 self.rttvar = rtt / 2;
             }
             Some(s) => {
-                let diff = if s > rtt { s - rtt } else { rtt - s };
+                let diff = s.abs_diff(rtt);
                 self.rttvar = (self.rttvar * 3 + diff) / 4;
                 self.srtt = Some((s * 7 + rtt) / 8);
             }
@@ -230,9 +230,12 @@ impl Asf {
     }
 }
 
+/// A face's place in the order: class (0 working, 1 unmeasured, 2 timed out), SRTT, FIB order.
+type Rank = (u8, Duration, usize);
+
 /// Rank of a face in a namespace: working and measured (by SRTT), unmeasured, timed out; ties
 /// by FIB order (cost).
-fn rank(ns: &Namespace, face: FaceId, fib_order: usize) -> (u8, Duration, usize) {
+fn rank(ns: &Namespace, face: FaceId, fib_order: usize) -> Rank {
     match ns.get(face) {
         Some(i) if i.timed_out => (2, Duration::ZERO, fib_order),
         Some(FaceInfo {
@@ -352,7 +355,7 @@ impl Strategy for Asf {
             info.waiting_since = None;
         }
         let ns = self.namespace(&name, now);
-        let mut untried: SmallVec<[(FaceId, (u8, Duration, usize)); 4]> = cx
+        let mut untried: SmallVec<[(FaceId, Rank); 4]> = cx
             .nexthops()
             .iter()
             .enumerate()
