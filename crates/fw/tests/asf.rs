@@ -144,6 +144,16 @@ fn asf_prefers_the_fast_path_fails_over_and_finds_it_again() {
         t.data_received(301, 501)
     );
 
+    let via_slow = t
+        .sent(t.slow)
+        .into_iter()
+        .filter(|i| (301..501).contains(i))
+        .count();
+    assert!(
+        via_slow >= 190,
+        "{via_slow} of 200 Interests went the slow way after the failover"
+    );
+
     // Phase 3: the fast path recovers; probing finds it within a probing interval or two.
     t.sim.set_link_up(t.fast.id, true);
     t.run("/p/obj", 500);
