@@ -57,6 +57,12 @@ pub struct FacesConfig {
     pub tcp: Vec<SocketAddr>,
     /// UDP listen addresses.
     pub udp: Vec<SocketAddr>,
+    /// WebSocket listen addresses (browser applications, NDNts); none by default.
+    pub websocket: Vec<SocketAddr>,
+    /// PEM certificate chain for `wss://` (with `websocket_key`); empty: plain `ws://`.
+    pub websocket_cert: PathBuf,
+    /// PEM private key for `wss://`.
+    pub websocket_key: PathBuf,
     /// Give UDP faces from loopback local scope (NFD does not).
     pub udp_loopback_is_local: bool,
     /// MTU of UDP faces; larger packets are fragmented with NDNLPv2.
@@ -185,6 +191,11 @@ pub struct MgmtConfig {
     pub signature_grace_ms: u64,
     /// Refuse unsigned rib commands with 403, as NFD does.
     pub require_signed_rib_commands: bool,
+    /// Serve `rib/register` and `rib/unregister` under `/localhop/nfd` too, from any face (what
+    /// NFD's `localhop_security` enables; web applications over WebSocket register prefixes that
+    /// way). The commands need only a valid signature here, so any host that can reach a face
+    /// may then register prefixes: off by default.
+    pub localhop_rib: bool,
 }
 
 /// `[http]`: Prometheus metrics at `/metrics`, the status page at `/`, JSON at `/api/status`.
@@ -246,6 +257,9 @@ impl Default for FacesConfig {
             unix: PathBuf::from("/run/nfd/nfd.sock"),
             tcp: loopback.clone(),
             udp: loopback,
+            websocket: Vec::new(),
+            websocket_cert: PathBuf::new(),
+            websocket_key: PathBuf::new(),
             udp_loopback_is_local: false,
             udp_mtu: 8800,
             udp_idle_timeout_ms: 600_000,
@@ -288,6 +302,7 @@ impl Default for MgmtConfig {
         Self {
             signature_grace_ms: 120_000,
             require_signed_rib_commands: true,
+            localhop_rib: false,
         }
     }
 }
@@ -308,6 +323,11 @@ impl Config {
     pub fn validate(&self) -> Result<(), String> {
         if self.forwarder.rx_burst == 0 {
             return Err("forwarder.rx_burst must be at least 1".into());
+        }
+        if self.faces.websocket_cert.as_os_str().is_empty()
+            != self.faces.websocket_key.as_os_str().is_empty()
+        {
+            return Err("faces.websocket_cert and faces.websocket_key go together".into());
         }
         if self.faces.udp_mtu < 576 {
             return Err("faces.udp_mtu must be at least 576".into());

@@ -81,6 +81,9 @@ pub fn face_config(config: &Config) -> FaceSystemConfig {
     fc.unix_path = (!f.unix.as_os_str().is_empty()).then(|| f.unix.clone());
     fc.tcp.clone_from(&f.tcp);
     fc.udp.clone_from(&f.udp);
+    fc.websocket.clone_from(&f.websocket);
+    fc.websocket_tls = (!f.websocket_cert.as_os_str().is_empty())
+        .then(|| (f.websocket_cert.clone(), f.websocket_key.clone()));
     fc.udp_loopback_is_local = f.udp_loopback_is_local;
     fc.udp_mtu = f.udp_mtu;
     fc.udp_idle_timeout = config.udp_idle_timeout();
@@ -134,6 +137,11 @@ impl Driver {
         let mgmt_prefix: Name = "/localhost/nfd".parse().context("management prefix")?;
         fw.add_nexthop(&mgmt_prefix, INTERNAL_FACE, 0)
             .context("management route")?;
+        if config.mgmt.localhop_rib {
+            let localhop: Name = "/localhop/nfd".parse().context("localhop prefix")?;
+            fw.add_nexthop(&localhop, INTERNAL_FACE, 0)
+                .context("localhop management route")?;
+        }
         let (cs, cs_answers) = if config.cs.is_decoupled() {
             let (handle, answers) = crate::cs_server::start(&config.cs, &mut fw)?;
             (Some(handle), Some(answers))

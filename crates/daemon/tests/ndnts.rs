@@ -226,6 +226,39 @@ fn ndnts_producer_and_consumer_over_unix_and_tcp() {
 }
 
 #[test]
+fn ndnts_over_websocket_with_python_ndn_on_the_unix_socket() {
+    let Some(node) = node() else { return };
+    let Some(py) = common::python() else { return };
+    let port = common::free_port();
+    // `websocket` lands inside the fixture's [faces] table. NDNts registers prefixes over a
+    // WebSocket face under /localhop/nfd (it cannot know the face is local).
+    let d = Daemon::start(&format!(
+        "websocket = [\"127.0.0.1:{port}\"]\n[mgmt]\nlocalhop_rib = true\n"
+    ));
+    let ws = format!("ws://127.0.0.1:{port}");
+    // An NDNts consumer in a "browser" (@ndn/ws-transport) fetches from python-ndn on Unix.
+    let _p = App::producer(
+        &py,
+        &d.transport(),
+        &["produce", "--prefix", "/ws/py", "--size", "3000"],
+    );
+    let r = Js::run(&node, &ws, &["consume", "--name", "/ws/py/x"]);
+    assert_eq!(r["name"], "/ws/py/x", "{r}\n{}", d.log());
+    assert_eq!(r["size"], 3000);
+    // An NDNts producer over WebSocket registers its prefix (rib/register under
+    // /localhop/nfd) and serves a python-ndn consumer on Unix.
+    let (_q, ready) = Js::producer(
+        &node,
+        &ws,
+        &["produce", "--prefix", "/ws/nt", "--size", "2000"],
+    );
+    let r = App::run(&py, &d.transport(), &["consume", "--name", "/ws/nt/y"]);
+    assert_eq!(r["name"], "/ws/nt/y", "{r}\n{}", d.log());
+    assert_eq!(r["size"], 2000);
+    assert_eq!(r["sha256"], ready["sha256"]);
+}
+
+#[test]
 fn ndnts_producer_python_ndn_consumer() {
     let Some(node) = node() else { return };
     let Some(py) = common::python() else { return };

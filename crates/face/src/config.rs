@@ -29,6 +29,12 @@ pub struct FaceSystemConfig {
     pub tcp: Vec<SocketAddr>,
     /// UDP listeners (one shared socket each; peers get on-demand faces). Default as TCP.
     pub udp: Vec<SocketAddr>,
+    /// WebSocket listeners (NFD's `websocket` face system; browser applications). Default none
+    /// here; the daemon's config decides.
+    pub websocket: Vec<SocketAddr>,
+    /// PEM certificate chain and private key: with them the WebSocket listeners speak TLS
+    /// (`wss://`). Default `None`.
+    pub websocket_tls: Option<(PathBuf, PathBuf)>,
     /// Give UDP faces from loopback local scope. Default `false`, as NFD (python-ndn over
     /// `udp://127.0.0.1` then cannot use `/localhost/nfd`).
     pub udp_loopback_is_local: bool,
@@ -71,6 +77,8 @@ impl Default for FaceSystemConfig {
             unix_path: Some(PathBuf::from(DEFAULT_UNIX_PATH)),
             tcp: loopback.clone(),
             udp: loopback,
+            websocket: Vec::new(),
+            websocket_tls: None,
             udp_loopback_is_local: false,
             udp_idle_timeout: Duration::from_secs(600),
             udp_mtu: DEFAULT_UDP_MTU,

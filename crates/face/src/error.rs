@@ -45,6 +45,9 @@ pub enum FaceError {
     /// The face system is shutting down.
     #[error("the face system is shutting down")]
     ShuttingDown,
+    /// The TLS certificate or key of a `wss://` listener cannot be used.
+    #[error("TLS for the WebSocket listener: {0}")]
+    Tls(String),
 }
 
 /// Why [`crate::FaceSystem::send`] did not queue a packet (the drop is already counted).

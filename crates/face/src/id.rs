@@ -150,6 +150,8 @@ pub enum FaceKind {
     Udp,
     /// The null face (255): no transport, everything sent to it is dropped and counted.
     Null,
+    /// A WebSocket connection (accepted from a WebSocket listener), one packet per message.
+    WebSocket,
 }
 
 impl FaceKind {

@@ -34,6 +34,7 @@ mod tcp;
 mod udp;
 mod unix;
 pub mod uri;
+mod ws;
 
 pub use config::{FaceOptions, FaceSystemConfig, DEFAULT_UDP_MTU, DEFAULT_UNIX_PATH};
 pub use counters::{FaceCounters, SystemCounters};

@@ -150,7 +150,7 @@ async fn drain_frames(
 
 /// Puts a packet on the event queue, waiting for room (backpressure on the stream) unless the
 /// face closes meanwhile.
-async fn deliver(
+pub(crate) async fn deliver(
     shared: &Shared,
     face: &FaceHandle,
     wire: Bytes,

@@ -225,6 +225,26 @@ impl FaceSystem {
             self.listeners.push(FaceUri::udp(channel.local));
             udp::start_channel(&shared, channel);
         }
+        let tls = match &shared.config.websocket_tls {
+            Some((cert, key)) if !shared.config.websocket.is_empty() => {
+                Some(crate::ws::tls_acceptor(cert, key).map_err(FaceError::Tls)?)
+            }
+            _ => None,
+        };
+        for &addr in &shared.config.websocket {
+            let listener = tcp::bind(addr).map_err(|e| listen_error(addr, e))?;
+            let local = listener.local_addr().map_err(|e| listen_error(addr, e))?;
+            self.listeners.push(if tls.is_some() {
+                FaceUri::Wss(local)
+            } else {
+                FaceUri::Ws(local)
+            });
+            shared.spawn(crate::ws::accept_loop(
+                shared.clone(),
+                listener,
+                tls.clone(),
+            ));
+        }
         Ok(())
     }
 
@@ -303,7 +323,10 @@ impl FaceSystem {
             FaceUri::Null => Err(FaceError::Exists(FaceId::NULL)),
             FaceUri::Tcp(addr) => tcp::connect(&self.shared, *addr, persistency, options).await,
             FaceUri::Udp(addr) => udp::create(&self.shared, *addr, persistency, options),
-            FaceUri::Unix(_) | FaceUri::Fd(_) => Err(FaceError::UnsupportedScheme),
+            // Unix and WebSocket faces are only accepted, never created (as in NFD).
+            FaceUri::Unix(_) | FaceUri::Fd(_) | FaceUri::Ws(_) | FaceUri::Wss(_) => {
+                Err(FaceError::UnsupportedScheme)
+            }
         }
     }
 

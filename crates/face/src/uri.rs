@@ -27,6 +27,10 @@ pub enum FaceUri {
     Udp(SocketAddr),
     /// `null://`: the null face (FaceId 255), which drops everything sent to it.
     Null,
+    /// `ws://a.b.c.d:port` or `ws://[x::y]:port`: a WebSocket face (or its listener).
+    Ws(SocketAddr),
+    /// `wss://...`: a WebSocket face over TLS.
+    Wss(SocketAddr),
 }
 
 /// Why a string is not a canonical [`FaceUri`].
@@ -84,13 +88,15 @@ impl FaceUri {
             Self::Udp(a) if a.is_ipv4() => "udp4",
             Self::Udp(_) => "udp6",
             Self::Null => "null",
+            Self::Ws(_) => "ws",
+            Self::Wss(_) => "wss",
         }
     }
 
     /// The IP endpoint of a TCP or UDP URI.
     pub fn socket_addr(&self) -> Option<SocketAddr> {
         match self {
-            Self::Tcp(a) | Self::Udp(a) => Some(*a),
+            Self::Tcp(a) | Self::Udp(a) | Self::Ws(a) | Self::Wss(a) => Some(*a),
             Self::Unix(_) | Self::Fd(_) | Self::Null => None,
         }
     }
@@ -142,6 +148,19 @@ impl FromStr for FaceUri {
             "fd" => rest.parse().map(Self::Fd).map_err(|_| UriError::Syntax),
             "null" if rest.is_empty() || rest == "/" => Ok(Self::Null),
             "null" => Err(UriError::Syntax),
+            "ws" | "wss" => {
+                let addr: SocketAddr = rest
+                    .strip_suffix('/')
+                    .unwrap_or(rest)
+                    .parse()
+                    .map_err(|_| UriError::Syntax)?;
+                let addr = canonical_addr(addr);
+                Ok(if scheme == "ws" {
+                    Self::Ws(addr)
+                } else {
+                    Self::Wss(addr)
+                })
+            }
             _ => {
                 let (proto, host, port) = split_ip_uri(s)?;
                 let ip = parse_host(&host)?;
@@ -166,6 +185,7 @@ impl fmt::Display for FaceUri {
             Self::Fd(fd) => write!(f, "fd://{fd}"),
             Self::Tcp(a) | Self::Udp(a) => write!(f, "{}://{a}", self.scheme()),
             Self::Null => f.write_str("null://"),
+            Self::Ws(a) | Self::Wss(a) => write!(f, "{}://{a}", self.scheme()),
         }
     }
 }

@@ -27,8 +27,8 @@
 // Payloads are the same byte sequence as tests/interop/pyndn_app.py's payload(): the
 // concatenation of sha256(seed || u64be(counter)), truncated to N bytes.
 //
-// The forwarder is chosen the NDNts CLI way, through NDNTS_UPLINK: unix:///path/to/nfd.sock or
-// tcp://host:port. NDNTS_PKTTRACE=1 logs every packet of the logical forwarder to stderr;
+// The forwarder is chosen the NDNts CLI way, through NDNTS_UPLINK: unix:///path/to/nfd.sock,
+// tcp://host:port, or ws://host:port / wss://host:port (namewayd's WebSocket face). NDNTS_PKTTRACE=1 logs every packet of the logical forwarder to stderr;
 // NDNTS_KEEPALIVE=MS shortens the idle keep-alive. Every mode may also print
 // {"event":"up"|"down"|"close"} when the uplink's transport changes state, and
 // {"event":"rxerror"} when NDNts cannot decode a packet that the forwarder sent.
@@ -44,6 +44,7 @@ import {
   StrategyChoice, enableNfdPrefixReg, getPrefix, invoke, list,
 } from "@ndn/nfdmgmt";
 import { TcpTransport, UnixTransport } from "@ndn/node-transport";
+import { WsTransport } from "@ndn/ws-transport";
 import { AltUri, Data, Interest, Name, StructFieldName, TT as l3TT, digestSigning } from "@ndn/packet";
 import { BufferChunkSource, fetch, serve } from "@ndn/segmented-object";
 import { Decoder, EvDecoder, StructBuilder, StructFieldNNI, StructFieldType } from "@ndn/tlv";
@@ -125,6 +126,12 @@ async function connect() {
       break;
     case "tcp:":
       face = await TcpTransport.createFace(opts, u.hostname, Number(u.port || 6363));
+      break;
+    case "ws:":
+    case "wss:":
+      // @ndn/ws-transport, as a web page uses it (in Node through the `ws` package). For wss://
+      // with a test certificate, NODE_EXTRA_CA_CERTS names the CA file.
+      face = await WsTransport.createFace(opts, uplink);
       break;
     default:
       throw new Error(`unsupported NDNTS_UPLINK ${uplink}`);

@@ -184,6 +184,15 @@ impl Management {
                 );
             }
         };
+        // Under /localhop/nfd only prefix registration is served, and only when enabled
+        // (NFD's localhop_security); anything else gets no answer, as from NFD.
+        let localhop = interest
+            .name
+            .get(0)
+            .is_some_and(|c| c.value() == b"localhop");
+        if localhop && !(self.config.localhop_rib && cmd.module == "rib" && cmd.has_params) {
+            return Outcome::Nothing;
+        }
         if let Some(out) = self.dataset(fw, faces, now, &interest, &cmd) {
             return out;
         }
