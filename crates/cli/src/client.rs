@@ -58,8 +58,8 @@ const CLIENT_CONF: [&str; 3] = [
 pub(crate) enum ClientError {
     /// The transport URI does not parse.
     #[error(
-        "{0:?} is not a transport URI: use unix:///path/to/nfd.sock, tcp://host[:port] or \
-         udp://host[:port]"
+        "{0:?} is not a transport URI: use unix:///path/to/nfd.sock, tcp://host[:port], \
+         udp://host[:port] or ws://host:port"
     )]
     BadTransport(String),
     /// The socket cannot be opened (or UDP reports the port closed).
@@ -150,6 +150,13 @@ pub(crate) enum Transport {
         /// Port.
         port: u16,
     },
+    /// WebSocket, one packet per binary message (namewayd's WebSocket face).
+    Ws {
+        /// Host name or address (no brackets).
+        host: String,
+        /// Port.
+        port: u16,
+    },
 }
 
 impl Transport {
@@ -170,6 +177,10 @@ impl Transport {
             "udp" | "udp4" | "udp6" => {
                 let (host, port) = host_port(rest).ok_or_else(bad)?;
                 Ok(Self::Udp { host, port })
+            }
+            "ws" => {
+                let (host, port) = host_port(rest).ok_or_else(bad)?;
+                Ok(Self::Ws { host, port })
             }
             _ => Err(bad()),
         }
@@ -201,7 +212,7 @@ impl Transport {
     pub(crate) fn is_local(&self) -> bool {
         match self {
             Self::Unix(_) => true,
-            Self::Tcp { host, .. } => is_loopback(host),
+            Self::Tcp { host, .. } | Self::Ws { host, .. } => is_loopback(host),
             Self::Udp { .. } => false,
         }
     }
@@ -220,6 +231,7 @@ impl fmt::Display for Transport {
             Self::Unix(p) => write!(f, "unix://{}", p.display()),
             Self::Tcp { host: h, port } => write!(f, "tcp://{}:{port}", host(h)),
             Self::Udp { host: h, port } => write!(f, "udp://{}:{port}", host(h)),
+            Self::Ws { host: h, port } => write!(f, "ws://{}:{port}", host(h)),
         }
     }
 }
@@ -299,6 +311,15 @@ enum Io {
     Unix(UnixStream),
     Tcp(TcpStream),
     Udp(UdpSocket),
+    Ws(Box<tokio_tungstenite::WebSocketStream<TcpStream>>),
+}
+
+/// A WebSocket error as an I/O error (the connection is gone or broken either way).
+fn ws_io(e: tokio_tungstenite::tungstenite::Error) -> io::Error {
+    match e {
+        tokio_tungstenite::tungstenite::Error::Io(e) => e,
+        other => io::Error::new(io::ErrorKind::ConnectionReset, other),
+    }
 }
 
 /// One connection to the forwarder (one face on its side).
@@ -367,6 +388,26 @@ impl Conn {
                 }
                 result
             }
+            Io::Ws(ws) => {
+                use futures_util::SinkExt as _;
+                let mut result = Ok(());
+                let mut start = 0;
+                for &end in &self.out_ends {
+                    let msg = Bytes::copy_from_slice(self.out.get(start..end).unwrap_or_default());
+                    if let Err(e) = ws
+                        .feed(tokio_tungstenite::tungstenite::Message::Binary(msg))
+                        .await
+                    {
+                        result = Err(ws_io(e));
+                        break;
+                    }
+                    start = end;
+                }
+                match result {
+                    Ok(()) => ws.flush().await.map_err(ws_io),
+                    err => err,
+                }
+            }
         };
         self.out.clear();
         self.out_ends.clear();
@@ -403,7 +444,26 @@ impl Conn {
     /// The stream cannot be framed, or the socket failed.
     pub(crate) fn try_recv(&mut self) -> Result<Option<Incoming>, ClientError> {
         loop {
-            let raw = match &self.io {
+            let raw = match &mut self.io {
+                Io::Ws(ws) => match self.pending_datagram.take() {
+                    Some(d) => Some(d),
+                    None => {
+                        use futures_util::{FutureExt as _, StreamExt as _};
+                        match ws.next().now_or_never() {
+                            Some(Some(Ok(tokio_tungstenite::tungstenite::Message::Binary(b)))) => {
+                                Some(b)
+                            }
+                            Some(None) => {
+                                return Err(ClientError::Closed {
+                                    uri: self.uri.clone(),
+                                })
+                            }
+                            Some(Some(Err(e))) => return Err(self.io_error(ws_io(e))),
+                            // Pings, pongs, nothing yet.
+                            Some(Some(Ok(_))) | None => None,
+                        }
+                    }
+                },
                 Io::Udp(s) => match self.pending_datagram.take() {
                     Some(d) => Some(d),
                     None => match s.try_recv(&mut self.datagram) {
@@ -438,6 +498,18 @@ impl Conn {
                 }
                 Err(e) => Err(e),
             },
+            Io::Ws(ws) => {
+                use futures_util::StreamExt as _;
+                match ws.next().await {
+                    Some(Ok(tokio_tungstenite::tungstenite::Message::Binary(b))) => {
+                        self.pending_datagram = Some(b);
+                        return Ok(());
+                    }
+                    Some(Ok(tokio_tungstenite::tungstenite::Message::Close(_))) | None => Ok(0),
+                    Some(Ok(_)) => return Ok(()),
+                    Some(Err(e)) => Err(ws_io(e)),
+                }
+            }
         };
         match result {
             Ok(0) => Err(ClientError::Closed {
@@ -508,6 +580,22 @@ async fn connect_io(transport: &Transport) -> io::Result<Io> {
             let _ = sock.set_send_buffer_size(4 << 20);
             s.connect(addr).await?;
             Ok(Io::Udp(s))
+        }
+        Transport::Ws { host, port } => {
+            let s = TcpStream::connect((host.as_str(), *port)).await?;
+            s.set_nodelay(true)?;
+            let url = format!(
+                "ws://{}:{port}/",
+                if host.contains(':') {
+                    format!("[{host}]")
+                } else {
+                    host.clone()
+                }
+            );
+            let (ws, _) = tokio_tungstenite::client_async(url, s)
+                .await
+                .map_err(ws_io)?;
+            Ok(Io::Ws(Box::new(ws)))
         }
     }
 }

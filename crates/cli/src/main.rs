@@ -33,8 +33,8 @@ mod strategy;
 #[derive(Debug, Parser)]
 #[command(name = "nameway", version, about)]
 struct Cli {
-    /// How to reach the forwarder: unix:///path, tcp://host[:port] or udp://host[:port]
-    /// [default: $NDN_CLIENT_TRANSPORT, then client.conf, then unix:///run/nfd/nfd.sock]
+    /// How to reach the forwarder: unix:///path, tcp://host[:port], udp://host[:port] or
+    /// ws://host:port [default: $NDN_CLIENT_TRANSPORT, then client.conf, then unix:///run/nfd/nfd.sock]
     #[arg(long, global = true, value_name = "URI")]
     transport: Option<String>,
     #[command(subcommand)]
