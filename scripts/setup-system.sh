@@ -2,8 +2,9 @@
 # Installs the system tools the operator-facing tests need, from the Debian packages: Chromium
 # for the status-page test (crates/daemon/tests/http.rs; the system browser, nothing is
 # downloaded from a browser vendor) driven by playwright-core from npm (tests/interop/browser,
-# pinned in its package-lock.json), and systemd for `systemd-analyze verify` of the service unit
-# (crates/daemon/tests/daemon.rs).
+# pinned in its package-lock.json), systemd for `systemd-analyze verify` of the service unit
+# (crates/daemon/tests/daemon.rs), and tcpdump to read the pcap files of `nameway capture`
+# (crates/cli/tests/daemon_cli.rs).
 #
 # Idempotent: does nothing when everything is present. Installing packages needs root and
 # apt-get (CI runs as root); elsewhere install them yourself or set CHROMIUM to a Chromium binary.
@@ -17,6 +18,7 @@ chromium="${CHROMIUM:-/usr/bin/chromium}"
 missing=()
 [ -x "$chromium" ] || missing+=(chromium)
 command -v systemd-analyze >/dev/null || missing+=(systemd)
+command -v tcpdump >/dev/null || missing+=(tcpdump)
 if [ "${#missing[@]}" -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         echo "setup-system: installing ${missing[*]} from the Debian packages"

@@ -39,6 +39,10 @@ pub(crate) struct DissectArgs {
     /// Print the tree as JSON: an array of {type, name, length, offset, value?, children?}.
     #[arg(long)]
     json: bool,
+    /// The file is a pcap capture (from `nameway capture -w`, or of NDN over UDP/Ethernet):
+    /// every packet is dissected, each after a `# packet N` line.
+    #[arg(long, conflicts_with = "hex")]
+    pcap: bool,
 }
 
 /// Runs `nameway dissect`: prints the tree on stdout, then fails if the packet is malformed.
@@ -48,6 +52,9 @@ pub(crate) struct DissectArgs {
 /// decoded), or a packet the library decoders reject.
 pub(crate) fn run(args: &DissectArgs) -> anyhow::Result<()> {
     let raw = read_input(args.file.as_deref())?;
+    if args.pcap {
+        return run_pcap(&raw, args.json);
+    }
     let packet = if args.hex { parse_hex(&raw)? } else { raw };
     if packet.is_empty() {
         bail!("empty input: there is no packet to dissect");
@@ -67,6 +74,48 @@ pub(crate) fn run(args: &DissectArgs) -> anyhow::Result<()> {
     }
     let packet = Bytes::from(packet);
     validate(&packet).map_err(|(what, err)| anyhow!("invalid {what}: {err}"))
+}
+
+/// Every NDN packet of a pcap capture: headers stripped (Ethernet, IPv4/IPv6, UDP; TCP payloads
+/// as they are, not reassembled), then the tree. Frames that hold no NDN packet are skipped.
+fn run_pcap(raw: &[u8], json: bool) -> anyhow::Result<()> {
+    let mut reader = pcap_file::pcap::PcapReader::new(raw).context("not a pcap file")?;
+    let mut out = std::io::stdout().lock();
+    let (mut n, mut bad) = (0u64, 0u64);
+    while let Some(pkt) = reader.next_packet() {
+        let pkt = pkt.context("truncated pcap file")?;
+        let Some(payload) = crate::capture::strip_headers(&pkt.data) else {
+            continue;
+        };
+        if payload.is_empty() {
+            continue;
+        }
+        n += 1;
+        let d = dissect(payload);
+        let ts = pkt.timestamp.as_secs_f64();
+        if json {
+            writeln!(
+                out,
+                "{{\"packet\":{n},\"time\":{ts:.6},\"tree\":{}}}",
+                to_json(&d.nodes).trim()
+            )
+            .context("writing")?;
+        } else {
+            writeln!(out, "# packet {n} at {ts:.6}, {} bytes", payload.len()).context("writing")?;
+            out.write_all(to_text(&d.nodes).as_bytes())
+                .context("writing")?;
+        }
+        if d.error.is_some() {
+            bad += 1;
+        }
+    }
+    if n == 0 {
+        bail!("the capture holds no NDN packet");
+    }
+    if bad > 0 {
+        bail!("{bad} of {n} packets are malformed");
+    }
+    Ok(())
 }
 
 fn read_input(file: Option<&Path>) -> anyhow::Result<Vec<u8>> {

@@ -18,6 +18,7 @@ use clap::{Parser, Subcommand};
 mod bench;
 mod bench_ciphers;
 mod bench_load;
+mod capture;
 mod client;
 mod cs;
 mod dissect;
@@ -65,8 +66,11 @@ enum Command {
     Peek(peek::PeekArgs),
     /// Publish one Data: register its name, answer one Interest, exit.
     Poke(peek::PokeArgs),
-    /// Print the TLV structure of one packet (raw bytes, or hex with --hex) as a tree.
+    /// Print the TLV structure of one packet (raw bytes, or hex with --hex) as a tree, or of
+    /// every packet of a pcap file (--pcap).
     Dissect(dissect::DissectArgs),
+    /// Mirror a face's packets: one line each like ndndump, or a pcap file with -w.
+    Capture(capture::CaptureArgs),
     /// Benchmarks: exchanges per second through a running forwarder, or `ciphers`.
     Bench(BenchArgs),
 }
@@ -102,6 +106,7 @@ fn main() -> ExitCode {
         Command::Peek(args) => block_on(peek::peek(t, args)),
         Command::Poke(args) => block_on(peek::poke(t, args)),
         Command::Dissect(args) => done(dissect::run(args)),
+        Command::Capture(args) => block_on(async { done(capture::run(t, args).await) }),
         Command::Bench(BenchArgs {
             command: Some(BenchCommand::Ciphers(args)),
             ..

@@ -709,6 +709,103 @@ fn sighup_reloads_routes_strategies_and_the_content_store() {
     assert!(prefixes(&d.json(&["route", "list", "--json"])).contains(&"/new".to_string()));
 }
 
+/// Gives a `nameway capture` just started time to connect and send `capture/start` (answered
+/// at once by management); the tests check what was captured, never how fast.
+fn wait_for_capture_start() {
+    std::thread::sleep(std::time::Duration::from_millis(700));
+}
+
+#[test]
+fn capture_writes_a_pcap_that_dissect_and_tcpdump_read() {
+    let d = Daemon::start("");
+    let mut server = d.spawn(&["ping-server", "/cap"], b"");
+    d.wait_for_route("/cap/ping");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cap.pcap");
+    let file_s = file.to_str().unwrap().to_owned();
+    let mut cap = d.spawn(
+        &["capture", "-w", &file_s, "-c", "8", "--duration", "20"],
+        b"",
+    );
+    wait_for_capture_start();
+    let out = d.nameway(&["ping", "/cap", "-c", "2", "-i", "100"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let status = cap.child.wait().unwrap();
+    assert!(status.success());
+    let mut err = String::new();
+    std::io::Read::read_to_string(cap.child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(err.contains("8 packets"), "{err}");
+    assert!(err.contains("dropped 0"), "{err}");
+    // The dissection shows both Interests and both Data, in and out.
+    let dis = d.nameway(&["dissect", "--pcap", &file_s]);
+    assert!(dis.status.success(), "{}", stderr(&dis));
+    let text = String::from_utf8_lossy(&dis.stdout);
+    assert_eq!(text.matches("# packet").count(), 8, "{text}");
+    assert_eq!(text.matches("5 (Interest)").count(), 4, "{text}");
+    assert_eq!(text.matches("6 (Data)").count(), 4, "{text}");
+    assert!(text.contains("/cap/ping/"), "{text}");
+    // Standard tools read the file (tcpdump comes with scripts/setup-system.sh).
+    match std::process::Command::new("tcpdump")
+        .args(["-nn", "-r", &file_s])
+        .output()
+    {
+        Ok(t) => {
+            assert!(t.status.success(), "{}", String::from_utf8_lossy(&t.stderr));
+            let lines = String::from_utf8_lossy(&t.stdout);
+            assert_eq!(lines.lines().count(), 8, "{lines}");
+            assert!(lines.contains("127.0.0.1.6363"), "{lines}");
+        }
+        Err(_) => {
+            let required = std::env::var_os("NAMEWAY_REQUIRE_INTEROP").is_some()
+                || std::env::var_os("CI").is_some();
+            assert!(!required, "tcpdump missing: run scripts/setup-system.sh");
+        }
+    }
+    let _ = server.child.kill();
+}
+
+#[test]
+fn a_capture_that_is_not_read_neither_slows_nor_stops_forwarding() {
+    let d = Daemon::start("");
+    // A capture whose reader is stopped (SIGSTOP): its records pile up in its send queue.
+    let mut cap = d.spawn(&["capture", "--duration", "60"], b"");
+    wait_for_capture_start();
+    let pid = cap.child.id().to_string();
+    assert!(std::process::Command::new("kill")
+        .args(["-STOP", &pid])
+        .status()
+        .unwrap()
+        .success());
+    // Ten thousand exchanges through the forwarder meanwhile: all complete.
+    let out = d.nameway(&["bench", "--interests", "10000", "--runs", "1", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["results"][0]["completed"], 10000, "{v}");
+    assert_eq!(v["results"][0]["timeouts"], 0, "{v}");
+    // Resume the reader, end it: the forwarder dropped records instead of waiting for it.
+    assert!(std::process::Command::new("kill")
+        .args(["-CONT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    assert!(std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let status = cap.child.wait().unwrap();
+    assert!(status.success());
+    let mut err = String::new();
+    std::io::Read::read_to_string(cap.child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    let dropped: u64 = err
+        .split("dropped ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no drop count: {err}"));
+    assert!(dropped > 0, "{err}");
+}
+
 #[test]
 fn datasets_of_several_segments_are_fetched_whole() {
     // 300 static routes: rib/list and fib/list are over 8000 bytes, so several segments.

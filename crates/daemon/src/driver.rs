@@ -398,6 +398,10 @@ impl Driver {
     fn on_event(&mut self, event: FaceEvent) {
         match event {
             FaceEvent::Packet { face, wire } => {
+                if !self.mgmt.captures.is_empty() {
+                    let dir = crate::capture::Direction::In;
+                    self.mgmt.captures.record(&self.faces, face.0, dir, &wire);
+                }
                 let now = self.now();
                 self.fw.handle_packet(now, FaceId(face.0), wire);
             }
@@ -435,8 +439,16 @@ impl Driver {
                         self.spawn_create(*interest, uri, persistency, *params);
                     }
                 }
-            } else if let Err(e) = self.faces.send(nameway_face::FaceId(t.face.0), t.wire) {
-                tracing::trace!(face = t.face.0, error = %e, "send dropped");
+            } else {
+                if !self.mgmt.captures.is_empty() {
+                    let dir = crate::capture::Direction::Out;
+                    self.mgmt
+                        .captures
+                        .record(&self.faces, t.face.0, dir, &t.wire);
+                }
+                if let Err(e) = self.faces.send(nameway_face::FaceId(t.face.0), t.wire) {
+                    tracing::trace!(face = t.face.0, error = %e, "send dropped");
+                }
             }
         }
     }

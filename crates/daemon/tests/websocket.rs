@@ -138,7 +138,6 @@ async fn a_websocket_client_exchanges_and_bad_messages_close_only_their_face() {
 
 /// `faces/list` over a raw Unix connection.
 async fn faces_list(d: &Daemon) -> Vec<nameway_wire::mgmt::FaceStatus> {
-    use nameway_wire::mgmt::DatasetEntry as _;
     let unix = d.unix.clone();
     tokio::task::spawn_blocking(move || {
         use std::io::{Read, Write};

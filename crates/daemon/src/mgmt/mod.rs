@@ -58,6 +58,8 @@ pub struct Management {
     start_ms: u64,
     /// The content-store server and its `[cs]` settings, with the decoupled store.
     cs: Option<(crate::cs_server::CsClient, crate::config::CsConfig)>,
+    /// Packet capture sessions (`capture/start`, `capture/stop`).
+    pub captures: crate::capture::Captures,
 }
 
 /// Wall-clock milliseconds since the Unix epoch.
@@ -77,6 +79,7 @@ impl Management {
             config,
             start_ms: wall_ms(),
             cs: None,
+            captures: crate::capture::Captures::default(),
         }
     }
 
@@ -108,8 +111,9 @@ impl Management {
         self.config = config;
     }
 
-    /// A face went down: its routes go.
+    /// A face went down: its routes go, and a capture it was the sink of ends.
     pub fn face_down(&mut self, fw: &mut Forwarder, face: u64) {
+        self.captures.face_down(face);
         let updates = self.rib.remove_face(face);
         apply(fw, &updates);
     }
@@ -290,6 +294,31 @@ impl Management {
                 if p.count.is_some_and(|c| erased as u64 >= c) {
                     body.capacity = p.count;
                 }
+                self.respond(&interest, 200, "OK", &body)
+            }
+            // Ours: mirror a face's packets to the requesting face (`nameway capture`).
+            ("capture", "start") => {
+                let face = p.face_id.filter(|&f| f != 0);
+                if face.is_some_and(|f| faces.info(nameway_face::FaceId(f)).is_none()) {
+                    return self.respond(&interest, 404, "Face not found", &p);
+                }
+                match self.captures.start(incoming, face) {
+                    Ok(()) => {
+                        tracing::info!(sink = incoming, face = ?face, "capture started");
+                        self.respond(&interest, 200, "OK", &p)
+                    }
+                    Err(_) => self.respond(&interest, 503, "Too many capture sessions", &p),
+                }
+            }
+            ("capture", "stop") => {
+                let totals = self.captures.stop(incoming).unwrap_or_default();
+                // Capacity: records sent to the sink; Count: records dropped (slow reader).
+                let body = ControlParameters {
+                    face_id: Some(incoming),
+                    capacity: Some(totals.captured),
+                    count: Some(totals.dropped),
+                    ..ControlParameters::default()
+                };
                 self.respond(&interest, 200, "OK", &body)
             }
             ("faces", "create") => self.faces_create(interest, p),
