@@ -1,6 +1,6 @@
 //! Talking to the forwarder as an application does.
 //!
-//! - [`Transport`]: which socket, chosen like python-ndn (nfd-interop.md §2): the `--transport`
+//! - [`Transport`]: which socket, chosen like python-ndn (docs/nfd-interop.md §2): the `--transport`
 //!   flag, else `NDN_CLIENT_TRANSPORT`, else `transport=` in the first `client.conf`, else
 //!   `unix:///run/nfd/nfd.sock` (or the legacy `/run/nfd.sock` when only that exists).
 //! - [`Conn`]: one connection. Stream sockets carry back-to-back TLVs (cut by the same
@@ -8,7 +8,7 @@
 //!   are unwrapped (Nack, PitToken, fragments reassembled, IDLE dropped) into [`Incoming`].
 //! - [`Client`]: Interests with a timeout (a Nack is [`ClientError::Nack`] with its reason),
 //!   v0.3 signed management commands (DigestSha256, SignatureNonce, SignatureTime), segmented
-//!   status datasets (nfd-interop.md §8) and prefix registration for producers.
+//!   status datasets (docs/nfd-interop.md §8) and prefix registration for producers.
 
 use std::fmt;
 use std::io;
@@ -208,7 +208,7 @@ impl Transport {
     }
 
     /// Whether the forwarder gives this face local scope, so `/localhost/nfd` may be used:
-    /// Unix always, TCP from loopback, UDP never (NFD's rule, nfd-interop.md §2.3).
+    /// Unix always, TCP from loopback, UDP never (NFD's rule, docs/nfd-interop.md §2.3).
     pub(crate) fn is_local(&self) -> bool {
         match self {
             Self::Unix(_) => true,
@@ -759,7 +759,7 @@ impl Client {
         self.command_ok("rib", "register", &params).await
     }
 
-    /// Fetches a status dataset `/localhost/nfd/<module>/<verb>` (nfd-interop.md §8): a
+    /// Fetches a status dataset `/localhost/nfd/<module>/<verb>` (docs/nfd-interop.md §8): a
     /// CanBePrefix+MustBeFresh Interest finds the latest version `<name>/v=<ts>/seg=0`, then
     /// segments 1.. are fetched until FinalBlockId. Returns the concatenated Content.
     ///

@@ -1,34 +1,34 @@
-//! `nameway dissect` run as a program on the packets of nfd-interop.md and on bad input.
+//! `nameway dissect` run as a program on the packets of docs/nfd-interop.md and on bad input.
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-/// nfd-interop.md §3.5: python-ndn consumer Interest for /example/x.
+/// docs/nfd-interop.md §3.5: python-ndn consumer Interest for /example/x.
 const CONSUMER_INTEREST: &str =
     "051a 070c 0807 6578616d706c65 0801 78 1200 0a04 7e7cf9ce 0c02 0fa0";
 
-/// nfd-interop.md §4.1: python appv2 rib/register of /example, v0.3 signed Interest.
+/// docs/nfd-interop.md §4.1: python appv2 rib/register of /example, v0.3 signed Interest.
 const REGISTER_APPV2: &str = "\
 0599075008096c6f63616c686f737408036e6664080372696208087265676973746572080d680b070908076578616d706c65
 02205388a7740003e4e3f8f064137f530cc278fdc25a63f754706b09b761feda420e0a04c892b7b40c0203e8
 24002c171b01002608e5f8c7c792645cd82808000001a1ff7ade8c2e20af32d7091b4ae52a2b55c35fa668fb83fbd8d85e9ae4879b002ca4b896dcc8c8";
 
-/// nfd-interop.md §4.1: python legacy rib/register, v0.2 command Interest.
+/// docs/nfd-interop.md §4.1: python legacy rib/register, v0.2 command Interest.
 const REGISTER_LEGACY: &str = "\
 0579076d08096c6f63616c686f737408036e6664080372696208087265676973746572080d680b070908076578616d706c65
 0808000001a1ff7b0d3d080874dbb8bcddd2397e080516031b0100082217207585aa52b2300f1bdf0a8e4a6ac2048cd19c45
 2ed3af9f3894a824c2a7247e7e0a0433abfeb50c0203e8";
 
-/// nfd-interop.md §4.1: NDNts LpPacket{PitToken, Fragment{v0.3 register Interest}}.
+/// docs/nfd-interop.md §4.1: NDNts LpPacket{PitToken, Fragment{v0.3 register Interest}}.
 const REGISTER_NDNTS_LP: &str = "\
 64b462064167ffffffff50aa05a8075f08096c6f63616c686f737408036e6664080372696208087265676973746572081c68
 1a070908076578616d706c656f01416a01006c01026d0400124f8002202cae6bf5f381a9876b6dadc4d461a4a9d22e247c8bef
 30c8f2f265d699edd8fd0a0455e5f61d0c020f9f24002c171b010026080d0ecf283cdad6972808000001a1ff7cfc5a2e20f340
 a4d95d2db4ab94724aae9d87871806bfe45e00f064e2ab53605eb3010558";
 
-/// The rib/register response of nfd-interop.md §5.3 for REGISTER_APPV2 (face 256), with
+/// The rib/register response of docs/nfd-interop.md §5.3 for REGISTER_APPV2 (face 256), with
 /// FreshnessPeriod 1000 and a correct DigestSha256.
 const REGISTER_RESPONSE: &str = "\
 06a7075008096c6f63616c686f737408036e6664080372696208087265676973746572080d680b070908076578616d706c65
@@ -41,7 +41,7 @@ const TEXT_DATA: &str = "\
 064a070c08076578616d706c65080178140419022710150d48656c6c6f2c20776f726c642116031b01001720e9c8212a16a9
 31ae4a6869631dec01c51fe70de0088e7154e2cb8e1732e44c3f";
 
-/// Nack NoRoute for CONSUMER_INTEREST, as NFD sends it (nfd-interop.md §6).
+/// Nack NoRoute for CONSUMER_INTEREST, as NFD sends it (docs/nfd-interop.md §6).
 const NACK: &str =
     "6427fd032005fd03210196501c051a070c08076578616d706c6508017812000a047e7cf9ce0c020fa0";
 

@@ -1,10 +1,10 @@
-//! CPA, the content-permutation algorithm (`shared/spec/cpa.md`).
+//! CPA, the content-permutation algorithm (`docs/cpa.md`).
 //!
 //! # This is not encryption
 //!
 //! CPA reorders fixed-size codewords under a key. It exists here only as a
 //! baseline, to compare against the published P4/NDN scheme of Liu et al.
-//! Its weaknesses (cpa.md §3):
+//! Its weaknesses (docs/cpa.md §3):
 //!
 //! * **It hides no value.** Every codeword appears in the output unchanged;
 //!   the byte histogram (for 8-bit codewords) leaks exactly, and an all-zero
@@ -20,7 +20,7 @@
 //! Use Forro14 or ChaCha20 (preferably an AEAD) for confidentiality. Every
 //! constructor here carries the `danger_` prefix.
 //!
-//! # Definition (cpa.md §1, with its \[choice\] rules)
+//! # Definition (docs/cpa.md §1, with its \[choice\] rules)
 //!
 //! * Key bits `x_1..x_K` are read most-significant bit first from the key
 //!   bytes; codewords of `w` bits are cut from the payload MSB first.
@@ -45,7 +45,7 @@ use crate::error::CryptoError;
 use crate::provider::{PayloadCipher, Tag};
 use crate::suite::{expect_empty_tag, Suite};
 
-/// The parameters of the paper's experiment (cpa.md §0, example 5).
+/// The parameters of the paper's experiment (docs/cpa.md §0, example 5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CpaParams {
     /// Key length `K` in bits.
@@ -79,7 +79,7 @@ pub struct Cpa {
     /// `x_1..x_K`, one bit per byte (0 or 1).
     bits: Vec<u8>,
     /// For a full block of `K + 1` codewords: `map[p]` is the input position
-    /// encryption moves to output position `p` (cpa.md §4's precomputed map).
+    /// encryption moves to output position `p` (docs/cpa.md §4's precomputed map).
     map: Vec<u32>,
     codeword_bits: u32,
 }
@@ -151,7 +151,7 @@ impl Cpa {
     }
 
     /// Whether fewer than a quarter of the key bits are set (our threshold
-    /// for cpa.md §1.3 rule 4's "low Hamming weight" warning): such a key
+    /// for docs/cpa.md §1.3 rule 4's "low Hamming weight" warning): such a key
     /// leaves most codewords in place. The caller decides how to warn.
     pub fn is_low_weight(&self) -> bool {
         4 * self.hamming_weight() < self.key_bits()
@@ -305,7 +305,7 @@ enum Direction {
     Decrypt,
 }
 
-/// The closed form of cpa.md §1.2 for one block of `n` codewords: calls
+/// The closed form of docs/cpa.md §1.2 for one block of `n` codewords: calls
 /// `f(p, s)` for every output position `p`, where `s` is the input position
 /// whose codeword encryption puts at `p`. Positions `p < n - 1` with key bit
 /// `x_(p+1) = 1` take the suffix from the end backwards; all others take the
@@ -363,7 +363,7 @@ fn expect_empty_nonce(nonce: &[u8]) -> Result<(), CryptoError> {
 mod tests {
     use super::*;
 
-    /// The step-by-step definition of cpa.md §1.2, used to check the closed form.
+    /// The step-by-step definition of docs/cpa.md §1.2, used to check the closed form.
     fn stepwise(bits: &[u8], a: &mut [u8]) {
         let n = a.len();
         for i in 0..n.saturating_sub(1) {

@@ -1,4 +1,4 @@
-//! Every vector of `shared/vectors/chacha20.json` (RFC 8439 and
+//! Every vector of `tests/vectors/chacha20.json` (RFC 8439 and
 //! draft-irtf-cfrg-xchacha-03), copied to tests/vectors/.
 //!
 //! Keystreams, Poly1305 tags and AEAD outputs are checked against the

@@ -1,4 +1,4 @@
-//! CPA (`shared/spec/cpa.md`): the worked examples of §2, round trips for
+//! CPA (`docs/cpa.md`): the worked examples of §2, round trips for
 //! several codeword sizes, the §1.3 edge rules, and the known-plaintext key
 //! recovery of §3, kept as a test so CPA stays documented as broken.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // tests and benches may panic
@@ -77,7 +77,7 @@ fn example_5_paper_parameters() {
 
 #[test]
 fn block_mode_1500_bytes_uses_12_blocks() {
-    // 11 blocks of 129 bytes and one of 81 (cpa.md §1.3 rule 2): each block
+    // 11 blocks of 129 bytes and one of 81 (docs/cpa.md §1.3 rule 2): each block
     // is permuted on its own, so a change in block 3 stays in block 3.
     let key: [u8; 16] = core::array::from_fn(|i| 0x5a ^ i as u8);
     let cpa = Cpa::danger_paper(&key).unwrap();
@@ -182,7 +182,7 @@ fn debug_does_not_print_the_key() {
     );
 }
 
-/// cpa.md §3: one known (plaintext, ciphertext) pair with distinct codewords
+/// docs/cpa.md §3: one known (plaintext, ciphertext) pair with distinct codewords
 /// reveals every key bit by replaying the steps.
 fn recover_key(pt: &[u8], ct: &[u8]) -> Vec<u8> {
     let mut a = pt.to_vec();

@@ -1,4 +1,4 @@
-//! Every vector of `shared/vectors/forro14.json` (copied to tests/vectors/),
+//! Every vector of `tests/vectors/forro14.json`,
 //! on every Forro14 backend this CPU supports. The quarter-round, block
 //! trace and Forro12 vectors need internal access and are unit tests in
 //! `src/forro14/scalar.rs`.

@@ -1,5 +1,5 @@
 //! Fault injection on a face's egress: delay, jitter, loss and a rate limit, seeded and
-//! deterministic (DESIGN §9: this kernel has no netem, so links are emulated here).
+//! deterministic (docs/design.md §9: this kernel has no netem, so links are emulated here).
 //!
 //! [`FaultInjector`] is sans-I/O: it is told the time and the packet size and says when the
 //! packet leaves, or that it is lost. The face system runs it in a small task between a face's

@@ -14,7 +14,7 @@
 //! split with [`nameway_wire::lp::fragment`]; its LpPacket headers ride on the first fragment,
 //! as NFD's `LpFragmenter` does.
 //!
-//! The hop-by-hop cipher (DESIGN §4) will sit here too.
+//! The hop-by-hop cipher (docs/design.md §4) will sit here too.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};

@@ -8,7 +8,7 @@
 //!   the parameters when there are any, and `Data::decode`);
 //! - `encode/*`: `Interest::encode` and `Data::encode` (1 KiB Content, DigestSha256 signature
 //!   computed once beforehand);
-//! - `name/prefix_hashes`: `NameHasher::prefix_hashes`, the per-packet hashing of DESIGN §3;
+//! - `name/prefix_hashes`: `NameHasher::prefix_hashes`, the per-packet hashing of docs/design.md §3;
 //! - `name/parse_uri`: `Name::from_str` on the canonical URI.
 //!
 //! Decoding takes a `Bytes` by value, so each iteration includes one reference-count bump.

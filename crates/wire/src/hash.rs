@@ -1,6 +1,6 @@
 //! Keyed hashes of every prefix of a name, computed in one pass.
 //!
-//! The forwarder's tables (PIT, FIB, CS filter) are indexed by these hashes (DESIGN §3). The hash
+//! The forwarder's tables (PIT, FIB, CS filter) are indexed by these hashes (docs/design.md §3). The hash
 //! is foldhash seeded with a per-process random key, so a remote party cannot choose names that
 //! collide in our tables without knowing the key; the tables still confirm the full name on a
 //! hit, so a collision costs time, never correctness.

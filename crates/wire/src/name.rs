@@ -984,7 +984,7 @@ mod tests {
 
     #[test]
     fn wire_encoding_matches_spec_example() {
-        // /example/x as python-ndn encodes it (nfd-interop.md §3.5)
+        // /example/x as python-ndn encodes it (docs/nfd-interop.md §3.5)
         let wire = hex::decode("070c08076578616d706c65080178").unwrap();
         let name = Name::decode(&Bytes::from(wire.clone())).unwrap();
         assert_eq!(name.to_string(), "/example/x");

@@ -16,14 +16,14 @@ fn hex(s: &str) -> Bytes {
     Bytes::from(hex::decode(clean).unwrap())
 }
 
-/// nfd-interop.md §4.1: NDNts wraps its v0.3 rib/register Interest with PitToken 4167ffffffff.
+/// docs/nfd-interop.md §4.1: NDNts wraps its v0.3 rib/register Interest with PitToken 4167ffffffff.
 const NDNTS_LP: &str = "
 64b462064167ffffffff50aa05a8075f08096c6f63616c686f737408036e6664080372696208087265676973746572081c68
 1a070908076578616d706c656f01416a01006c01026d0400124f8002202cae6bf5f381a9876b6dadc4d461a4a9d22e247c8bef
 30c8f2f265d699edd8fd0a0455e5f61d0c020f9f24002c171b010026080d0ecf283cdad6972808000001a1ff7cfc5a2e20f340
 a4d95d2db4ab94724aae9d87871806bfe45e00f064e2ab53605eb3010558";
 
-/// nfd-interop.md §3.5: a python-ndn consumer Interest for /example/x.
+/// docs/nfd-interop.md §3.5: a python-ndn consumer Interest for /example/x.
 const PY_INTEREST: &str = "051a 070c 0807 6578616d706c65 0801 78 1200 0a04 7e7cf9ce 0c02 0fa0";
 
 /// An LpPacket around the given TLV-VALUE hex.

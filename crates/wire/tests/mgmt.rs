@@ -22,20 +22,20 @@ fn name(uri: &str) -> Name {
     uri.parse().unwrap()
 }
 
-/// nfd-interop.md §4.1: python appv2 registering /example.
+/// docs/nfd-interop.md §4.1: python appv2 registering /example.
 const PY_APPV2_REGISTER: &str = "
 0599075008096c6f63616c686f737408036e6664080372696208087265676973746572080d680b070908076578616d706c65
 02205388a7740003e4e3f8f064137f530cc278fdc25a63f754706b09b761feda420e0a04c892b7b40c0203e8
 24002c171b01002608e5f8c7c792645cd82808000001a1ff7ade8c2e20af32d7091b4ae52a2b55c35fa668fb83fbd8d85e9ae4879b002ca4b896dcc8c8";
 
-/// nfd-interop.md §4.1: NDNts registering /example, inside an LpPacket.
+/// docs/nfd-interop.md §4.1: NDNts registering /example, inside an LpPacket.
 const NDNTS_LP_REGISTER: &str = "
 64b462064167ffffffff50aa05a8075f08096c6f63616c686f737408036e6664080372696208087265676973746572081c68
 1a070908076578616d706c656f01416a01006c01026d0400124f8002202cae6bf5f381a9876b6dadc4d461a4a9d22e247c8bef
 30c8f2f265d699edd8fd0a0455e5f61d0c020f9f24002c171b010026080d0ecf283cdad6972808000001a1ff7cfc5a2e20f340
 a4d95d2db4ab94724aae9d87871806bfe45e00f064e2ab53605eb3010558";
 
-/// nfd-interop.md §5.3: the rib/register success response (Content of the reply Data).
+/// docs/nfd-interop.md §5.3: the rib/register success response (Content of the reply Data).
 const REGISTER_RESPONSE: &str =
     "6521 6601c8 67024f4b 6818 0709 0807 6578616d706c65 6902 0100 6f0100 6a0100 6c0101";
 
@@ -327,7 +327,7 @@ fn face_status_field_order() {
     while let Some(e) = r.read().unwrap() {
         order.push(e.typ);
     }
-    // nfd-interop.md §8.
+    // docs/nfd-interop.md §8.
     let expected = [
         0x69, 0x72, 0x81, 0x6d, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89, 0x90, 0x91, 0x97, 0x92, 0x93,
         0x98, 0x94, 0x95, 0x6c,

@@ -1,5 +1,5 @@
 //! Forro14 (Forró with 14 rounds), HForro14, XForro14 and XForro14-Poly1305,
-//! written from `shared/spec/forro14.md`.
+//! written from `docs/forro14.md`.
 //!
 //! * [`Forro14`]: the original cipher of the reference code: 256-bit key,
 //!   64-bit nonce, 64-bit block counter (low word in state word 4, high word

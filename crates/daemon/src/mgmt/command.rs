@@ -1,6 +1,6 @@
 //! Parsing and authenticating NFD control commands.
 //!
-//! Two formats reach `/localhost/nfd/<module>/<verb>/<ControlParameters>` (nfd-interop.md §4):
+//! Two formats reach `/localhost/nfd/<module>/<verb>/<ControlParameters>` (docs/nfd-interop.md §4):
 //! - the **v0.3 signed Interest** (python-ndn `appv2`, NDNts, ndn-cxx): ApplicationParameters,
 //!   InterestSignatureInfo with SignatureTime and SignatureNonce, a
 //!   ParametersSha256DigestComponent last;
@@ -232,7 +232,7 @@ mod tests {
         Bytes::from(hex::decode(clean).unwrap())
     }
 
-    // nfd-interop.md §4.1
+    // docs/nfd-interop.md §4.1
     const APPV2: &str = "0599075008096c6f63616c686f737408036e6664080372696208087265676973746572080d680b070908076578616d706c65
 02205388a7740003e4e3f8f064137f530cc278fdc25a63f754706b09b761feda420e0a04c892b7b40c0203e8
 24002c171b01002608e5f8c7c792645cd82808000001a1ff7ade8c2e20af32d7091b4ae52a2b55c35fa668fb83fbd8d85e9ae4879b002ca4b896dcc8c8";

@@ -1,5 +1,5 @@
 //! Status datasets: versioned, segmented Data, kept briefly in an in-memory store so follow-up
-//! Interests for other segments (and for segment 0 again) are answered (nfd-interop.md §8).
+//! Interests for other segments (and for segment 0 again) are answered (docs/nfd-interop.md §8).
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};

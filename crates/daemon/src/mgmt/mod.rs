@@ -4,7 +4,7 @@
 //! so command Interests go through the PIT like any other and carry the requesting face in
 //! IncomingFaceId. [`Management::on_packet`] answers with Data the driver feeds back into the
 //! forwarder from the internal face, so responses reach the requester by the PIT, PitToken
-//! echoed. Datasets follow nfd-interop.md §8; responses §5.
+//! echoed. Datasets follow docs/nfd-interop.md §8; responses §5.
 
 pub mod command;
 pub mod dataset;

@@ -1,7 +1,7 @@
 //! The content store: the [`ContentStore`] trait the pipelines call, and [`InMemoryCs`], an
 //! in-memory store with a pluggable [`ReplacementPolicy`] ([`Lru`] by default).
 //!
-//! The trait is the seam for the decoupled design (DESIGN §3): a later fast-path filter
+//! The trait is the seam for the decoupled design (docs/design.md §3): a later fast-path filter
 //! (CS-list) in front of a separate cache server implements the same calls.
 //!
 //! # Index

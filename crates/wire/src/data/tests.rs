@@ -67,7 +67,7 @@ fn content_is_shared_not_copied() {
 
 #[test]
 fn control_response_example_decodes() {
-    // nfd-interop.md §5.3, with a short name: MetaInfo{FreshnessPeriod 1000},
+    // docs/nfd-interop.md §5.3, with a short name: MetaInfo{FreshnessPeriod 1000},
     // Content = ControlResponse, DigestSha256.
     let wire = b("0636 0703 080161 1403 180100 1523 65 21 6601c8 67024f4b 6818 0709 0807 6578616d706c65 6902 0100 6f0100 6a0100 6c0101
                   16031b0100 1700");

@@ -10,15 +10,15 @@ fn b(hex_str: &str) -> Bytes {
     Bytes::from(hex::decode(clean).unwrap())
 }
 
-/// python-ndn consumer Interest, nfd-interop.md §3.5: /example/x, MustBeFresh, Nonce, 4000 ms.
+/// python-ndn consumer Interest, docs/nfd-interop.md §3.5: /example/x, MustBeFresh, Nonce, 4000 ms.
 const PYTHON_CONSUMER: &str = "051a 070c 0807 6578616d706c65 0801 78 1200 0a04 7e7cf9ce 0c02 0fa0";
 
-/// python-ndn appv2 rib/register, v0.3 signed Interest (nfd-interop.md §4.1).
+/// python-ndn appv2 rib/register, v0.3 signed Interest (docs/nfd-interop.md §4.1).
 const APPV2_REGISTER: &str = "0599075008096c6f63616c686f737408036e6664080372696208087265676973746572080d680b070908076578616d706c65
 02205388a7740003e4e3f8f064137f530cc278fdc25a63f754706b09b761feda420e0a04c892b7b40c0203e8
 24002c171b01002608e5f8c7c792645cd82808000001a1ff7ade8c2e20af32d7091b4ae52a2b55c35fa668fb83fbd8d85e9ae4879b002ca4b896dcc8c8";
 
-/// python-ndn legacy rib/register, v0.2 command Interest (nfd-interop.md §4.1).
+/// python-ndn legacy rib/register, v0.2 command Interest (docs/nfd-interop.md §4.1).
 const LEGACY_REGISTER: &str = "0579076d08096c6f63616c686f737408036e6664080372696208087265676973746572080d680b070908076578616d706c65
 0808000001a1ff7b0d3d080874dbb8bcddd2397e080516031b0100082217207585aa52b2300f1bdf0a8e4a6ac2048cd19c45
 2ed3af9f3894a824c2a7247e7e0a0433abfeb50c0203e8";

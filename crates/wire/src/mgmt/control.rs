@@ -12,7 +12,7 @@ use crate::tlv::{self, types as pkt, Element, Reader};
 /// ControlParameters (0x68): the arguments of a management command, or the parameters a
 /// command took effect with (in a [`ControlResponse`] body).
 ///
-/// Encoding order is python-ndn's `ControlParametersValue` order (nfd-interop.md §4.3), which
+/// Encoding order is python-ndn's `ControlParametersValue` order (docs/nfd-interop.md §4.3), which
 /// python-ndn enforces when it decodes a response. Decoding also accepts ndn-cxx's encoding
 /// order, which moves BaseCongestionMarkingInterval, DefaultCongestionThreshold and Mtu after
 /// FacePersistency (ndn-cxx `ControlParameters::wireEncode`), so `nfdc face create ... mtu N`
@@ -173,7 +173,7 @@ tlv_codec!(
 ///
 /// Encoding always writes StatusText (NDNts requires it). Give every response a
 /// ControlParameters body, errors included: python-ndn crashes on a response without one
-/// (nfd-interop.md §5.2); [`ControlResponse::new`] does.
+/// (docs/nfd-interop.md §5.2); [`ControlResponse::new`] does.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ControlResponse {
     /// StatusCode (0x66); see [`super::status_code`]. ndn-cxx reads it as a 32-bit number.

@@ -5,7 +5,7 @@
 //! Every type is an owned struct with `decode(&Bytes)` and `encode() -> Bytes`; dataset entries
 //! also have `decode_list` / `encode_list` for a Content made of entries back to back.
 //!
-//! Encoders write fields in the order ndn-cxx and python-ndn expect (nfd-interop.md §4.3, §8).
+//! Encoders write fields in the order ndn-cxx and python-ndn expect (docs/nfd-interop.md §4.3, §8).
 //! Decoders are strict like python-ndn's: a known field repeated or out of order, or an
 //! unrecognized critical field (see [`crate::tlv::is_critical`]), rejects the element;
 //! unrecognized non-critical fields are skipped. Required fields (those ndn-cxx requires) must
@@ -179,7 +179,7 @@ pub mod link_type {
     pub const AD_HOC: u64 = 2;
 }
 
-/// ControlResponse status codes NFD uses (nfd-interop.md §5.4).
+/// ControlResponse status codes NFD uses (docs/nfd-interop.md §5.4).
 pub mod status_code {
     /// Success.
     pub const OK: u32 = 200;
