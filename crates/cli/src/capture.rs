@@ -191,7 +191,7 @@ pub(crate) async fn run(transport: Option<&str>, args: &CaptureArgs) -> anyhow::
             let file = std::fs::File::create(path)
                 .with_context(|| format!("cannot create {}", path.display()))?;
             Some(
-                pcap_file::pcap::PcapWriter::new(BufWriter::new(file))
+                crate::pcap::Writer::new(BufWriter::new(file))
                     .with_context(|| format!("cannot write {}", path.display()))?,
             )
         }
@@ -242,12 +242,7 @@ pub(crate) async fn run(transport: Option<&str>, args: &CaptureArgs) -> anyhow::
         if let Some(w) = &mut pcap {
             let frame = frame(rec.face, rec.outgoing, &rec.packet);
             let ts = Duration::from_micros(rec.wall_us);
-            w.write_packet(&pcap_file::pcap::PcapPacket::new(
-                ts,
-                frame.len() as u32,
-                &frame,
-            ))
-            .context("writing the pcap file")?;
+            w.write(ts, &frame).context("writing the pcap file")?;
             continue;
         }
         let (kind, name, detail) = describe(&rec.packet);
@@ -274,8 +269,7 @@ pub(crate) async fn run(transport: Option<&str>, args: &CaptureArgs) -> anyhow::
     }
     drop(stdout);
     if let Some(w) = pcap {
-        let mut inner = w.into_writer();
-        inner.flush().context("writing the pcap file")?;
+        w.finish().context("writing the pcap file")?;
     }
     // The forwarder's own count: records it could not queue because we read too slowly.
     let done = c

@@ -79,12 +79,11 @@ pub(crate) fn run(args: &DissectArgs) -> anyhow::Result<()> {
 /// Every NDN packet of a pcap capture: headers stripped (Ethernet, IPv4/IPv6, UDP; TCP payloads
 /// as they are, not reassembled), then the tree. Frames that hold no NDN packet are skipped.
 fn run_pcap(raw: &[u8], json: bool) -> anyhow::Result<()> {
-    let mut reader = pcap_file::pcap::PcapReader::new(raw).context("not a pcap file")?;
+    let records = crate::pcap::read(raw)?;
     let mut out = std::io::stdout().lock();
     let (mut n, mut bad) = (0u64, 0u64);
-    while let Some(pkt) = reader.next_packet() {
-        let pkt = pkt.context("truncated pcap file")?;
-        let Some(payload) = crate::capture::strip_headers(&pkt.data) else {
+    for pkt in records {
+        let Some(payload) = crate::capture::strip_headers(pkt.data) else {
             continue;
         };
         if payload.is_empty() {
@@ -92,7 +91,7 @@ fn run_pcap(raw: &[u8], json: bool) -> anyhow::Result<()> {
         }
         n += 1;
         let d = dissect(payload);
-        let ts = pkt.timestamp.as_secs_f64();
+        let ts = pkt.ts.as_secs_f64();
         if json {
             writeln!(
                 out,

@@ -24,6 +24,7 @@ mod cs;
 mod dissect;
 mod face;
 mod output;
+mod pcap;
 mod peek;
 mod ping;
 mod route;

@@ -114,9 +114,13 @@ impl Driver {
             }
             Err(e) => return Err(anyhow::Error::new(e).context("cannot open the listeners")),
         };
+        // The forwarder's generator (Nonces, jitter) from the OS; a failing OS generator falls
+        // back to std's per-process random hash keys rather than a fixed seed.
         let seed = config.forwarder.seed.unwrap_or_else(|| {
-            use std::hash::{BuildHasher, RandomState};
-            RandomState::new().hash_one(0u8)
+            getrandom::u64().unwrap_or_else(|_| {
+                use std::hash::{BuildHasher, RandomState};
+                RandomState::new().hash_one(0u8)
+            })
         });
         let fw_config = FwConfig {
             seed,

@@ -129,15 +129,7 @@ fn a_refused_config_is_one_message_with_its_cause_and_no_backtrace() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.toml");
     std::fs::write(&bad, "[faces]\nunxi = \"/tmp/x.sock\"\n").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_namewayd"))
-        .arg("--config")
-        .arg(&bad)
-        .env("RUST_BACKTRACE", "1")
-        .env("RUST_LIB_BACKTRACE", "1")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = common::refused_start(&bad);
     assert!(err.starts_with("namewayd: error: "), "{err}");
     assert_eq!(err.matches("error:").count(), 1, "{err}");
     assert!(err.contains("unknown field `unxi`"), "{err}");
@@ -148,15 +140,7 @@ fn a_refused_config_is_one_message_with_its_cause_and_no_backtrace() {
         "{err}"
     );
 
-    let missing = dir.path().join("missing.toml");
-    let out = Command::new(env!("CARGO_BIN_EXE_namewayd"))
-        .arg("--config")
-        .arg(&missing)
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = common::refused_start(&dir.path().join("missing.toml"));
     assert!(
         err.contains("cannot read") && err.contains("No such file"),
         "{err}"
@@ -182,10 +166,8 @@ fn the_systemd_unit_verifies_and_is_hardened() {
         assert!(unit.contains(line), "the unit lacks {line:?}");
     }
     let Ok(analyze) = which("systemd-analyze") else {
-        let required = std::env::var_os("NAMEWAY_REQUIRE_INTEROP").is_some()
-            || std::env::var_os("CI").is_some();
         assert!(
-            !required,
+            !common::interop_required(),
             "systemd-analyze missing: run scripts/setup-system.sh"
         );
         eprintln!("SKIPPED: systemd-analyze missing (run scripts/setup-system.sh)");

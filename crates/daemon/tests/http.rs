@@ -246,14 +246,7 @@ fn an_http_listener_that_cannot_bind_is_one_clear_error() {
         ),
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_namewayd"))
-        .arg("--config")
-        .arg(&config)
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = common::refused_start(&config);
     assert!(
         err.contains(&format!(
             "cannot open the HTTP listener on 127.0.0.1:{port}"
@@ -269,10 +262,8 @@ fn browser_dir() -> Option<PathBuf> {
     if dir.join("node_modules/playwright-core").exists() && Path::new(&chromium).exists() {
         return Some(dir);
     }
-    let required =
-        std::env::var_os("NAMEWAY_REQUIRE_INTEROP").is_some() || std::env::var_os("CI").is_some();
     assert!(
-        !required,
+        !common::interop_required(),
         "Chromium or playwright-core missing: run scripts/setup-system.sh"
     );
     eprintln!("SKIPPED: Chromium or playwright-core missing (run scripts/setup-system.sh)");

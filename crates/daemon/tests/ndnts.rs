@@ -49,9 +49,7 @@ fn node() -> Option<PathBuf> {
     } else {
         "node not found (install Node >= 20, then run scripts/setup-node.sh)"
     };
-    let required =
-        std::env::var_os("NAMEWAY_REQUIRE_INTEROP").is_some() || std::env::var_os("CI").is_some();
-    assert!(!required, "NDNts interop: {why}");
+    assert!(!common::interop_required(), "NDNts interop: {why}");
     eprintln!("SKIPPED: NDNts interop: {why}");
     None
 }

@@ -240,13 +240,7 @@ fn an_unusable_certificate_is_one_clear_error() {
         ),
     )
     .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_namewayd"))
-        .arg("--config")
-        .arg(&config)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = common::refused_start(&config);
     assert!(err.contains("TLS for the WebSocket listener"), "{err}");
     assert!(err.contains("cert.pem"), "{err}");
 }

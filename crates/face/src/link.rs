@@ -311,11 +311,15 @@ fn network_headers(lp: &LpPacket) -> LpPacket {
     }
 }
 
-/// A random number from the standard library's per-process hash keys (no extra dependency).
+/// A random number from the operating system's generator (the first NDNLPv2 sequence number of
+/// a face). If the generator fails, the standard library's per-process random hash keys stand
+/// in: sequence numbers need to be unpredictable enough not to collide, not secret.
 pub(crate) fn random_u64() -> u64 {
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(0x6e61_6d65_7761_7900);
-    h.finish()
+    getrandom::u64().unwrap_or_else(|_| {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(0x6e61_6d65_7761_7900);
+        h.finish()
+    })
 }
 
 #[cfg(test)]

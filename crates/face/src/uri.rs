@@ -293,7 +293,12 @@ mod tests {
                 "tcp4://localhost:6363",
                 UriError::NotCanonical("localhost".into()),
             ),
-            ("ws://127.0.0.1:9696", UriError::UnknownScheme("ws".into())),
+            (
+                "ether://[01:00:5e:00:17:aa]",
+                UriError::UnknownScheme("ether".into()),
+            ),
+            ("ws://localhost:9696", UriError::Syntax),
+            ("null://x", UriError::Syntax),
             ("tcp4://127.0.0.1:99999", UriError::Syntax),
             ("tcp6://::1:6363", UriError::Syntax),
             ("unix://run/nfd.sock", UriError::Syntax),
@@ -303,6 +308,21 @@ mod tests {
         for (s, err) in cases {
             assert_eq!(s.parse::<FaceUri>().unwrap_err(), *err, "{s}");
         }
+    }
+
+    #[test]
+    fn websocket_and_null_uris_round_trip() {
+        for s in ["ws://127.0.0.1:9696", "wss://[::1]:443", "null://"] {
+            assert_eq!(s.parse::<FaceUri>().unwrap().to_string(), s);
+        }
+        assert_eq!("null://".parse::<FaceUri>().unwrap().scheme(), "null");
+        assert_eq!(
+            "ws://[::ffff:127.0.0.1]:9696"
+                .parse::<FaceUri>()
+                .unwrap()
+                .to_string(),
+            "ws://127.0.0.1:9696"
+        );
     }
 
     #[tokio::test]

@@ -638,7 +638,7 @@ fn mismatched_or_bad_keys_are_refused() {
 
     // RSA below 2048 bits is refused, for loading and for generation.
     use rsa::pkcs8::EncodePrivateKey;
-    let small = rsa::RsaPrivateKey::new(&mut rng(32), 1024).unwrap();
+    let small = rsa::PrivateKey::new(&mut rng(32), 1024).unwrap();
     let small_der = small.to_pkcs8_der().unwrap();
     assert!(matches!(
         RsaSha256Signer::from_pkcs8_der(small_der.as_bytes()),

@@ -29,14 +29,33 @@ pub fn python() -> Option<PathBuf> {
     if py.exists() {
         return Some(py);
     }
-    let required =
-        std::env::var_os("NAMEWAY_REQUIRE_INTEROP").is_some() || std::env::var_os("CI").is_some();
     assert!(
-        !required,
+        !interop_required(),
         "python-ndn venv missing: run scripts/setup-python.sh"
     );
     eprintln!("SKIPPED: python-ndn venv missing (run scripts/setup-python.sh)");
     None
+}
+
+/// Whether a missing interop tool must fail the test (in CI and with NAMEWAY_REQUIRE_INTEROP)
+/// rather than skip it.
+pub fn interop_required() -> bool {
+    std::env::var_os("NAMEWAY_REQUIRE_INTEROP").is_some() || std::env::var_os("CI").is_some()
+}
+
+/// Runs namewayd with `config` (and `RUST_BACKTRACE=1`, as many users have it), expects it to
+/// refuse to start with status 1, and returns what it printed on stderr.
+pub fn refused_start(config: &Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_namewayd"))
+        .arg("--config")
+        .arg(config)
+        .env("RUST_BACKTRACE", "1")
+        .env("RUST_LIB_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    err
 }
 
 pub fn script() -> PathBuf {
