@@ -10,30 +10,20 @@
 # memory-tier hit; decoupled store, disk-tier hit (memory tier of 64 KiB, so nearly every hit
 # is read from disk).
 set -euo pipefail
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$repo"
+. "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
 interests="${1:-20000}"
-cargo build --release -q -p namewayd -p nameway
-dir="$(mktemp -d)"
-trap 'kill "${pid:-0}" 2>/dev/null || true; rm -rf "$dir"' EXIT
+bench_init
 
 run() {
     local label="$1" cs="$2" mode="$3"
-    rm -rf "$dir/cache" "$dir/nfd.sock"
-    cat > "$dir/d.toml" <<TOML
-[log]
-level = "warn"
-[faces]
-unix = "$dir/nfd.sock"
+    rm -rf "$dir/cache"
+    start_namewayd "[faces]
+unix = \"$dir/nfd.sock\"
 tcp = []
 udp = []
 [cs]
 capacity = 100000
-$cs
-TOML
-    target/release/namewayd -c "$dir/d.toml" 2>"$dir/log" &
-    pid=$!
-    for _ in $(seq 100); do [ -S "$dir/nfd.sock" ] && break; sleep 0.05; done
+$cs"
     local out
     out=$(target/release/nameway --transport "unix://$dir/nfd.sock" bench --consumers 1 \
         --interests "$interests" --window 16 --components 4 --payload 8000 --runs 3 \
@@ -46,7 +36,7 @@ rate = r["median_exchanges_per_s"]
 print(f"{label:44} {rate:>9.0f} exch/s {rate * 8000 / 1e6:>7.1f} MB/s   "
       f"latency p50 {r['latency_us']['p50']:>5} us  p99 {r['latency_us']['p99']:>6} us")
 PY
-    kill "$pid"; wait "$pid" 2>/dev/null || true
+    stop_namewayd
 }
 
 echo "$interests Interests per run, median of 3 runs, 8000-byte payload"

@@ -5,28 +5,18 @@
 #
 #   bash scripts/bench-metrics.sh [INTERESTS=100000] [ROUNDS=5]
 set -euo pipefail
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$repo"
+. "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
 interests="${1:-100000}"
 rounds="${2:-5}"
-cargo build --release -q -p namewayd -p nameway
-dir="$(mktemp -d)"
-trap 'kill "${scraper:-0}" "${pid:-0}" 2>/dev/null || true; rm -rf "$dir"' EXIT
+bench_init
 port=$((20000 + RANDOM % 20000))
 http=$((port + 1))
-cat > "$dir/d.toml" <<TOML
-[log]
-level = "warn"
-[faces]
-unix = "$dir/nfd.sock"
+start_namewayd "[faces]
+unix = \"$dir/nfd.sock\"
 tcp = []
 udp = []
 [http]
-listen = "127.0.0.1:$http"
-TOML
-target/release/namewayd -c "$dir/d.toml" 2>"$dir/log" &
-pid=$!
-for _ in $(seq 100); do [ -S "$dir/nfd.sock" ] && break; sleep 0.05; done
+listen = \"127.0.0.1:$http\""
 
 rate() {
     target/release/nameway --transport "unix://$dir/nfd.sock" bench --consumers 1 \
@@ -40,11 +30,11 @@ for r in $(seq "$rounds"); do
     p=$(rate)
     ( while :; do curl -s -o /dev/null "http://127.0.0.1:$http/metrics"; sleep 0.1; done ) &
     scraper=$!
+    bench_pids=$scraper
     s=$(rate)
     kill "$scraper"; wait "$scraper" 2>/dev/null || true
     plain+=("$p"); scraped+=("$s")
     echo "round $r: no scraping $p/s, scraped every 100 ms $s/s"
 done
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 mp=$(median "${plain[@]}"); ms=$(median "${scraped[@]}")
 echo "median: no scraping ${mp}/s, scraped ${ms}/s, ratio $(python3 -c "print(round($ms/$mp, 3))")"

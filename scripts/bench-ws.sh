@@ -6,27 +6,17 @@
 #
 #   bash scripts/bench-ws.sh [INTERESTS=100000] [ROUNDS=5]
 set -euo pipefail
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$repo"
+. "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
 interests="${1:-100000}"
 rounds="${2:-5}"
-cargo build --release -q -p namewayd -p nameway
-dir="$(mktemp -d)"
-trap 'kill "${pid:-0}" 2>/dev/null || true; rm -rf "$dir"' EXIT
+bench_init
 port=$((20000 + RANDOM % 20000))
 ws=$((port + 1))
-cat > "$dir/d.toml" <<TOML
-[log]
-level = "warn"
-[faces]
-unix = "$dir/nfd.sock"
-tcp = ["127.0.0.1:$port"]
+start_namewayd "[faces]
+unix = \"$dir/nfd.sock\"
+tcp = [\"127.0.0.1:$port\"]
 udp = []
-websocket = ["127.0.0.1:$ws"]
-TOML
-target/release/namewayd -c "$dir/d.toml" 2>"$dir/log" &
-pid=$!
-for _ in $(seq 100); do [ -S "$dir/nfd.sock" ] && break; sleep 0.05; done
+websocket = [\"127.0.0.1:$ws\"]"
 rate() {
     target/release/nameway --transport "$1" bench --producer-transport "unix://$dir/nfd.sock" \
         --consumers 1 --interests "$interests" --window 16 --components 4 --payload 1024 \
@@ -40,6 +30,5 @@ for r in $(seq "$rounds"); do
     tcp_rates+=("$t"); ws_rates+=("$w")
     echo "round $r: tcp $t/s (p50 ${tl} us, daemon ${tc} us/exch)   ws $w/s (p50 ${wl} us, daemon ${wc} us/exch)"
 done
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 mt=$(median "${tcp_rates[@]}"); mw=$(median "${ws_rates[@]}")
 echo "median: tcp ${mt}/s, ws ${mw}/s, ratio ws/tcp $(python3 -c "print(round($mw/$mt, 3))")"

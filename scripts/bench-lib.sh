@@ -1,0 +1,36 @@
+# Shared by the scripts/bench-*.sh that drive a release namewayd (sourced, not run):
+#   bench_init            build namewayd and nameway (release), make $dir, clean up at exit
+#   start_namewayd TOML   start namewayd on "[log] level=warn" + TOML, wait for $dir/nfd.sock; sets $pid
+#   stop_namewayd         stop it
+#   median N...           the median of numbers
+# The TOML should put the Unix socket at $dir/nfd.sock.
+
+bench_init() {
+    repo="$(cd "$(dirname "${BASH_SOURCE[1]}")/.." && pwd)"
+    cd "$repo"
+    cargo build --release -q -p namewayd -p nameway
+    dir="$(mktemp -d)"
+    pid=0
+    trap 'kill "$pid" ${bench_pids:-} 2>/dev/null || true; rm -rf "$dir"' EXIT
+}
+
+start_namewayd() {
+    rm -f "$dir/nfd.sock"
+    printf '[log]\nlevel = "warn"\n%s\n' "$1" > "$dir/d.toml"
+    target/release/namewayd -c "$dir/d.toml" 2>"$dir/log" &
+    pid=$!
+    for _ in $(seq 200); do [ -S "$dir/nfd.sock" ] && return 0; sleep 0.05; done
+    echo "namewayd did not start:" >&2
+    cat "$dir/log" >&2
+    return 1
+}
+
+stop_namewayd() {
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    pid=0
+}
+
+median() {
+    printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'
+}
