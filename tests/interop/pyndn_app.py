@@ -8,6 +8,7 @@ prefix is registered (after python-ndn's own registration step), then serve unti
   consume  --api app|appv2 --name /p/x [--can-be-prefix] [--must-be-fresh] [--lifetime MS]
   serve-object --prefix /p --size N --segment 4000 [--freshness MS]   (legacy app, segmented, FinalBlockId)
   fetch-object --name /p                               (legacy app, ndn.app_support.segment_fetcher)
+  flood --prefix /p --count N [--lifetime MS] [--hold S]  (raw Interests, never read: an abusive app)
 
 The forwarder is chosen the python-ndn way: NDN_CLIENT_TRANSPORT (unix:///path or tcp://h:p).
 """
@@ -158,6 +159,39 @@ def fetch_object(args):
     emit(result)
 
 
+def flood(args):
+    """Writes `count` distinct Interests as fast as the socket takes them, never reading: what
+    a misbehaving application does. Encoded with python-ndn's own encoder, written to the
+    forwarder's socket directly (NDNApp would wait for every answer)."""
+    import os
+    import socket
+    import time
+    import urllib.parse
+
+    from ndn.encoding import InterestParam, make_interest
+
+    uri = os.environ.get("NDN_CLIENT_TRANSPORT", "unix:///run/nfd/nfd.sock")
+    u = urllib.parse.urlparse(uri)
+    if u.scheme == "unix":
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(u.path)
+    else:
+        sock = socket.create_connection((u.hostname, u.port or 6363))
+    batch = []
+    for i in range(args.count):
+        param = InterestParam(lifetime=args.lifetime, nonce=(i * 2654435761) & 0xffffffff)
+        batch.append(bytes(make_interest(Name.from_str(f"{args.prefix}/{i}"), param)))
+        if len(batch) == 512:
+            sock.sendall(b"".join(batch))
+            batch = []
+    if batch:
+        sock.sendall(b"".join(batch))
+    emit({"sent": args.count})
+    # Keep the connection (and so the face and its PIT entries) until killed.
+    time.sleep(args.hold)
+    sock.close()
+
+
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="mode", required=True)
@@ -179,6 +213,11 @@ def main():
     so.add_argument("--freshness", type=int, default=10000)
     fo = sub.add_parser("fetch-object")
     fo.add_argument("--name", required=True)
+    fl = sub.add_parser("flood")
+    fl.add_argument("--prefix", required=True)
+    fl.add_argument("--count", type=int, required=True)
+    fl.add_argument("--lifetime", type=int, default=60000)
+    fl.add_argument("--hold", type=float, default=0.0)
     args = p.parse_args()
     if args.mode == "produce":
         (produce_app if args.api == "app" else produce_appv2)(args)
@@ -186,6 +225,8 @@ def main():
         consume(args)
     elif args.mode == "serve-object":
         serve_object(args)
+    elif args.mode == "flood":
+        flood(args)
     else:
         fetch_object(args)
 

@@ -561,6 +561,14 @@ impl Collector for SnapshotCollector {
                 )
             }),
         )?;
+        family(
+            &mut e,
+            "nameway_face_pit_entries",
+            "PIT entries a face created and is charged for under fair admission",
+            s.faces
+                .iter()
+                .map(|x| (vec![face(x.id)], gauge(x.pit_entries as i64))),
+        )?;
         let typed = |id: u64, t: &'static str, v: u64| {
             (vec![face(id), ("type", t.to_string())], counter(v))
         };

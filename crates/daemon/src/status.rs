@@ -117,6 +117,8 @@ pub struct FaceStats {
     pub in_bytes: u64,
     /// Bytes sent.
     pub out_bytes: u64,
+    /// PIT entries this face created and is charged for (fair admission).
+    pub pit_entries: usize,
     /// Drops by the forwarder, by reason (non-zero only).
     pub drops: BTreeMap<&'static str, u64>,
     /// Drops by the link service and socket, by reason (non-zero only).
@@ -207,10 +209,9 @@ pub fn take(
     let faces_out = list
         .iter()
         .map(|info| {
-            let fc = fw
-                .face(FaceId(info.id.0))
-                .map(|f| *f.counters())
-                .unwrap_or_default();
+            let fw_face = fw.face(FaceId(info.id.0));
+            let fc = fw_face.map(|f| *f.counters()).unwrap_or_default();
+            let pit_entries = fw_face.map_or(0, |f| f.pit_entries());
             let l = &info.counters;
             let link_drops = [
                 ("malformed", l.drop_malformed),
@@ -242,6 +243,7 @@ pub fn take(
                 out_packets: l.out_packets,
                 in_bytes: l.in_bytes,
                 out_bytes: l.out_bytes,
+                pit_entries,
                 drops: fc
                     .drops
                     .iter()

@@ -5,37 +5,17 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{free_port, App, Daemon};
+use common::{free_port, http_get as get, App, Daemon};
 use serde_json::Value;
 
 fn http_daemon() -> (Daemon, String) {
     let port = free_port();
     let d = Daemon::start(&format!("[http]\nlisten = \"127.0.0.1:{port}\"\n"));
     (d, format!("http://127.0.0.1:{port}"))
-}
-
-/// One GET with std only: status line and body.
-fn get(base: &str, path: &str) -> (String, String, Vec<u8>) {
-    let addr = base.trim_start_matches("http://");
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-    let head = String::from_utf8_lossy(&raw[..split]).to_string();
-    let status = head.lines().next().unwrap().to_string();
-    (status, head, raw[split + 4..].to_vec())
 }
 
 /// Scrapes `/metrics` through the `prometheus_client` parser; returns the parsed samples.

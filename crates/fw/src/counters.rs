@@ -25,6 +25,9 @@ pub enum DropReason {
     NoRoute,
     /// An Interest that needed a new PIT entry while the PIT was full.
     PitFull,
+    /// An Interest that needed a new PIT entry while its face held its fair share of a PIT
+    /// under pressure (at least half full): the face with the most entries pays, not the others.
+    FaceQuota,
     /// A Data that matched no pending Interest.
     Unsolicited,
     /// A Nack that matched no PIT entry, no out-record, or not the Nonce last sent.
@@ -35,7 +38,7 @@ pub enum DropReason {
 
 impl DropReason {
     /// Number of reasons.
-    pub const COUNT: usize = 11;
+    pub const COUNT: usize = 12;
 
     /// Every reason, in declaration order.
     pub const ALL: [DropReason; Self::COUNT] = [
@@ -47,6 +50,7 @@ impl DropReason {
         Self::DuplicateNonce,
         Self::NoRoute,
         Self::PitFull,
+        Self::FaceQuota,
         Self::Unsolicited,
         Self::NackUnsolicited,
         Self::NackOnMultiAccess,
@@ -63,6 +67,7 @@ impl DropReason {
             Self::DuplicateNonce => "duplicate-nonce",
             Self::NoRoute => "no-route",
             Self::PitFull => "pit-full",
+            Self::FaceQuota => "face-quota",
             Self::Unsolicited => "unsolicited",
             Self::NackUnsolicited => "nack-unsolicited",
             Self::NackOnMultiAccess => "nack-on-multi-access",

@@ -198,7 +198,7 @@ impl Forwarder {
             entry.remove_in_record(id);
             entry.remove_out_record(id);
             if !entry.has_in_records() && entry.out_records().is_empty() {
-                self.pit.remove(pid);
+                self.remove_pit_entry(pid);
             }
         }
         self.out.queue.retain(|t| t.face != id);
@@ -291,6 +291,13 @@ impl Forwarder {
                 self.on_incoming_data(now, face, fragment, fields);
             }
             _ => self.record_drop(face, DropReason::Malformed),
+        }
+    }
+
+    /// Removes a PIT entry and releases the charge on the face that created it.
+    pub(crate) fn remove_pit_entry(&mut self, id: PitEntryId) {
+        if let Some(owner) = self.pit.remove(id) {
+            self.faces.discharge_pit(owner);
         }
     }
 

@@ -343,37 +343,61 @@ fn localhost_is_refused_from_and_toward_non_local_faces() {
 }
 
 #[test]
-fn full_pit_drops_and_counts() {
+fn full_pit_drops_and_counts_and_the_flooding_face_pays() {
     let mut sim = Sim::new(3);
     let a = sim.add_node(Config {
-        pit_capacity: 2,
+        pit_capacity: 4,
         ..config()
     });
     let b = sim.add_node(config());
     let link = sim.connect(a, b, LinkConfig::wan(ms(1)));
     sim.route(a, "/p", link.a_face, 1);
     sim.set_link_up(link.id, false);
-    let c = sim.add_app(a);
-    for i in 0..5 {
-        sim.express(c, &format!("/p/{i}"), i);
-    }
-    sim.run_for(ms(10));
+    let (c1, c2, c3) = (sim.add_app(a), sim.add_app(a), sim.add_app(a));
+    let mut nonce = 0;
+    let mut send = |sim: &mut Sim, app, n: u32| {
+        for _ in 0..n {
+            nonce += 1;
+            sim.express(app, &format!("/p/{nonce}"), nonce);
+        }
+        sim.run_for(ms(10));
+    };
+    // c1 alone fills half the table (2), then is over its share: 3 FaceQuota drops.
+    send(&mut sim, c1, 5);
+    // c2 arrives: its share is a third (1): 1 admitted, 2 FaceQuota.
+    send(&mut sim, c2, 3);
+    // c3: a quarter (1): admitted, and the table is full: the next is PitFull.
+    send(&mut sim, c3, 2);
     let st = sim.node(a).status();
-    assert_eq!(st.n_pit_entries, 2);
-    assert_eq!(st.counters.drops.get(DropReason::PitFull), 3);
-    assert_eq!(
+    assert_eq!(st.n_pit_entries, 4);
+    assert_eq!(st.counters.drops.get(DropReason::FaceQuota), 5);
+    assert_eq!(st.counters.drops.get(DropReason::PitFull), 1);
+    let face_drops = |sim: &Sim, app, reason| {
         sim.node(a)
-            .face(sim.app_face(c))
+            .face(sim.app_face(app))
             .unwrap()
             .counters()
             .drops
-            .get(DropReason::PitFull),
-        3
-    );
-    // they expire, and room is made
+            .get(reason)
+    };
+    assert_eq!(face_drops(&sim, c1, DropReason::FaceQuota), 3);
+    assert_eq!(face_drops(&sim, c2, DropReason::FaceQuota), 2);
+    assert_eq!(face_drops(&sim, c3, DropReason::PitFull), 1);
+    let held = |sim: &Sim, app| sim.node(a).face(sim.app_face(app)).unwrap().pit_entries();
+    assert_eq!((held(&sim, c1), held(&sim, c2), held(&sim, c3)), (2, 1, 1));
+    // A /localhost Interest from a local face still gets in (management is never locked out):
+    // here it has no route, so it reaches the strategy and is Nacked, instead of PitFull.
+    sim.express(c3, "/localhost/nfd/status/general", 999);
+    sim.run_for(ms(10));
+    assert_eq!(face_drops(&sim, c3, DropReason::PitFull), 1);
+    assert_eq!(face_drops(&sim, c3, DropReason::NoRoute), 1);
+    // They expire, and room is made.
     sim.run_for(ms(5000));
     assert_eq!(sim.node(a).status().n_pit_entries, 0);
-    assert_eq!(sim.node(a).status().counters.n_unsatisfied_interests, 2);
+    assert_eq!((held(&sim, c1), held(&sim, c2), held(&sim, c3)), (0, 0, 0));
+    // The charges are released: c2 alone may again fill half the table.
+    send(&mut sim, c2, 3);
+    assert_eq!(held(&sim, c2), 2);
 }
 
 /// consumer — A, with two upstreams: B1 (cost 10) and B2 (cost 20), each with a producer.

@@ -2,6 +2,7 @@
 //! real python-ndn applications against it.
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used, clippy::expect_used)]
 
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -114,4 +115,22 @@ impl Drop for App {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// One GET with std only (`base` is `http://host:port`): status line, head and body.
+pub fn http_get(base: &str, path: &str) -> (String, String, Vec<u8>) {
+    let addr = base.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let status = head.lines().next().unwrap().to_string();
+    (status, head, raw[split + 4..].to_vec())
 }

@@ -127,7 +127,7 @@ impl Forwarder {
             self.stragglers.add(now, entry.name_hash(), r.nonce());
         }
         self.out.counters.n_satisfied_interests += 1;
-        self.pit.remove(id);
+        self.remove_pit_entry(id);
     }
 
     /// NFD `onDataUnsolicited` with the default policy: drop (and do not cache).

@@ -11,7 +11,7 @@ use crate::forwarder::{Forwarder, LpFields};
 use crate::strategy::LoopResponse;
 use crate::table::face_table::{FaceId, FaceTable};
 use crate::table::fib::{Fib, NextHop};
-use crate::table::pit::{PitEntry, PitEntryId, PitFull};
+use crate::table::pit::{PitEntry, PitEntryId, PitFull, Refused};
 use crate::time::Time;
 
 impl Forwarder {
@@ -91,14 +91,30 @@ impl Forwarder {
                     self.on_content_store_hit(ingress, lp.pit_token, data);
                     return;
                 }
+                // Fair admission: management from local faces always gets in; under pressure
+                // the face holding the most entries is refused first.
+                let localhost = local && is_localhost(interest.name());
+                let faces = &self.faces;
+                match self.pit.admit(localhost, || faces.pit_share(ingress)) {
+                    Ok(()) => {}
+                    Err(Refused::Full) => {
+                        self.record_drop(ingress, DropReason::PitFull);
+                        return;
+                    }
+                    Err(Refused::Quota) => {
+                        self.record_drop(ingress, DropReason::FaceQuota);
+                        return;
+                    }
+                }
                 let strategy = self.strategy_choice.effective(interest.name(), &hashes);
-                let id = match self.pit.insert(interest, hash, strategy) {
+                let id = match self.pit.insert(interest, hash, strategy, ingress) {
                     Ok(id) => id,
                     Err(PitFull) => {
                         self.record_drop(ingress, DropReason::PitFull);
                         return;
                     }
                 };
+                self.faces.charge_pit(ingress);
                 if self.external_cs.is_some()
                     && self.hand_to_cs_server(now, ingress, id, &hashes, &lp, true)
                 {
@@ -221,7 +237,7 @@ impl Forwarder {
         if let Some(s) = self.strategy_choice.instance_mut(entry.strategy) {
             s.on_interest_expiry(entry);
         }
-        self.pit.remove(id);
+        self.remove_pit_entry(id);
     }
 }
 

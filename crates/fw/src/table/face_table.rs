@@ -53,12 +53,19 @@ pub struct Face {
     link_type: LinkType,
     local_fields: bool,
     pub(crate) counters: FaceCounters,
+    /// PIT entries this face created and is charged for (fair admission).
+    pit_held: u32,
 }
 
 impl Face {
     /// The id.
     pub fn id(&self) -> FaceId {
         self.id
+    }
+
+    /// PIT entries this face created and is charged for under fair admission.
+    pub fn pit_entries(&self) -> usize {
+        self.pit_held as usize
     }
 
     /// The scope.
@@ -97,6 +104,15 @@ impl Face {
     }
 }
 
+/// A face's part of the PIT, as [`crate::table::pit::Pit::admit`] weighs it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct PitShare {
+    /// Entries the face is charged for.
+    pub(crate) held: usize,
+    /// Faces charged for at least one entry (the face itself included if it holds any).
+    pub(crate) holders: usize,
+}
+
 /// Faces by id.
 ///
 /// Face ids are small integers handed out in sequence, so the id itself is the hash: an
@@ -110,6 +126,8 @@ pub(crate) struct FaceTable {
     /// Place in `faces` plus one for each slot; 0 is empty.
     index: Vec<u32>,
     next_id: u64,
+    /// Faces charged for at least one PIT entry.
+    pit_holders: usize,
 }
 
 /// Index slots of an empty table (a power of two).
@@ -121,6 +139,7 @@ impl FaceTable {
             faces: Vec::new(),
             index: vec![0; MIN_INDEX],
             next_id: FaceId::FIRST_DYNAMIC.0,
+            pit_holders: 0,
         }
     }
 
@@ -205,6 +224,7 @@ impl FaceTable {
             link_type,
             local_fields: false,
             counters: FaceCounters::default(),
+            pit_held: 0,
         });
         if self.faces.len() * 2 > self.index.len() {
             self.reindex(self.index.len() * 2);
@@ -242,6 +262,9 @@ impl FaceTable {
             *slot = 0;
         }
         let face = self.faces.swap_remove(at);
+        if face.pit_held > 0 {
+            self.pit_holders -= 1;
+        }
         // The face that moved into `at` (the last one) is re-pointed.
         if let Some(moved) = self.faces.get(at).map(Face::id) {
             if let Some((slot, _)) = self.find_slot_of_place(moved, self.faces.len()) {
@@ -284,6 +307,38 @@ impl FaceTable {
 
     pub(crate) fn len(&self) -> usize {
         self.faces.len()
+    }
+
+    /// Charges `id` for one more PIT entry (no-op for a face that is gone).
+    #[inline]
+    pub(crate) fn charge_pit(&mut self, id: FaceId) {
+        let Some(face) = self.find(id).and_then(|(_, at)| self.faces.get_mut(at)) else {
+            return;
+        };
+        if face.pit_held == 0 {
+            self.pit_holders += 1;
+        }
+        face.pit_held = face.pit_held.saturating_add(1);
+    }
+
+    /// Releases one PIT entry charged to `id`.
+    #[inline]
+    pub(crate) fn discharge_pit(&mut self, id: FaceId) {
+        let Some(face) = self.find(id).and_then(|(_, at)| self.faces.get_mut(at)) else {
+            return;
+        };
+        if face.pit_held == 1 {
+            self.pit_holders -= 1;
+        }
+        face.pit_held = face.pit_held.saturating_sub(1);
+    }
+
+    /// The PIT entries charged to `id`, and how many faces hold any.
+    pub(crate) fn pit_share(&self, id: FaceId) -> PitShare {
+        PitShare {
+            held: self.get(id).map_or(0, |f| f.pit_held as usize),
+            holders: self.pit_holders,
+        }
     }
 
     pub(crate) fn iter(&self) -> impl Iterator<Item = &Face> + '_ {

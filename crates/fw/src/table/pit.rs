@@ -28,7 +28,7 @@ use nameway_wire::tlv::types;
 use nameway_wire::{DataView, InterestView, Name, NameHasher, PrefixHashes};
 use smallvec::SmallVec;
 
-use super::face_table::FaceId;
+use super::face_table::{FaceId, PitShare};
 use super::same_name_value;
 use crate::counters::PitCounters;
 use crate::time::Time;
@@ -129,6 +129,8 @@ pub struct PitEntry {
     /// Slot of the effective strategy instance.
     pub(crate) strategy: u32,
     pub(crate) scratch: Option<Box<dyn Any + Send>>,
+    /// The face whose Interest created the entry: it is charged for it (fair admission).
+    owner: FaceId,
 }
 
 impl core::fmt::Debug for PitEntry {
@@ -359,6 +361,19 @@ struct Slot {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PitFull;
 
+/// Why a new entry was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// The table is full.
+    Full,
+    /// The face already holds its share of a table under pressure.
+    Quota,
+}
+
+/// Entries beyond the capacity kept for `/localhost` Interests from local faces (management),
+/// so that a full table never locks out the operator.
+pub(crate) const LOCALHOST_RESERVE: usize = 4096;
+
 /// The pending Interest table.
 #[derive(Debug)]
 pub(crate) struct Pit {
@@ -393,6 +408,42 @@ impl Pit {
             hits: 0,
             data_misses: 0,
         }
+    }
+
+    /// Whether one more entry may be created (NFD has no limit; ours is bounded and fair).
+    ///
+    /// `localhost` (a `/localhost` Interest from a local face: management) may use
+    /// [`LOCALHOST_RESERVE`] entries past the capacity and is never held to a share. Anyone else
+    /// is refused when the table is full; and once it is half full, a face that holds
+    /// `capacity / (faces holding entries + 1)` entries or more is refused — one share is always
+    /// left for a face that has none yet, so a flooding face fills at most half the table alone,
+    /// and shrinks to its share as others arrive (its entries expire or are satisfied).
+    /// `share` (the asking face's part) is only looked up under pressure.
+    #[inline]
+    pub(crate) fn admit(
+        &self,
+        localhost: bool,
+        share: impl FnOnce() -> PitShare,
+    ) -> Result<(), Refused> {
+        if localhost {
+            return if self.len < self.capacity + LOCALHOST_RESERVE {
+                Ok(())
+            } else {
+                Err(Refused::Full)
+            };
+        }
+        if self.len >= self.capacity {
+            return Err(Refused::Full);
+        }
+        if self.len < self.capacity / 2 {
+            return Ok(());
+        }
+        let PitShare { held, holders } = share();
+        let holders = holders + usize::from(held == 0);
+        if held >= (self.capacity / (holders + 1)).max(1) {
+            return Err(Refused::Quota);
+        }
+        Ok(())
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -433,8 +484,9 @@ impl Pit {
         interest: InterestView,
         hash: u64,
         strategy: u32,
+        owner: FaceId,
     ) -> Result<PitEntryId, PitFull> {
-        if self.len >= self.capacity {
+        if self.len >= self.capacity + LOCALHOST_RESERVE {
             return Err(PitFull);
         }
         let len = interest.name().len();
@@ -466,6 +518,7 @@ impl Pit {
             digest_named,
             strategy,
             scratch: None,
+            owner,
         });
         let id = PitEntryId {
             slot,
@@ -506,23 +559,21 @@ impl Pit {
         slot.entry.as_mut()
     }
 
-    /// Removes an entry (dropped in place); false if it was not there.
-    pub(crate) fn remove(&mut self, id: PitEntryId) -> bool {
-        let Some(slot) = self.slots.get_mut(id.slot as usize) else {
-            return false;
-        };
+    /// Removes an entry (dropped in place); returns the face charged for it, `None` if it was
+    /// not there.
+    pub(crate) fn remove(&mut self, id: PitEntryId) -> Option<FaceId> {
+        let slot = self.slots.get_mut(id.slot as usize)?;
         if slot.gen != id.gen {
-            return false;
+            return None;
         }
-        let Some(entry) = slot.entry.as_ref() else {
-            return false;
-        };
+        let entry = slot.entry.as_ref()?;
         let hash = entry.hash;
         let cbp = entry
             .interest
             .can_be_prefix()
             .then(|| entry.interest.name().len());
         let digest_named = entry.digest_named;
+        let owner = entry.owner;
         self.timers.remove_if_last((entry.expiry, id));
         slot.entry = None;
         slot.gen = slot.gen.wrapping_add(1);
@@ -535,7 +586,7 @@ impl Pit {
         if digest_named {
             self.digest_named -= 1;
         }
-        true
+        Some(owner)
     }
 
     /// Sets when an entry expires.

@@ -2,6 +2,7 @@ use bytes::Bytes;
 use nameway_wire::{Component, Data, Interest, NameHasher};
 
 use super::*;
+use crate::table::face_table::FaceId;
 
 const H: NameHasher = NameHasher::with_seed(11);
 
@@ -20,7 +21,7 @@ fn data(name: &str) -> DataView {
 
 fn insert(pit: &mut Pit, i: InterestView) -> PitEntryId {
     let hash = H.hash_name(i.name());
-    pit.insert(i, hash, 0).unwrap()
+    pit.insert(i, hash, 0, FaceId(300)).unwrap()
 }
 
 fn find(pit: &mut Pit, i: &InterestView) -> Option<PitEntryId> {
@@ -46,24 +47,79 @@ fn entries_are_keyed_by_name_and_selectors() {
     assert_eq!(find(&mut pit, &interest("/a/b", 9, false, true)), Some(c));
     assert_eq!(find(&mut pit, &interest("/a/b", 9, true, true)), None);
     assert_eq!(find(&mut pit, &interest("/a/c", 9, false, false)), None);
-    assert!(pit.remove(a));
+    assert_eq!(pit.remove(a), Some(FaceId(300)));
     assert!(pit.get(a).is_none());
-    assert!(!pit.remove(a));
+    assert_eq!(pit.remove(a), None);
     // the slot is reused with a new generation: the old id stays dead
     let d = insert(&mut pit, interest("/x", 1, false, false));
     assert!(pit.get(a).is_none());
     assert!(pit.get(d).is_some());
 }
 
+/// No share needed: the table is not under pressure, or the Interest is management.
+fn unused() -> PitShare {
+    panic!("the share is only weighed once the table is half full")
+}
+
 #[test]
-fn capacity_is_enforced() {
+fn capacity_is_enforced_with_a_reserve_for_localhost() {
     let mut pit = Pit::new(2);
     insert(&mut pit, interest("/a", 1, false, false));
     insert(&mut pit, interest("/b", 1, false, false));
+    assert_eq!(pit.admit(false, unused), Err(Refused::Full));
+    // Management (/localhost from a local face) still gets in, up to the reserve.
+    assert_eq!(pit.admit(true, unused), Ok(()));
+    for n in 0..LOCALHOST_RESERVE {
+        let i = interest(&format!("/localhost/nfd/x/{n}"), 1, false, false);
+        let hash = H.hash_name(i.name());
+        pit.insert(i, hash, 0, FaceId(301)).unwrap();
+    }
+    assert_eq!(pit.admit(true, unused), Err(Refused::Full));
     let i = interest("/c", 1, false, false);
     let hash = H.hash_name(i.name());
-    assert_eq!(pit.insert(i, hash, 0), Err(PitFull));
-    assert_eq!(pit.len(), 2);
+    assert_eq!(pit.insert(i, hash, 0, FaceId(300)), Err(PitFull));
+    assert_eq!(pit.len(), 2 + LOCALHOST_RESERVE);
+}
+
+#[test]
+fn a_flooding_face_gets_at_most_its_share_and_others_still_get_in() {
+    let mut pit = Pit::new(1000);
+    // What the face table keeps: entries charged per face.
+    let mut held = std::collections::HashMap::<FaceId, usize>::new();
+    let share = |held: &std::collections::HashMap<FaceId, usize>, face| PitShare {
+        held: held.get(&face).copied().unwrap_or(0),
+        holders: held.len(),
+    };
+    let (flood, flood2, legit) = (FaceId(400), FaceId(401), FaceId(402));
+    let mut n = 0;
+    let mut fill = |pit: &mut Pit, held: &mut std::collections::HashMap<FaceId, usize>, face| {
+        let mut admitted = 0;
+        while pit.admit(false, || share(held, face)).is_ok() {
+            n += 1;
+            let i = interest(&format!("/f/{n}"), 1, false, false);
+            let hash = H.hash_name(i.name());
+            let id = pit.insert(i, hash, 0, face).unwrap();
+            assert_eq!(pit.get(id).map(|_| ()), Some(()));
+            *held.entry(face).or_default() += 1;
+            admitted += 1;
+        }
+        admitted
+    };
+    // Alone, a face may fill half the table (its share with one left for a newcomer).
+    assert_eq!(fill(&mut pit, &mut held, flood), 500);
+    assert_eq!(
+        pit.admit(false, || share(&held, flood)),
+        Err(Refused::Quota)
+    );
+    // A second flooder gets a third.
+    assert_eq!(fill(&mut pit, &mut held, flood2), 333);
+    assert_eq!(
+        pit.admit(false, || share(&held, flood2)),
+        Err(Refused::Quota)
+    );
+    // A legitimate face still gets in (its share is a quarter), the table is not full.
+    assert!(pit.admit(false, || share(&held, legit)).is_ok());
+    assert!(pit.len() < 1000);
 }
 
 #[test]
@@ -89,7 +145,7 @@ fn data_matches_exact_prefix_and_digest() {
     assert!(!got.contains(&not_prefix) && !got.contains(&other));
     // satisfied entries leave the PIT: nothing matches any more
     for id in want {
-        assert!(pit.remove(id));
+        assert!(pit.remove(id).is_some());
     }
     assert!(matches(&mut pit, &d).is_empty());
     assert_eq!(pit.counters().data_misses, 1);

@@ -1,0 +1,150 @@
+//! One application's Interest flood must not lock out management or the other applications: a
+//! real namewayd with a small PIT, python-ndn processes writing tens of thousands of distinct
+//! Interests toward a peer that never answers, and meanwhile management answers and a
+//! python-ndn consumer gets every segment of an object from a live producer.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+use common::{free_port, App, Daemon};
+use nameway_wire::{Data, Interest};
+use serde_json::Value;
+
+/// `status/general` over a raw Unix connection, within `secs`: whether management answered.
+fn management_answers(d: &Daemon, secs: u64) -> bool {
+    let Ok(mut s) = UnixStream::connect(&d.unix) else {
+        return false;
+    };
+    s.set_read_timeout(Some(Duration::from_secs(secs))).unwrap();
+    let mut i = Interest::new("/localhost/nfd/status/general".parse().unwrap());
+    i.can_be_prefix = true;
+    i.must_be_fresh = true;
+    i.nonce = Some(4242);
+    s.write_all(&i.encode()).unwrap();
+    let mut buf = vec![0u8; 65536];
+    let mut have = 0;
+    loop {
+        match s.read(&mut buf[have..]) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => have += n,
+        }
+        if Data::decode(&bytes::Bytes::copy_from_slice(&buf[..have])).is_ok() {
+            return true;
+        }
+    }
+}
+
+/// `/api/status` of the daemon's HTTP listener.
+fn api_status(port: u16) -> Value {
+    let (_, _, body) = common::http_get(&format!("http://127.0.0.1:{port}"), "/api/status");
+    serde_json::from_slice(&body).unwrap()
+}
+
+fn flood_daemon(pit_capacity: usize) -> (Daemon, u16) {
+    let http = free_port();
+    let dead = free_port();
+    let d = Daemon::start(&format!(
+        "[forwarder]\npit_capacity = {pit_capacity}\n[http]\nlisten = \"127.0.0.1:{http}\"\n\
+         [[face]]\nuri = \"udp4://127.0.0.1:{dead}\"\n\
+         [[route]]\nprefix = \"/flood\"\nface = \"udp4://127.0.0.1:{dead}\"\n"
+    ));
+    (d, http)
+}
+
+/// Drops by reason summed over the faces whose remote URI starts with `fd://` (Unix apps),
+/// split into the flooding faces (those with any FaceQuota drop) and the others.
+fn drops(status: &Value, reason: &str) -> Vec<u64> {
+    status["faces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["remote"].as_str().unwrap_or("").starts_with("fd://"))
+        .map(|f| f["drops"][reason].as_u64().unwrap_or(0))
+        .collect()
+}
+
+fn run_flood(floods: usize) {
+    let Some(py) = common::python() else { return };
+    let (d, http) = flood_daemon(20_000);
+    let t = d.transport();
+    let producer = App::spawn(
+        &py,
+        &t,
+        &[
+            "serve-object",
+            "--prefix",
+            "/live",
+            "--size",
+            "100000",
+            "--segment",
+            "1000",
+        ],
+    );
+    let ready = producer.next(20);
+    assert_eq!(ready["ready"], true, "{ready}");
+    // The flood: 30,000 distinct Interests per flooding app (lifetime 60 s) toward a peer that
+    // never answers, through a PIT of 20,000.
+    let flooders: Vec<App> = (0..floods)
+        .map(|k| {
+            let prefix = format!("/flood/{k}");
+            App::spawn(
+                &py,
+                &t,
+                &[
+                    "flood", "--prefix", &prefix, "--count", "30000", "--hold", "60",
+                ],
+            )
+        })
+        .collect();
+    for f in &flooders {
+        assert_eq!(f.next(60)["sent"], 30000);
+    }
+    // During the flood: management answers, and another app gets all 100 segments.
+    assert!(
+        management_answers(&d, 10),
+        "management did not answer during the flood\n{}",
+        d.log()
+    );
+    let r = App::run(&py, &t, &["fetch-object", "--name", "/live"]);
+    assert_eq!(r["segments"], 100, "{r}\n{}", d.log());
+    assert_eq!(r["sha256"], ready["sha256"], "{r}");
+    let status = api_status(http);
+    let quota = drops(&status, "face-quota");
+    let flooded: Vec<u64> = quota.iter().copied().filter(|&n| n > 0).collect();
+    assert_eq!(
+        flooded.len(),
+        floods,
+        "every flooder pays, nobody else: {quota:?}"
+    );
+    assert!(flooded.iter().all(|&n| n >= 10_000), "{quota:?}");
+    assert!(
+        drops(&status, "pit-full").iter().all(|&n| n == 0),
+        "{status}"
+    );
+    // The table is bounded and not full: a share was left for the others.
+    let pit = status["forwarder"]["pit_entries"].as_u64().unwrap();
+    assert!(pit < 20_000, "{pit}");
+    // Each entry is charged to the face that created it; no face holds more than half.
+    let held: Vec<u64> = status["faces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["pit_entries"].as_u64().unwrap())
+        .collect();
+    assert_eq!(held.iter().sum::<u64>(), pit, "{held:?}");
+    assert!(held.iter().all(|&n| n <= 10_000), "{held:?}");
+}
+
+#[test]
+fn a_flood_from_one_application_locks_out_nobody() {
+    run_flood(1);
+}
+
+#[test]
+fn two_flooding_applications_lock_out_nobody() {
+    run_flood(2);
+}
