@@ -73,6 +73,11 @@ pub struct FacesConfig {
     pub tx_queue: usize,
     /// Capacity of the queue from the faces to the forwarder.
     pub event_queue: usize,
+    /// Interests per second each face may send (a token bucket); 0, the default, is no limit.
+    /// Management (`/localhost` from local faces) is never limited.
+    pub interest_rate_limit: u32,
+    /// Burst of that bucket; 0 means one second's worth (`interest_rate_limit`).
+    pub interest_burst: u32,
 }
 
 /// `[forwarder]`.
@@ -265,6 +270,8 @@ impl Default for FacesConfig {
             udp_idle_timeout_ms: 600_000,
             tx_queue: 1024,
             event_queue: 4096,
+            interest_rate_limit: 0,
+            interest_burst: 0,
         }
     }
 }

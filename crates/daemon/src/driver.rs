@@ -396,6 +396,19 @@ impl Driver {
         if let Err(e) = self.fw.add_face_with_id(id, scope, link) {
             tracing::warn!(face = id.0, error = %e, "face not added to the forwarder");
         }
+        let f = &self.config.faces;
+        if f.interest_rate_limit > 0 {
+            let limit = nameway_fw::RateLimit {
+                per_second: f.interest_rate_limit,
+                burst: if f.interest_burst == 0 {
+                    f.interest_rate_limit
+                } else {
+                    f.interest_burst
+                },
+            };
+            let now = self.now();
+            self.fw.set_interest_rate_limit(id, now, Some(limit));
+        }
         tracing::debug!(face = id.0, remote = %info.remote, "face up");
     }
 

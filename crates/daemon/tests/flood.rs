@@ -148,3 +148,57 @@ fn a_flood_from_one_application_locks_out_nobody() {
 fn two_flooding_applications_lock_out_nobody() {
     run_flood(2);
 }
+
+/// A face limited to 1,000 Interests/s (burst 1,000) that sends 10,000 at once gets about
+/// 1,000 forwarded; the rest are counted as `rate-limit` on that face, and management from a
+/// limited face still answers.
+#[test]
+fn a_rate_limited_face_gets_its_rate_and_the_rest_is_counted() {
+    let Some(py) = common::python() else { return };
+    let http = free_port();
+    // (The lines before the first table header belong to `[faces]`.)
+    let d = Daemon::start(&format!(
+        "interest_rate_limit = 1000\n[http]\nlisten = \"127.0.0.1:{http}\"\n\
+         [[route]]\nprefix = \"/flood\"\nface = \"null://\"\n"
+    ));
+    let t = d.transport();
+    let flooder = App::spawn(
+        &py,
+        &t,
+        &[
+            "flood", "--prefix", "/flood/r", "--count", "10000", "--hold", "60",
+        ],
+    );
+    let sent = flooder.next(60);
+    assert_eq!(sent["sent"], 10000, "{sent}");
+    // Wait until the forwarder has taken all 10,000.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let face = loop {
+        let status = api_status(http);
+        let face = status["faces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["n_in_interests"].as_u64() == Some(10_000))
+            .cloned();
+        if let Some(face) = face {
+            break face;
+        }
+        assert!(std::time::Instant::now() < deadline, "{status}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let limited = face["drops"]["rate-limit"].as_u64().unwrap_or(0);
+    let forwarded = 10_000 - limited;
+    // The burst, plus what the rate refilled while the 10,000 arrived (well under a second).
+    assert!(
+        (1000..=2000).contains(&forwarded),
+        "forwarded {forwarded}, sent in {} s: {face}",
+        sent["seconds"]
+    );
+    assert_eq!(face["pit_entries"].as_u64(), Some(forwarded), "{face}");
+    assert!(
+        management_answers(&d, 10),
+        "management from a rate-limited face did not answer\n{}",
+        d.log()
+    );
+}

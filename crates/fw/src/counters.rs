@@ -28,6 +28,8 @@ pub enum DropReason {
     /// An Interest that needed a new PIT entry while its face held its fair share of a PIT
     /// under pressure (at least half full): the face with the most entries pays, not the others.
     FaceQuota,
+    /// An Interest over its face's rate limit (a token bucket, off unless set).
+    RateLimit,
     /// A Data that matched no pending Interest.
     Unsolicited,
     /// A Nack that matched no PIT entry, no out-record, or not the Nonce last sent.
@@ -38,7 +40,7 @@ pub enum DropReason {
 
 impl DropReason {
     /// Number of reasons.
-    pub const COUNT: usize = 12;
+    pub const COUNT: usize = 13;
 
     /// Every reason, in declaration order.
     pub const ALL: [DropReason; Self::COUNT] = [
@@ -51,6 +53,7 @@ impl DropReason {
         Self::NoRoute,
         Self::PitFull,
         Self::FaceQuota,
+        Self::RateLimit,
         Self::Unsolicited,
         Self::NackUnsolicited,
         Self::NackOnMultiAccess,
@@ -68,6 +71,7 @@ impl DropReason {
             Self::NoRoute => "no-route",
             Self::PitFull => "pit-full",
             Self::FaceQuota => "face-quota",
+            Self::RateLimit => "rate-limit",
             Self::Unsolicited => "unsolicited",
             Self::NackUnsolicited => "nack-unsolicited",
             Self::NackOnMultiAccess => "nack-on-multi-access",

@@ -11,6 +11,7 @@ use smallvec::SmallVec;
 
 use crate::counters::{DropReason, FibCounters, ForwarderCounters, ForwarderStatus};
 use crate::pipeline::{Outbox, Transmit};
+use crate::rate_limit::{RateLimit, TokenBucket};
 use crate::strategy::{
     builtin, BestRoute, Strategy, StrategyContext, StrategyError, StrategyRegistry, BEST_ROUTE_NAME,
 };
@@ -165,6 +166,22 @@ impl Forwarder {
     /// Adds a face; returns its id (256 and up, never reused).
     pub fn add_face(&mut self, scope: FaceScope, link_type: LinkType) -> FaceId {
         self.faces.add(scope, link_type)
+    }
+
+    /// Sets or clears a face's Interest rate limit (a token bucket, starting full); Interests
+    /// over it are dropped and counted as [`DropReason::RateLimit`]. `/localhost` Interests from
+    /// local faces (management) are not limited. Returns `false` when the face does not exist.
+    pub fn set_interest_rate_limit(
+        &mut self,
+        id: FaceId,
+        now: Time,
+        limit: Option<RateLimit>,
+    ) -> bool {
+        let Some(face) = self.faces.get_mut(id) else {
+            return false;
+        };
+        face.interest_limit = limit.map(|l| TokenBucket::new(l, now));
+        true
     }
 
     /// Adds a face with a chosen id (e.g. an internal face below 256).

@@ -54,6 +54,7 @@ pub mod counters;
 mod forwarder;
 mod pipeline;
 mod prefetch;
+mod rate_limit;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod strategy;
@@ -68,6 +69,7 @@ pub use forwarder::{Config, FaceError, Forwarder};
 pub use nameway_wire::lp::NackReason;
 pub use pipeline::external_cs::{CsRequest, CONTENT_STORE_FACE};
 pub use pipeline::Transmit;
+pub use rate_limit::RateLimit;
 pub use strategy::{LoopResponse, Strategy, StrategyContext, StrategyError, StrategyRegistry};
 pub use table::cs::{
     ContentStore, InMemoryCs, Lru, ReplacementPolicy, DEFAULT_CS_CAPACITY, LOOKUP_BUDGET,

@@ -1,6 +1,7 @@
 //! The face table: the faces the driver has attached, with their scope, link type and
 //! counters. The forwarder sees a face only as an id; the driver owns the sockets.
 
+use crate::rate_limit::{RateLimit, TokenBucket};
 use core::fmt;
 
 use crate::counters::FaceCounters;
@@ -55,6 +56,8 @@ pub struct Face {
     pub(crate) counters: FaceCounters,
     /// PIT entries this face created and is charged for (fair admission).
     pit_held: u32,
+    /// Interest rate limit, if one is set.
+    pub(crate) interest_limit: Option<TokenBucket>,
 }
 
 impl Face {
@@ -66,6 +69,11 @@ impl Face {
     /// PIT entries this face created and is charged for under fair admission.
     pub fn pit_entries(&self) -> usize {
         self.pit_held as usize
+    }
+
+    /// The Interest rate limit, if one is set.
+    pub fn interest_rate_limit(&self) -> Option<RateLimit> {
+        self.interest_limit.as_ref().map(TokenBucket::limit)
     }
 
     /// The scope.
@@ -225,6 +233,7 @@ impl FaceTable {
             local_fields: false,
             counters: FaceCounters::default(),
             pit_held: 0,
+            interest_limit: None,
         });
         if self.faces.len() * 2 > self.index.len() {
             self.reindex(self.index.len() * 2);
