@@ -55,19 +55,41 @@ fn flood_daemon(pit_capacity: usize) -> (Daemon, u16) {
     (d, http)
 }
 
-/// Drops by reason summed over the faces whose remote URI starts with `fd://` (Unix apps),
-/// split into the flooding faces (those with any FaceQuota drop) and the others.
+/// Drops for `reason` on each application face: Unix (`fd://`) and UDP peers, the silent
+/// upstream aside.
 fn drops(status: &Value, reason: &str) -> Vec<u64> {
     status["faces"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|f| f["remote"].as_str().unwrap_or("").starts_with("fd://"))
+        .filter(|f| {
+            let remote = f["remote"].as_str().unwrap_or("");
+            remote.starts_with("fd://")
+                || (remote.starts_with("udp4://") && f["scope"] == "non-local" && {
+                    f["n_in_interests"].as_u64().unwrap_or(0) > 0
+                })
+        })
         .map(|f| f["drops"][reason].as_u64().unwrap_or(0))
         .collect()
 }
 
-fn run_flood(floods: usize) {
+/// 30,000 distinct Interests (lifetime 60 s) from one UDP socket, paced so the kernel's
+/// socket buffer does not drop them; the socket is kept open so its face stays up.
+fn udp_flood(port: u16, prefix: &str) -> std::net::UdpSocket {
+    let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    for i in 0..30_000u32 {
+        let mut interest = Interest::new(format!("{prefix}/{i}").parse().unwrap());
+        interest.nonce = Some(i.wrapping_mul(2_654_435_761));
+        interest.lifetime_ms = Some(60_000);
+        s.send_to(&interest.encode(), ("127.0.0.1", port)).unwrap();
+        if i % 100 == 99 {
+            std::thread::sleep(Duration::from_micros(500));
+        }
+    }
+    s
+}
+
+fn run_flood(floods: usize, over_udp: bool) {
     let Some(py) = common::python() else { return };
     let (d, http) = flood_daemon(20_000);
     let t = d.transport();
@@ -88,19 +110,23 @@ fn run_flood(floods: usize) {
     assert_eq!(ready["ready"], true, "{ready}");
     // The flood: 30,000 distinct Interests per flooding app (lifetime 60 s) toward a peer that
     // never answers, through a PIT of 20,000.
-    let flooders: Vec<App> = (0..floods)
-        .map(|k| {
-            let prefix = format!("/flood/{k}");
-            App::spawn(
+    let mut udp_flooders = Vec::new();
+    let mut app_flooders = Vec::new();
+    for k in 0..floods {
+        let prefix = format!("/flood/{k}");
+        if over_udp {
+            udp_flooders.push(udp_flood(d.udp, &prefix));
+        } else {
+            app_flooders.push(App::spawn(
                 &py,
                 &t,
                 &[
                     "flood", "--prefix", &prefix, "--count", "30000", "--hold", "60",
                 ],
-            )
-        })
-        .collect();
-    for f in &flooders {
+            ));
+        }
+    }
+    for f in &app_flooders {
         assert_eq!(f.next(60)["sent"], 30000);
     }
     // During the flood: management answers, and another app gets all 100 segments.
@@ -141,12 +167,12 @@ fn run_flood(floods: usize) {
 
 #[test]
 fn a_flood_from_one_application_locks_out_nobody() {
-    run_flood(1);
+    run_flood(1, false);
 }
 
 #[test]
 fn two_flooding_applications_lock_out_nobody() {
-    run_flood(2);
+    run_flood(2, false);
 }
 
 /// A face limited to 1,000 Interests/s (burst 1,000) that sends 10,000 at once gets about
@@ -201,4 +227,87 @@ fn a_rate_limited_face_gets_its_rate_and_the_rest_is_counted() {
         "management from a rate-limited face did not answer\n{}",
         d.log()
     );
+}
+
+/// An Interest of `params` bytes of parameters.
+fn big_interest(name: &str, nonce: u32, params: usize) -> bytes::Bytes {
+    let mut i = Interest::new(name.parse().unwrap());
+    i.nonce = Some(nonce);
+    i.app_parameters = Some(bytes::Bytes::from(vec![0x42; params]));
+    i.encode()
+}
+
+/// A UDP peer that sends only first fragments (never completing a packet) fills its own
+/// reassembly buffers only (256 partial packets per face): another UDP peer whose fragmented
+/// Interests are each split by 300 of those first fragments gets all of them reassembled and
+/// forwarded. (With one buffer shared by all faces, each would have been evicted.)
+#[test]
+fn fragments_that_never_complete_hurt_only_their_sender() {
+    let http = free_port();
+    let d = Daemon::start(&format!(
+        "[http]\nlisten = \"127.0.0.1:{http}\"\n\
+         [[route]]\nprefix = \"/x\"\nface = \"null://\"\n"
+    ));
+    let to = ("127.0.0.1", d.udp);
+    let attacker = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let legit = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut seq = 0;
+    for n in 0..100u32 {
+        let wire = big_interest(&format!("/x/legit/{n}"), 7_000_000 + n, 3000);
+        let frags = nameway_wire::lp::fragment(&wire, 1200, seq);
+        seq += frags.len() as u64;
+        legit.send_to(&frags[0], to).unwrap();
+        // 300 first fragments of packets that never complete...
+        for k in 0..300u32 {
+            let id = n * 1000 + k;
+            let wire = big_interest(&format!("/x/attack/{n}/{k}"), id, 600);
+            let first = nameway_wire::lp::fragment(&wire, 400, u64::from(id) * 8);
+            assert!(first.len() > 1);
+            attacker.send_to(&first[0], to).unwrap();
+            if k % 50 == 49 {
+                // Paced, so the kernel's socket buffer does not drop (that is not the test).
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        // ...then the rest of the other peer's Interest.
+        for f in &frags[1..] {
+            legit.send_to(f, to).unwrap();
+        }
+    }
+    let port = |s: &std::net::UdpSocket| s.local_addr().unwrap().port();
+    let (attacker_port, legit_port) = (port(&attacker), port(&legit));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let status = api_status(http);
+        let faces = status["faces"].as_array().unwrap();
+        let by_port = |p: u16| {
+            faces
+                .iter()
+                .find(|f| f["remote"].as_str().unwrap().ends_with(&format!(":{p}")))
+                .cloned()
+        };
+        if let (Some(a), Some(l)) = (by_port(attacker_port), by_port(legit_port)) {
+            if l["n_in_interests"].as_u64() == Some(100) {
+                assert_eq!(a["n_in_interests"], 0, "{a}");
+                assert!(a["in_packets"].as_u64().unwrap() > 25_000, "{a}");
+                assert!(
+                    a["link_drops"]["reassembly"].as_u64().unwrap_or(0) > 0,
+                    "the attacker's partial packets are dropped and counted: {a}"
+                );
+                assert!(l["link_drops"].as_object().unwrap().is_empty(), "{l}");
+                return;
+            }
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{status}\n{}",
+            d.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_flood_over_udp_locks_out_nobody() {
+    run_flood(1, true);
 }
