@@ -831,6 +831,14 @@ impl Client {
     ///
     /// # Errors
     /// As [`Client::dataset`], or entries that do not decode.
+    /// Whether the forwarder is namewayd (so its own datasets, which NFD would not answer,
+    /// may be asked for).
+    pub(crate) async fn is_nameway(&mut self) -> Result<bool, ClientError> {
+        let general = self.dataset("status", "general").await?;
+        Ok(nameway_wire::mgmt::ForwarderStatus::decode(&general)
+            .is_ok_and(|s| s.nfd_version.starts_with("nameway")))
+    }
+
     pub(crate) async fn list<T: DatasetEntry>(
         &mut self,
         module: &str,

@@ -1,7 +1,7 @@
 //! `nameway cs info|config|erase`: the Content Store (`cs/info`, `cs/config`, `cs/erase`).
 
 use anyhow::bail;
-use nameway_wire::mgmt::{cs_flags, ControlParameters, CsInfo, ForwarderStatus};
+use nameway_wire::mgmt::{cs_flags, ControlParameters, CsInfo};
 use serde::Serialize;
 
 use crate::client::{self, parse_name};
@@ -125,10 +125,7 @@ pub(crate) async fn run(transport: Option<&str>, cmd: &CsCommand) -> anyhow::Res
                 details: None,
             };
             // namewayd's own dataset; another forwarder (NFD) would not answer it.
-            let general = c.dataset("status", "general").await?;
-            let is_nameway = ForwarderStatus::decode(&general)
-                .is_ok_and(|s| s.nfd_version.starts_with("nameway"));
-            if is_nameway {
+            if c.is_nameway().await? {
                 let tiers = c.dataset("cs", "tiers").await?;
                 let t: serde_json::Value = serde_json::from_slice(&tiers)
                     .map_err(|e| anyhow::anyhow!("bad cs/tiers dataset: {e}"))?;

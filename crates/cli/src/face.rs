@@ -71,6 +71,13 @@ pub(crate) struct FaceView {
     n_out_nacks: u64,
     n_in_bytes: u64,
     n_out_bytes: u64,
+    /// From namewayd's `faces/drops` dataset (absent with another forwarder).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pit_entries: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    interest_rate_limit: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    drops: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl From<&FaceStatus> for FaceView {
@@ -93,6 +100,9 @@ impl From<&FaceStatus> for FaceView {
             n_out_nacks: f.n_out_nacks,
             n_in_bytes: f.n_in_bytes,
             n_out_bytes: f.n_out_bytes,
+            pit_entries: None,
+            interest_rate_limit: None,
+            drops: None,
         }
     }
 }
@@ -134,8 +144,26 @@ pub(crate) async fn run(transport: Option<&str>, cmd: &FaceCommand) -> anyhow::R
 
 async fn list(c: &mut Client, json: bool) -> anyhow::Result<()> {
     let faces: Vec<FaceStatus> = c.list("faces", "list").await?;
+    let mut views: Vec<FaceView> = faces.iter().map(FaceView::from).collect();
+    // namewayd's drops by reason and PIT charge, joined by FaceId.
+    if c.is_nameway().await? {
+        let raw = c.dataset("faces", "drops").await?;
+        let extra: Vec<serde_json::Value> = serde_json::from_slice(&raw)
+            .map_err(|e| anyhow::anyhow!("bad faces/drops dataset: {e}"))?;
+        for v in &mut views {
+            let Some(x) = extra
+                .iter()
+                .find(|x| x["face_id"].as_u64() == Some(v.face_id))
+            else {
+                continue;
+            };
+            v.pit_entries = x["pit_entries"].as_u64();
+            v.interest_rate_limit = Some(x["interest_rate_limit"].clone()).filter(|l| !l.is_null());
+            v.drops = x["drops"].as_object().cloned();
+        }
+    }
     if json {
-        return print_json(&faces.iter().map(FaceView::from).collect::<Vec<_>>());
+        return print_json(&views);
     }
     let mut t = Table::new(&[
         "FaceId",
@@ -149,8 +177,17 @@ async fn list(c: &mut Client, json: bool) -> anyhow::Result<()> {
         "OutInterests",
         "OutData",
         "OutNacks",
+        "PitEntries",
+        "Drops",
     ]);
-    for f in &faces {
+    for (f, v) in faces.iter().zip(&views) {
+        // e.g. "30000 face-quota, 2 no-route"
+        let drops = v.drops.as_ref().map_or_else(String::new, |d| {
+            d.iter()
+                .map(|(r, n)| format!("{n} {r}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        });
         t.row(vec![
             f.face_id.to_string(),
             f.uri.clone(),
@@ -163,6 +200,8 @@ async fn list(c: &mut Client, json: bool) -> anyhow::Result<()> {
             f.n_out_interests.to_string(),
             f.n_out_data.to_string(),
             f.n_out_nacks.to_string(),
+            v.pit_entries.map_or_else(String::new, |n| n.to_string()),
+            drops,
         ]);
     }
     write_out(&t.render())?;

@@ -828,3 +828,41 @@ fn datasets_of_several_segments_are_fetched_whole() {
     assert_eq!(s["n_rib_entries"], 300);
     assert_eq!(s["n_routes"], 300);
 }
+
+/// `nameway face list` shows what the forwarder refused on each face, by reason, the PIT
+/// entries each holds and its rate limit.
+#[test]
+fn face_list_shows_drops_pit_entries_and_rate_limits() {
+    let d = Daemon::start("interest_rate_limit = 500\ninterest_burst = 50\n");
+    // An Interest with no route, from a UDP peer: its on-demand face stays up, one no-route drop.
+    let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut i = nameway_wire::Interest::new("/no/route/here".parse().unwrap());
+    i.nonce = Some(7);
+    peer.send_to(&i.encode(), ("127.0.0.1", d.udp)).unwrap();
+    let peer_uri = format!("udp4://{}", peer.local_addr().unwrap());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let face = loop {
+        let faces = d.json(&["face", "list", "--json"]);
+        let face = array(&faces)
+            .iter()
+            .find(|f| f["uri"] == peer_uri.as_str())
+            .cloned();
+        if let Some(face) = face.filter(|f| f["drops"]["no-route"] == 1) {
+            break face;
+        }
+        assert!(std::time::Instant::now() < deadline, "{faces}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(face["pit_entries"], 0, "{face}");
+    assert_eq!(face["interest_rate_limit"]["per_second"], 500, "{face}");
+    assert_eq!(face["interest_rate_limit"]["burst"], 50, "{face}");
+    let table = d.nameway(&["face", "list"]);
+    assert!(table.status.success());
+    let text = String::from_utf8_lossy(&table.stdout).to_string();
+    assert!(
+        text.contains("PitEntries") && text.contains("Drops"),
+        "{text}"
+    );
+    let row = text.lines().find(|l| l.contains(&peer_uri)).unwrap();
+    assert!(row.contains("1 no-route"), "{row}");
+}

@@ -608,6 +608,34 @@ impl Management {
                     .to_vec()
                 }
             },
+            // Ours (not NFD's): what each face was refused and holds, as JSON.
+            ("faces", "drops") => {
+                let list: Vec<FaceDrops> = faces
+                    .list()
+                    .iter()
+                    .filter_map(|info| {
+                        let face = fw.face(FaceId(info.id.0))?;
+                        Some(FaceDrops {
+                            face_id: info.id.0,
+                            pit_entries: face.pit_entries(),
+                            interest_rate_limit: face.interest_rate_limit().map(|l| {
+                                RateLimitView {
+                                    per_second: l.per_second,
+                                    burst: l.burst,
+                                }
+                            }),
+                            drops: face
+                                .counters()
+                                .drops
+                                .iter()
+                                .filter(|(_, n)| *n > 0)
+                                .map(|(r, n)| (r.as_str(), n))
+                                .collect(),
+                        })
+                    })
+                    .collect();
+                serde_json::to_vec(&list).unwrap_or_default()
+            }
             // Ours (not NFD's): both tiers and the filter, as JSON.
             ("cs", "tiers") => {
                 let tiers = self.cs_tiers(fw).unwrap_or_default();
@@ -718,6 +746,23 @@ fn face_params(info: &FaceInfo) -> ControlParameters {
         flags: Some(0),
         ..ControlParameters::default()
     }
+}
+
+/// One face in the `faces/drops` dataset (ours, JSON).
+#[derive(serde::Serialize)]
+struct FaceDrops {
+    face_id: u64,
+    /// PIT entries the face created and is charged for.
+    pit_entries: usize,
+    interest_rate_limit: Option<RateLimitView>,
+    /// Forwarder drops by reason, non-zero only.
+    drops: std::collections::BTreeMap<&'static str, u64>,
+}
+
+#[derive(serde::Serialize)]
+struct RateLimitView {
+    per_second: u32,
+    burst: u32,
 }
 
 fn face_statuses(fw: &Forwarder, list: Vec<FaceInfo>) -> Vec<Vec<u8>> {
