@@ -40,6 +40,14 @@ pub struct InRecord {
     nonce: u32,
     last_renewed: Time,
     expiry: Time,
+    /// What only some downstreams have, out of line so the usual record stays small (40 bytes,
+    /// where the two optional buffers inline made it 96).
+    extra: Option<Box<InRecordExtra>>,
+}
+
+/// The rarer parts of an in-record.
+#[derive(Clone, Debug, Default)]
+struct InRecordExtra {
     /// The Interest this downstream sent, when it is not the entry's latest one (kept only
     /// then, so the common case costs no reference count).
     interest: Option<Bytes>,
@@ -69,7 +77,7 @@ impl InRecord {
 
     /// The PitToken the downstream attached, echoed on the Data or Nack sent back to it.
     pub fn pit_token(&self) -> Option<&Bytes> {
-        self.pit_token.as_ref()
+        self.extra.as_ref().and_then(|e| e.pit_token.as_ref())
     }
 }
 
@@ -80,7 +88,10 @@ pub struct OutRecord {
     nonce: u32,
     last_renewed: Time,
     expiry: Time,
-    incoming_nack: Option<NackReason>,
+    /// The code of the Nack this upstream answered with, if `nacked` (stored as a code: an
+    /// `Option<NackReason>` took 16 bytes, this 8 plus a flag packed beside the Nonce).
+    nack_code: u64,
+    nacked: bool,
 }
 
 impl OutRecord {
@@ -106,12 +117,12 @@ impl OutRecord {
 
     /// The reason of the Nack this upstream answered with, if it did.
     pub fn incoming_nack(&self) -> Option<NackReason> {
-        self.incoming_nack
+        self.nacked.then(|| NackReason::from_code(self.nack_code))
     }
 
     /// Whether an answer is still expected at `now`: not expired and not Nacked.
     pub fn is_pending(&self, now: Time) -> bool {
-        self.expiry >= now && self.incoming_nack.is_none()
+        self.expiry >= now && !self.nacked
     }
 }
 
@@ -184,7 +195,10 @@ impl PitEntry {
 
     /// The last Interest exactly as downstream `r` sent it (it goes back in a Nack).
     pub fn in_record_interest<'e>(&'e self, r: &'e InRecord) -> &'e Bytes {
-        r.interest.as_ref().unwrap_or(self.interest.wire())
+        r.extra
+            .as_ref()
+            .and_then(|e| e.interest.as_ref())
+            .unwrap_or(self.interest.wire())
     }
 
     /// The out-record of `face`.
@@ -242,8 +256,11 @@ impl PitEntry {
     pub(crate) fn set_interest(&mut self, interest: InterestView) {
         let old = core::mem::replace(&mut self.interest, interest);
         // The downstreams that sent the previous Interest keep their own copy now.
-        for r in self.in_records.iter_mut().filter(|r| r.interest.is_none()) {
-            r.interest = Some(old.wire().clone());
+        for r in &mut self.in_records {
+            let extra = r.extra.get_or_insert_with(Box::default);
+            if extra.interest.is_none() {
+                extra.interest = Some(old.wire().clone());
+            }
         }
         self.out_wire = None;
     }
@@ -255,8 +272,12 @@ impl PitEntry {
             nonce: self.interest.nonce().unwrap_or(0),
             last_renewed: now,
             expiry: now.add_millis(self.interest.lifetime_ms()),
-            interest: None,
-            pit_token,
+            extra: pit_token.map(|t| {
+                Box::new(InRecordExtra {
+                    interest: None,
+                    pit_token: Some(t),
+                })
+            }),
         };
         match self.in_records.iter_mut().find(|r| r.face == face) {
             Some(r) => *r = record,
@@ -285,7 +306,12 @@ impl PitEntry {
     /// last record (the usual one) is dropped where it is.
     pub(crate) fn take_in_record_token(&mut self, face: FaceId) -> Option<Option<Bytes>> {
         let i = self.in_records.iter().position(|r| r.face == face)?;
-        let token = self.in_records.get_mut(i)?.pit_token.take();
+        let token = self
+            .in_records
+            .get_mut(i)?
+            .extra
+            .as_mut()
+            .and_then(|e| e.pit_token.take());
         if i + 1 == self.in_records.len() {
             self.in_records.truncate(i);
         } else {
@@ -306,7 +332,8 @@ impl PitEntry {
             nonce: self.interest.nonce().unwrap_or(0),
             last_renewed: now,
             expiry: now.add_millis(self.interest.lifetime_ms()),
-            incoming_nack: None,
+            nack_code: 0,
+            nacked: false,
         };
         match self.out_records.iter_mut().find(|r| r.face == face) {
             Some(r) => *r = record,
@@ -326,7 +353,8 @@ impl PitEntry {
     /// Records the Nack an upstream answered with.
     pub(crate) fn set_incoming_nack(&mut self, face: FaceId, reason: NackReason) {
         if let Some(r) = self.out_record_mut(face) {
-            r.incoming_nack = Some(reason);
+            r.nack_code = reason.code();
+            r.nacked = true;
         }
     }
 
