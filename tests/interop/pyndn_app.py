@@ -9,6 +9,8 @@ prefix is registered (after python-ndn's own registration step), then serve unti
   serve-object --prefix /p --size N --segment 4000 [--freshness MS]   (legacy app, segmented, FinalBlockId)
   fetch-object --name /p                               (legacy app, ndn.app_support.segment_fetcher)
   flood --prefix /p --count N [--lifetime MS] [--hold S]  (raw Interests, never read: an abusive app)
+  command --module rib --verb register [--name /p] [--face-id N]   (ndn.app_support.nfd_mgmt command)
+  face-query --uri null://                             (faces/query with a FaceQueryFilter, as nfdc)
 
 The forwarder is chosen the python-ndn way: NDN_CLIENT_TRANSPORT (unix:///path or tcp://h:p).
 """
@@ -191,6 +193,70 @@ def flood(args):
     sock.close()
 
 
+def command(args):
+    """One signed management command made by python-ndn's nfd_mgmt.make_command (as
+    NDNApp.register does); prints the ControlResponse's code and text."""
+    from ndn.app_support.nfd_mgmt import make_command, parse_response
+    app = NDNApp(keychain=KeychainDigest())
+    result = {}
+    params = {}
+    if args.name is not None:
+        params["name"] = args.name
+    if args.face_id is not None:
+        params["face_id"] = args.face_id
+
+    async def main():
+        try:
+            _name, _meta, content = await app.express_interest(
+                make_command(args.module, args.verb, **params), lifetime=2000)
+            response = parse_response(content)
+            result.update(status_code=response["status_code"], status_text=response["status_text"])
+        except (InterestNack, InterestTimeout) as e:
+            result.update(error=repr(e))
+        finally:
+            app.shutdown()
+
+    app.run_forever(after_start=main())
+    emit(result)
+
+
+def num(v):
+    """An Enum field of nfd_mgmt as its number."""
+    return v.value if hasattr(v, "value") else v
+
+
+def face_query(args):
+    """faces/query with a FaceQueryFilter on the remote URI, as nfdc resolves a FaceUri to a
+    FaceId; prints the matching FaceStatus entries."""
+    from ndn.app_support.nfd_mgmt import FaceQueryFilter, FaceQueryFilterValue, FaceStatusMsg
+    app = NDNApp(keychain=KeychainDigest())
+    result = {}
+    query = FaceQueryFilter()
+    query.face_query_filter = FaceQueryFilterValue()
+    query.face_query_filter.uri = args.uri
+    name = Name.from_str("/localhost/nfd/faces/query") + [Component.from_bytes(query.encode())]
+
+    async def main():
+        try:
+            _name, _meta, content = await app.express_interest(
+                name, lifetime=2000, can_be_prefix=True, must_be_fresh=True)
+            msg = FaceStatusMsg.parse(content)
+            result["faces"] = [{
+                "face_id": f.face_id, "uri": f.uri, "local_uri": f.local_uri,
+                "face_scope": num(f.face_scope), "face_persistency": num(f.face_persistency),
+                "link_type": num(f.link_type), "n_out_interests": f.n_out_interests,
+                "n_out_data": f.n_out_data, "n_out_nacks": f.n_out_nacks,
+                "n_out_bytes": f.n_out_bytes, "n_in_interests": f.n_in_interests,
+            } for f in msg.face_status]
+        except (InterestNack, InterestTimeout) as e:
+            result.update(error=repr(e))
+        finally:
+            app.shutdown()
+
+    app.run_forever(after_start=main())
+    emit(result)
+
+
 def main():
     p = argparse.ArgumentParser()
     sub = p.add_subparsers(dest="mode", required=True)
@@ -217,6 +283,13 @@ def main():
     fl.add_argument("--count", type=int, required=True)
     fl.add_argument("--lifetime", type=int, default=60000)
     fl.add_argument("--hold", type=float, default=0.0)
+    cm = sub.add_parser("command")
+    cm.add_argument("--module", required=True)
+    cm.add_argument("--verb", required=True)
+    cm.add_argument("--name")
+    cm.add_argument("--face-id", type=int)
+    fq = sub.add_parser("face-query")
+    fq.add_argument("--uri", required=True)
     args = p.parse_args()
     if args.mode == "produce":
         (produce_app if args.api == "app" else produce_appv2)(args)
@@ -226,6 +299,10 @@ def main():
         serve_object(args)
     elif args.mode == "flood":
         flood(args)
+    elif args.mode == "command":
+        command(args)
+    elif args.mode == "face-query":
+        face_query(args)
     else:
         fetch_object(args)
 

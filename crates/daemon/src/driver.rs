@@ -135,8 +135,9 @@ impl Driver {
         fw.add_face_with_id(INTERNAL_FACE, FaceScope::Local, LinkType::PointToPoint)
             .context("internal face")?;
         fw.set_local_fields(INTERNAL_FACE, true);
-        // The null face (255, `null://`): routes to it black-hole a prefix, as in NFD.
-        fw.add_face_with_id(NULL_FACE, FaceScope::NonLocal, LinkType::PointToPoint)
+        // The null face (255, `null://`): routes to it black-hole a prefix, as in NFD. Local
+        // scope as NFD's makeNullFace, so /localhost prefixes can be black-holed too.
+        fw.add_face_with_id(NULL_FACE, FaceScope::Local, LinkType::PointToPoint)
             .context("null face")?;
         let mgmt_prefix: Name = "/localhost/nfd".parse().context("management prefix")?;
         fw.add_nexthop(&mgmt_prefix, INTERNAL_FACE, 0)

@@ -373,15 +373,16 @@ impl FaceSystem {
         self.shared.face(id).map(|f| f.info())
     }
 
-    /// The null face as NFD shows it: `null://` both ends, non-local, permanent,
-    /// point-to-point, no MTU limit; its out counters are what it swallowed.
+    /// The null face as NFD shows it (`makeNullFace`): `null://` both ends, local scope (so a
+    /// black-hole route under `/localhost` works), permanent, point-to-point, no MTU limit; its
+    /// out counters are what it swallowed.
     fn null_info(&self) -> FaceInfo {
         FaceInfo {
             id: FaceId::NULL,
             kind: crate::id::FaceKind::Null,
             remote: FaceUri::Null,
             local: FaceUri::Null,
-            scope: crate::id::FaceScope::NonLocal,
+            scope: crate::id::FaceScope::Local,
             link_type: crate::id::LinkType::PointToPoint,
             persistency: Persistency::Permanent,
             mtu: None,
