@@ -228,11 +228,9 @@ fn ndnts_over_websocket_with_python_ndn_on_the_unix_socket() {
     let Some(node) = node() else { return };
     let Some(py) = common::python() else { return };
     let port = common::free_port();
-    // `websocket` lands inside the fixture's [faces] table. NDNts registers prefixes over a
-    // WebSocket face under /localhop/nfd (it cannot know the face is local).
-    let d = Daemon::start(&format!(
-        "websocket = [\"127.0.0.1:{port}\"]\n[mgmt]\nlocalhop_rib = true\n"
-    ));
+    // No /localhop/nfd here: the WebSocket face is loopback to loopback, so local scope, and
+    // /localhost/nfd commands over it are accepted.
+    let d = Daemon::start(&format!("websocket = [\"127.0.0.1:{port}\"]\n"));
     let ws = format!("ws://127.0.0.1:{port}");
     // An NDNts consumer in a "browser" (@ndn/ws-transport) fetches from python-ndn on Unix.
     let _p = App::producer(
@@ -243,16 +241,57 @@ fn ndnts_over_websocket_with_python_ndn_on_the_unix_socket() {
     let r = Js::run(&node, &ws, &["consume", "--name", "/ws/py/x"]);
     assert_eq!(r["name"], "/ws/py/x", "{r}\n{}", d.log());
     assert_eq!(r["size"], 3000);
-    // An NDNts producer over WebSocket registers its prefix (rib/register under
-    // /localhop/nfd) and serves a python-ndn consumer on Unix.
-    let (_q, ready) = Js::producer(
+    // An NDNts producer over WebSocket, told its face is local (NDNTS_LOCAL), registers its
+    // prefix with rib/register under /localhost/nfd and serves a python-ndn consumer on Unix.
+    let (q, ready) = Js::producer_env(
         &node,
         &ws,
+        &[("NDNTS_LOCAL", "1")],
         &["produce", "--prefix", "/ws/nt", "--size", "2000"],
     );
     let r = App::run(&py, &d.transport(), &["consume", "--name", "/ws/nt/y"]);
     assert_eq!(r["name"], "/ws/nt/y", "{r}\n{}", d.log());
     assert_eq!(r["size"], 2000);
+    assert_eq!(r["sha256"], ready["sha256"]);
+    // The producer exits: its WebSocket face closes and its route goes with it (python-ndn
+    // then gets Nack NoRoute, not a timeout).
+    drop(q);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let r = App::run(
+            &py,
+            &d.transport(),
+            &["consume", "--name", "/ws/nt/z", "--lifetime", "1000"],
+        );
+        if r["nack"] == 150 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "route of the closed WebSocket face not removed: {r}\n{}",
+            d.log()
+        );
+    }
+}
+
+#[test]
+fn ndnts_over_websocket_registers_under_localhop_when_enabled() {
+    let Some(node) = node() else { return };
+    let Some(py) = common::python() else { return };
+    let port = common::free_port();
+    // NDNts as a web page runs it by default: the WebSocket face taken as non-local, so
+    // rib/register goes under /localhop/nfd, which namewayd serves with [mgmt] localhop_rib.
+    let d = Daemon::start(&format!(
+        "websocket = [\"127.0.0.1:{port}\"]\n[mgmt]\nlocalhop_rib = true\n"
+    ));
+    let ws = format!("ws://127.0.0.1:{port}");
+    let (_q, ready) = Js::producer(
+        &node,
+        &ws,
+        &["produce", "--prefix", "/ws/hop", "--size", "1500"],
+    );
+    let r = App::run(&py, &d.transport(), &["consume", "--name", "/ws/hop/y"]);
+    assert_eq!(r["name"], "/ws/hop/y", "{r}\n{}", d.log());
     assert_eq!(r["sha256"], ready["sha256"]);
 }
 

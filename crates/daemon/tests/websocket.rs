@@ -70,7 +70,10 @@ fn ws_daemon(extra: &str) -> (Daemon, u16) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_websocket_client_exchanges_and_bad_messages_close_only_their_face() {
     let Some(py) = common::python() else { return };
-    let (d, port) = ws_daemon("");
+    let http = free_port();
+    let (d, port) = ws_daemon(&format!("[http]\nlisten = \"127.0.0.1:{http}\"\n"));
+    let base = format!("http://127.0.0.1:{http}");
+    let closed_before = faces_closed(&base).await;
     let _p = App::producer(
         &py,
         &d.transport(),
@@ -110,11 +113,50 @@ async fn a_websocket_client_exchanges_and_bad_messages_close_only_their_face() {
         "a two-packet message did not close the face"
     );
 
-    // The first face still works.
+    // The first face still works, and answers a ping with a pong carrying its payload.
     good.send(Message::Binary(interest("/ws/rust/d", 4)))
         .await
         .unwrap();
     assert_eq!(next_data(&mut good).await.name.to_string(), "/ws/rust/d");
+    good.send(Message::Ping(Bytes::from_static(b"nameway")))
+        .await
+        .unwrap();
+    let pong = loop {
+        let msg = tokio::time::timeout(Duration::from_secs(5), good.next())
+            .await
+            .expect("no pong in 5 s")
+            .expect("connection ended")
+            .unwrap();
+        if let Message::Pong(p) = msg {
+            break p;
+        }
+    };
+    assert_eq!(&pong[..], b"nameway");
+
+    // Each bad face was counted by its close reason: two malformed (text, two packets), one
+    // too large; nothing else was closed.
+    // (The client sees the connection end just before the daemon counts it: wait for it.)
+    let delta = |c: &serde_json::Value, k: &str| {
+        c[k].as_u64().unwrap() - closed_before[k].as_u64().unwrap()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let closed = loop {
+        let c = faces_closed(&base).await;
+        if delta(&c, "malformed") + delta(&c, "too-large") >= 3
+            || std::time::Instant::now() > deadline
+        {
+            break c;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let delta = |k: &str| delta(&closed, k);
+    assert_eq!(delta("malformed"), 2, "{closed}");
+    assert_eq!(delta("too-large"), 1, "{closed}");
+    assert_eq!(
+        delta("peer") + delta("io") + delta("destroyed"),
+        0,
+        "{closed}"
+    );
 
     // The face dataset shows it as ws://, local scope (loopback to loopback).
     let faces = faces_list(&d).await;
@@ -134,6 +176,19 @@ async fn a_websocket_client_exchanges_and_bad_messages_close_only_their_face() {
         "{}",
         d.log()
     );
+}
+
+/// The face system's closed-face counters by reason, from `/api/status`.
+async fn faces_closed(base: &str) -> serde_json::Value {
+    let base = base.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let (status, _, body) = common::http_get(&base, "/api/status");
+        assert!(status.contains("200"), "{status}");
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        v["face_system"]["faces_closed"].clone()
+    })
+    .await
+    .unwrap()
 }
 
 /// `faces/list` over a raw Unix connection.

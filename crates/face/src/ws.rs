@@ -78,7 +78,9 @@ async fn run_accepted(
     let _ = stream.set_nodelay(true);
     let local = stream.local_addr().unwrap_or(peer);
     let secure = tls.is_some();
-    let scope = if peer.ip().is_loopback() && local.ip().is_loopback() {
+    // As NFD's isLoopback: an IPv4-mapped IPv6 loopback address counts as loopback too.
+    let scope = if peer.ip().to_canonical().is_loopback() && local.ip().to_canonical().is_loopback()
+    {
         FaceScope::Local
     } else {
         FaceScope::NonLocal

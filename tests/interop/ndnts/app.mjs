@@ -29,7 +29,10 @@
 //
 // The forwarder is chosen the NDNts CLI way, through NDNTS_UPLINK: unix:///path/to/nfd.sock,
 // tcp://host:port, or ws://host:port / wss://host:port (namewayd's WebSocket face). NDNTS_PKTTRACE=1 logs every packet of the logical forwarder to stderr;
-// NDNTS_KEEPALIVE=MS shortens the idle keep-alive. Every mode may also print
+// NDNTS_KEEPALIVE=MS shortens the idle keep-alive. NDNTS_LOCAL=1 marks the uplink face local
+// (`l3: { local: true }`, what a web page served by the forwarder's own host may do), so
+// enableNfdPrefixReg sends rib/register under /localhost/nfd instead of /localhop/nfd: NDNts
+// takes a WebSocket face as non-local unless told. Every mode may also print
 // {"event":"up"|"down"|"close"} when the uplink's transport changes state, and
 // {"event":"rxerror"} when NDNts cannot decode a packet that the forwarder sent.
 import "./polyfill.mjs";
@@ -112,6 +115,7 @@ async function connect() {
     // NDNTS_KEEPALIVE (ms): a shorter idle keep-alive than NDNts's 60 s default, so tests see
     // the empty LpPacket `64 00` that NDNts sends on an idle face.
     lp: process.env.NDNTS_KEEPALIVE ? { keepAlive: Number(process.env.NDNTS_KEEPALIVE) } : {},
+    l3: process.env.NDNTS_LOCAL === "1" ? { local: true } : {},
     // Report transport state changes: a forwarder that closes the face shows up as "down".
     callback: (_transport, l3face) => {
       for (const type of ["up", "down", "close", "rxerror", "txerror"]) {
