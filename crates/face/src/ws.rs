@@ -78,13 +78,7 @@ async fn run_accepted(
     let _ = stream.set_nodelay(true);
     let local = stream.local_addr().unwrap_or(peer);
     let secure = tls.is_some();
-    // As NFD's isLoopback: an IPv4-mapped IPv6 loopback address counts as loopback too.
-    let scope = if peer.ip().to_canonical().is_loopback() && local.ip().to_canonical().is_loopback()
-    {
-        FaceScope::Local
-    } else {
-        FaceScope::NonLocal
-    };
+    let scope = scope_of(local, peer);
     let uri = |a: SocketAddr| {
         if secure {
             FaceUri::Wss(a)
@@ -116,6 +110,16 @@ async fn run_accepted(
             }
         }
         None => serve(shared, stream, params, peer).await,
+    }
+}
+
+/// NFD's `WebSocketTransport` scope: local only when both ends are loopback (an IPv4-mapped
+/// IPv6 loopback address counts, as NFD's `isLoopback`), else non-local.
+fn scope_of(local: SocketAddr, peer: SocketAddr) -> FaceScope {
+    if peer.ip().to_canonical().is_loopback() && local.ip().to_canonical().is_loopback() {
+        FaceScope::Local
+    } else {
+        FaceScope::NonLocal
     }
 }
 
@@ -338,6 +342,32 @@ pub(crate) fn tls_acceptor(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scope_is_local_only_loopback_to_loopback() {
+        let a = |s: &str| s.parse::<SocketAddr>().unwrap();
+        let lo4 = a("127.0.0.1:9696");
+        assert_eq!(scope_of(lo4, a("127.0.0.1:50000")), FaceScope::Local);
+        assert_eq!(
+            scope_of(a("[::1]:9696"), a("[::1]:50000")),
+            FaceScope::Local
+        );
+        let mapped = a("[::ffff:127.0.0.1]:9696");
+        assert_eq!(
+            scope_of(mapped, a("[::ffff:127.0.0.2]:1")),
+            FaceScope::Local
+        );
+        assert_eq!(scope_of(lo4, a("192.0.2.7:50000")), FaceScope::NonLocal);
+        assert_eq!(scope_of(a("192.0.2.1:9696"), lo4), FaceScope::NonLocal);
+        assert_eq!(
+            scope_of(mapped, a("[::ffff:192.0.2.7]:1")),
+            FaceScope::NonLocal
+        );
+        assert_eq!(
+            scope_of(a("[2001:db8::1]:9696"), a("[::1]:1")),
+            FaceScope::NonLocal
+        );
+    }
 
     #[test]
     fn a_message_must_be_exactly_one_packet() {
