@@ -32,6 +32,21 @@ def emit(obj):
     print(json.dumps(obj), flush=True)
 
 
+def run_once(app, body, result):
+    """Runs the coroutine function `body` (which fills `result`) once on `app`, then prints
+    `result`; a Nack or timeout is recorded as its `error`."""
+    async def main():
+        try:
+            await body()
+        except (InterestNack, InterestTimeout) as e:
+            result.update(error=repr(e))
+        finally:
+            app.shutdown()
+
+    app.run_forever(after_start=main())
+    emit(result)
+
+
 def payload(size, seed=b"nameway"):
     out = bytearray()
     counter = 0
@@ -145,20 +160,14 @@ def fetch_object(args):
     result = {}
 
     async def main():
-        try:
-            buf = bytearray()
-            n = 0
-            async for chunk in segment_fetcher(app, args.name, timeout=4000, retry_times=3):
-                buf += bytes(chunk)
-                n += 1
-            result.update(size=len(buf), segments=n, sha256=hashlib.sha256(buf).hexdigest())
-        except (InterestNack, InterestTimeout) as e:
-            result.update(error=repr(e))
-        finally:
-            app.shutdown()
+        buf = bytearray()
+        n = 0
+        async for chunk in segment_fetcher(app, args.name, timeout=4000, retry_times=3):
+            buf += bytes(chunk)
+            n += 1
+        result.update(size=len(buf), segments=n, sha256=hashlib.sha256(buf).hexdigest())
 
-    app.run_forever(after_start=main())
-    emit(result)
+    run_once(app, main, result)
 
 
 def flood(args):
@@ -206,18 +215,12 @@ def command(args):
         params["face_id"] = args.face_id
 
     async def main():
-        try:
-            _name, _meta, content = await app.express_interest(
-                make_command(args.module, args.verb, **params), lifetime=2000)
-            response = parse_response(content)
-            result.update(status_code=response["status_code"], status_text=response["status_text"])
-        except (InterestNack, InterestTimeout) as e:
-            result.update(error=repr(e))
-        finally:
-            app.shutdown()
+        _name, _meta, content = await app.express_interest(
+            make_command(args.module, args.verb, **params), lifetime=2000)
+        response = parse_response(content)
+        result.update(status_code=response["status_code"], status_text=response["status_text"])
 
-    app.run_forever(after_start=main())
-    emit(result)
+    run_once(app, main, result)
 
 
 def num(v):
@@ -237,24 +240,18 @@ def face_query(args):
     name = Name.from_str("/localhost/nfd/faces/query") + [Component.from_bytes(query.encode())]
 
     async def main():
-        try:
-            _name, _meta, content = await app.express_interest(
-                name, lifetime=2000, can_be_prefix=True, must_be_fresh=True)
-            msg = FaceStatusMsg.parse(content)
-            result["faces"] = [{
-                "face_id": f.face_id, "uri": f.uri, "local_uri": f.local_uri,
-                "face_scope": num(f.face_scope), "face_persistency": num(f.face_persistency),
-                "link_type": num(f.link_type), "n_out_interests": f.n_out_interests,
-                "n_out_data": f.n_out_data, "n_out_nacks": f.n_out_nacks,
-                "n_out_bytes": f.n_out_bytes, "n_in_interests": f.n_in_interests,
-            } for f in msg.face_status]
-        except (InterestNack, InterestTimeout) as e:
-            result.update(error=repr(e))
-        finally:
-            app.shutdown()
+        _name, _meta, content = await app.express_interest(
+            name, lifetime=2000, can_be_prefix=True, must_be_fresh=True)
+        msg = FaceStatusMsg.parse(content)
+        result["faces"] = [{
+            "face_id": f.face_id, "uri": f.uri, "local_uri": f.local_uri,
+            "face_scope": num(f.face_scope), "face_persistency": num(f.face_persistency),
+            "link_type": num(f.link_type), "n_out_interests": f.n_out_interests,
+            "n_out_data": f.n_out_data, "n_out_nacks": f.n_out_nacks,
+            "n_out_bytes": f.n_out_bytes, "n_in_interests": f.n_in_interests,
+        } for f in msg.face_status]
 
-    app.run_forever(after_start=main())
-    emit(result)
+    run_once(app, main, result)
 
 
 def main():

@@ -244,12 +244,7 @@ pub fn take(
                 in_bytes: l.in_bytes,
                 out_bytes: l.out_bytes,
                 pit_entries,
-                drops: fc
-                    .drops
-                    .iter()
-                    .filter(|(_, n)| *n > 0)
-                    .map(|(r, n)| (r.as_str(), n))
-                    .collect(),
+                drops: fc.drops.occurred().collect(),
                 link_drops: link_drops.into_iter().filter(|(_, n)| *n > 0).collect(),
             }
         })

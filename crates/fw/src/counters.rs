@@ -111,6 +111,13 @@ impl DropCounters {
         DropReason::ALL.iter().map(|&r| (r, self.get(r)))
     }
 
+    /// The reasons that occurred, by their stable names, with their counts.
+    pub fn occurred(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        self.iter()
+            .filter(|&(_, n)| n > 0)
+            .map(|(r, n)| (r.as_str(), n))
+    }
+
     pub(crate) fn add(&mut self, reason: DropReason) {
         if let Some(c) = self.counts.get_mut(reason.index()) {
             *c += 1;

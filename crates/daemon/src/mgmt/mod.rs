@@ -624,13 +624,7 @@ impl Management {
                                     burst: l.burst,
                                 }
                             }),
-                            drops: face
-                                .counters()
-                                .drops
-                                .iter()
-                                .filter(|(_, n)| *n > 0)
-                                .map(|(r, n)| (r.as_str(), n))
-                                .collect(),
+                            drops: face.counters().drops.occurred().collect(),
                         })
                     })
                     .collect();
