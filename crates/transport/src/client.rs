@@ -751,10 +751,7 @@ impl Client {
     ///
     /// # Errors
     /// As [`Client::command_ok`].
-    pub async fn register(
-        &mut self,
-        prefix: &Name,
-    ) -> Result<ControlParameters, ClientError> {
+    pub async fn register(&mut self, prefix: &Name) -> Result<ControlParameters, ClientError> {
         let params = ControlParameters::with_name(prefix.clone());
         self.command_ok("rib", "register", &params).await
     }

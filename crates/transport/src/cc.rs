@@ -1,0 +1,493 @@
+//! Congestion control and RTT estimation for the consumer (sans-I/O: time is passed in).
+//!
+//! - [`RttEstimator`]: RFC 6298 (SRTT, RTTVAR, RTO = SRTT + 4·RTTVAR, bounded, doubled on
+//!   each timeout, reset by the next good sample), fed only with samples of segments sent
+//!   once (Karn's rule).
+//! - [`Controller`]: the window, by one of four algorithms ([`CcKind`]):
+//!   - `fixed`: a constant window (ndnget's `--fixed-window`);
+//!   - `aimd`: slow start to ssthresh, then +1 segment per RTT; halved on loss, at most once
+//!     per RTT (ndncatchunks' AIMD);
+//!   - `cubic`: RFC 8312 CUBIC (C = 0.4, β = 0.7, fast convergence, TCP-friendly region);
+//!   - `delay`: RAAQM-like delay-based control (Carofiglio et al.): each RTT sample between
+//!     the recent minimum and maximum gives a probability of a multiplicative decrease, so the
+//!     window backs off as queues build, before losses.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+/// A congestion-control algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CcKind {
+    /// Constant window.
+    Fixed,
+    /// Additive increase, multiplicative decrease.
+    Aimd,
+    /// CUBIC (RFC 8312).
+    Cubic,
+    /// RAAQM-like delay-based control.
+    Delay,
+}
+
+impl CcKind {
+    /// Every algorithm.
+    pub const ALL: [Self; 4] = [Self::Fixed, Self::Aimd, Self::Cubic, Self::Delay];
+
+    /// The name tools print and accept.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Fixed => "fixed",
+            Self::Aimd => "aimd",
+            Self::Cubic => "cubic",
+            Self::Delay => "delay",
+        }
+    }
+}
+
+impl fmt::Display for CcKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for CcKind {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "fixed" => Ok(Self::Fixed),
+            "aimd" => Ok(Self::Aimd),
+            "cubic" => Ok(Self::Cubic),
+            "delay" | "raaqm" => Ok(Self::Delay),
+            _ => Err(format!(
+                "unknown congestion control {s:?}: use fixed, aimd, cubic or delay"
+            )),
+        }
+    }
+}
+
+/// RFC 6298 retransmission timer.
+#[derive(Clone, Debug)]
+pub struct RttEstimator {
+    srtt: Option<Duration>,
+    rttvar: Duration,
+    rto: Duration,
+    backoff: u32,
+    min_rto: Duration,
+    max_rto: Duration,
+    /// Smallest, largest and sum of samples, and their count.
+    pub min: Duration,
+    /// Largest sample.
+    pub max: Duration,
+    sum: Duration,
+    /// Samples taken.
+    pub samples: u64,
+}
+
+impl RttEstimator {
+    /// An estimator with RTO bounded to `min_rto..=max_rto` (initial RTO 1 s, clamped).
+    pub fn new(min_rto: Duration, max_rto: Duration) -> Self {
+        Self {
+            srtt: None,
+            rttvar: Duration::ZERO,
+            rto: Duration::from_secs(1).clamp(min_rto, max_rto),
+            backoff: 0,
+            min_rto,
+            max_rto,
+            min: Duration::MAX,
+            max: Duration::ZERO,
+            sum: Duration::ZERO,
+            samples: 0,
+        }
+    }
+
+    /// Takes one sample.
+    pub fn sample(&mut self, rtt: Duration) {
+        match self.srtt {
+            None => {
+                self.srtt = Some(rtt);
+                self.rttvar = rtt / 2;
+            }
+            Some(srtt) => {
+                let diff = srtt.abs_diff(rtt);
+                self.rttvar = self.rttvar * 3 / 4 + diff / 4;
+                self.srtt = Some(srtt * 7 / 8 + rtt / 8);
+            }
+        }
+        self.backoff = 0;
+        let srtt = self.srtt.unwrap_or(rtt);
+        self.rto = (srtt + (self.rttvar * 4).max(Duration::from_millis(1)))
+            .clamp(self.min_rto, self.max_rto);
+        self.min = self.min.min(rtt);
+        self.max = self.max.max(rtt);
+        self.sum += rtt;
+        self.samples += 1;
+    }
+
+    /// Doubles the RTO after a timeout (up to the maximum).
+    pub fn back_off(&mut self) {
+        self.backoff = (self.backoff + 1).min(16);
+    }
+
+    /// The current retransmission timeout.
+    pub fn rto(&self) -> Duration {
+        self.rto
+            .saturating_mul(1 << self.backoff.min(16))
+            .min(self.max_rto)
+    }
+
+    /// Smoothed RTT (the first sample until there are more; the RTO before any).
+    pub fn srtt(&self) -> Duration {
+        self.srtt.unwrap_or(self.rto)
+    }
+
+    /// Mean of the samples.
+    pub fn mean(&self) -> Duration {
+        if self.samples == 0 {
+            Duration::ZERO
+        } else {
+            self.sum / self.samples as u32
+        }
+    }
+}
+
+/// Tuning of a [`Controller`].
+#[derive(Clone, Copy, Debug)]
+pub struct CcOptions {
+    /// The algorithm.
+    pub kind: CcKind,
+    /// Initial window (the whole window for `fixed`).
+    pub initial_window: f64,
+    /// Largest window.
+    pub max_window: f64,
+}
+
+impl Default for CcOptions {
+    fn default() -> Self {
+        Self {
+            kind: CcKind::Cubic,
+            initial_window: 2.0,
+            max_window: 4096.0,
+        }
+    }
+}
+
+/// A congestion window that grows on acknowledgements and shrinks on loss.
+#[derive(Clone, Debug)]
+pub struct Controller {
+    options: CcOptions,
+    cwnd: f64,
+    ssthresh: f64,
+    /// Losses reacted to only if the lost segment was sent after the last decrease.
+    last_decrease: Option<Instant>,
+    /// CUBIC: window before the last reduction, and when the epoch began.
+    w_max: f64,
+    epoch: Option<Instant>,
+    /// Window estimate of standard TCP in CUBIC's TCP-friendly region.
+    w_est: f64,
+    /// Delay: recent RTT samples (a ring) and the random state.
+    recent: Vec<Duration>,
+    recent_next: usize,
+    rng: u64,
+    /// Times the window was decreased.
+    pub decreases: u64,
+    /// Largest window reached.
+    pub peak: f64,
+}
+
+/// CUBIC's scaling constant.
+const CUBIC_C: f64 = 0.4;
+/// CUBIC's multiplicative decrease.
+const CUBIC_BETA: f64 = 0.7;
+/// AIMD's multiplicative decrease.
+const AIMD_BETA: f64 = 0.5;
+/// Delay-based: multiplicative decrease, probability bounds and samples remembered.
+const DELAY_BETA: f64 = 0.8;
+const DELAY_P_MIN: f64 = 0.000_01;
+const DELAY_P_MAX: f64 = 0.01;
+const DELAY_SAMPLES: usize = 30;
+
+impl Controller {
+    /// A controller starting at `options.initial_window`.
+    pub fn new(options: CcOptions) -> Self {
+        let cwnd = options
+            .initial_window
+            .clamp(1.0, options.max_window.max(1.0));
+        let mut seed = [0u8; 8];
+        let _ = getrandom::fill(&mut seed);
+        Self {
+            options,
+            cwnd,
+            ssthresh: f64::INFINITY,
+            last_decrease: None,
+            w_max: 0.0,
+            epoch: None,
+            w_est: cwnd,
+            recent: Vec::with_capacity(DELAY_SAMPLES),
+            recent_next: 0,
+            rng: u64::from_le_bytes(seed) | 1,
+            decreases: 0,
+            peak: cwnd,
+        }
+    }
+
+    /// Segments that may be in flight now.
+    pub fn window(&self) -> usize {
+        self.cwnd.floor().max(1.0) as usize
+    }
+
+    /// The algorithm.
+    pub fn kind(&self) -> CcKind {
+        self.options.kind
+    }
+
+    /// A segment was acknowledged (its Data arrived) at `now`, with an RTT sample if it was
+    /// sent only once; `srtt` is the current smoothed RTT.
+    pub fn on_ack(&mut self, now: Instant, rtt: Option<Duration>, srtt: Duration) {
+        match self.options.kind {
+            CcKind::Fixed => {}
+            CcKind::Aimd => {
+                if self.cwnd < self.ssthresh {
+                    self.cwnd += 1.0;
+                } else {
+                    self.cwnd += 1.0 / self.cwnd;
+                }
+            }
+            CcKind::Cubic => self.cubic_ack(now, srtt),
+            CcKind::Delay => {
+                if self.cwnd < self.ssthresh {
+                    self.cwnd += 1.0;
+                } else {
+                    self.cwnd += 1.0 / self.cwnd;
+                }
+                if let Some(rtt) = rtt {
+                    self.delay_sample(now, rtt, srtt);
+                }
+            }
+        }
+        self.cwnd = self.cwnd.min(self.options.max_window);
+        self.peak = self.peak.max(self.cwnd);
+    }
+
+    /// A segment sent at `sent` was lost (timeout or congestion Nack), noticed at `now`.
+    pub fn on_loss(&mut self, now: Instant, sent: Instant) {
+        if self.options.kind == CcKind::Fixed {
+            return;
+        }
+        if self.last_decrease.is_some_and(|t| sent < t) {
+            return; // this window already reacted
+        }
+        let beta = match self.options.kind {
+            CcKind::Cubic => {
+                // Fast convergence: release bandwidth when the window stopped short of W_max.
+                self.w_max = if self.cwnd < self.w_max {
+                    self.cwnd * (1.0 + CUBIC_BETA) / 2.0
+                } else {
+                    self.cwnd
+                };
+                self.epoch = None;
+                CUBIC_BETA
+            }
+            CcKind::Delay => DELAY_BETA,
+            _ => AIMD_BETA,
+        };
+        self.decrease(now, beta);
+    }
+
+    fn decrease(&mut self, now: Instant, beta: f64) {
+        self.cwnd = (self.cwnd * beta).max(2.0_f64.min(self.options.max_window));
+        self.ssthresh = self.cwnd;
+        self.w_est = self.cwnd;
+        self.last_decrease = Some(now);
+        self.decreases += 1;
+    }
+
+    fn cubic_ack(&mut self, now: Instant, srtt: Duration) {
+        if self.cwnd < self.ssthresh {
+            self.cwnd += 1.0;
+            return;
+        }
+        let epoch = *self.epoch.get_or_insert_with(|| {
+            if self.w_max < self.cwnd {
+                self.w_max = self.cwnd;
+            }
+            self.w_est = self.cwnd;
+            now
+        });
+        let k = (self.w_max * (1.0 - CUBIC_BETA) / CUBIC_C).cbrt();
+        let t = now.duration_since(epoch).as_secs_f64() + srtt.as_secs_f64();
+        let target = CUBIC_C * (t - k).powi(3) + self.w_max;
+        // TCP-friendly estimate (RFC 8312 §4.2).
+        self.w_est += 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA) / self.cwnd;
+        let target = target.max(self.w_est);
+        if target > self.cwnd {
+            self.cwnd += ((target - self.cwnd) / self.cwnd).min(1.0);
+        } else {
+            self.cwnd += 0.01 / self.cwnd;
+        }
+    }
+
+    fn delay_sample(&mut self, now: Instant, rtt: Duration, srtt: Duration) {
+        if self.recent.len() < DELAY_SAMPLES {
+            self.recent.push(rtt);
+        } else if let Some(slot) = self.recent.get_mut(self.recent_next) {
+            *slot = rtt;
+        }
+        self.recent_next = (self.recent_next + 1) % DELAY_SAMPLES;
+        if self.recent.len() < DELAY_SAMPLES {
+            return;
+        }
+        let min = self.recent.iter().min().copied().unwrap_or(rtt);
+        let max = self.recent.iter().max().copied().unwrap_or(rtt);
+        if max <= min {
+            return;
+        }
+        let position = (rtt.saturating_sub(min)).as_secs_f64() / (max - min).as_secs_f64();
+        let p = DELAY_P_MIN + (DELAY_P_MAX - DELAY_P_MIN) * position.clamp(0.0, 1.0);
+        // At most one decrease per smoothed RTT, as for losses.
+        if self
+            .last_decrease
+            .is_some_and(|t| now.duration_since(t) < srtt)
+        {
+            return;
+        }
+        if self.uniform() < p {
+            self.decrease(now, DELAY_BETA);
+        }
+    }
+
+    /// A uniform number in [0, 1) (xorshift64*; not for secrets).
+    fn uniform(&mut self) -> f64 {
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        (self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(kind: CcKind, acks: usize) -> Controller {
+        let mut c = Controller::new(CcOptions {
+            kind,
+            initial_window: 2.0,
+            max_window: 1000.0,
+        });
+        let start = Instant::now();
+        for i in 0..acks {
+            let now = start + Duration::from_millis(i as u64);
+            c.on_ack(
+                now,
+                Some(Duration::from_millis(10)),
+                Duration::from_millis(10),
+            );
+        }
+        c
+    }
+
+    #[test]
+    fn rto_follows_rfc_6298() {
+        let mut r = RttEstimator::new(Duration::from_millis(200), Duration::from_secs(4));
+        assert_eq!(r.rto(), Duration::from_secs(1));
+        r.sample(Duration::from_millis(100));
+        // SRTT 100, RTTVAR 50: RTO = 300 ms.
+        assert_eq!(r.rto(), Duration::from_millis(300));
+        r.back_off();
+        assert_eq!(r.rto(), Duration::from_millis(600));
+        for _ in 0..10 {
+            r.back_off();
+        }
+        assert_eq!(r.rto(), Duration::from_secs(4));
+        r.sample(Duration::from_millis(100));
+        assert!(r.rto() < Duration::from_millis(400));
+        assert_eq!(r.min, Duration::from_millis(100));
+        assert_eq!(r.samples, 2);
+    }
+
+    #[test]
+    fn windows_grow_without_loss_and_fixed_stays() {
+        assert_eq!(run(CcKind::Fixed, 500).window(), 2);
+        for kind in [CcKind::Aimd, CcKind::Cubic, CcKind::Delay] {
+            let c = run(kind, 500);
+            assert!(c.window() > 100, "{kind}: {}", c.window());
+        }
+    }
+
+    #[test]
+    fn a_loss_shrinks_the_window_once_per_round() {
+        for (kind, beta) in [
+            (CcKind::Aimd, AIMD_BETA),
+            (CcKind::Cubic, CUBIC_BETA),
+            (CcKind::Delay, DELAY_BETA),
+        ] {
+            let mut c = run(kind, 100);
+            let before = c.cwnd;
+            let now = Instant::now() + Duration::from_secs(1);
+            c.on_loss(now, now - Duration::from_millis(5));
+            assert!((c.cwnd - before * beta).abs() < 1e-9, "{kind}");
+            // A second loss of the same window (sent before the decrease) is ignored.
+            c.on_loss(
+                now + Duration::from_millis(1),
+                now - Duration::from_millis(4),
+            );
+            assert!((c.cwnd - before * beta).abs() < 1e-9, "{kind}");
+            assert_eq!(c.decreases, 1);
+        }
+    }
+
+    #[test]
+    fn cubic_regrows_toward_its_previous_maximum() {
+        let mut c = run(CcKind::Cubic, 200);
+        let start = Instant::now() + Duration::from_secs(1);
+        c.on_loss(start, start);
+        let reduced = c.cwnd;
+        let w_max = c.w_max;
+        let mut now = start;
+        // K = cbrt(W_max (1 - β) / C) is about 5.3 s for W_max = 202: run 8 s of acks.
+        for _ in 0..8000 {
+            now += Duration::from_millis(1);
+            c.on_ack(
+                now,
+                Some(Duration::from_millis(10)),
+                Duration::from_millis(10),
+            );
+        }
+        assert!(c.cwnd > reduced);
+        assert!(c.cwnd >= w_max * 0.95, "{} vs {w_max}", c.cwnd);
+    }
+
+    #[test]
+    fn delay_control_backs_off_when_rtt_climbs() {
+        let mut c = Controller::new(CcOptions {
+            kind: CcKind::Delay,
+            initial_window: 64.0,
+            max_window: 64.0,
+        });
+        c.ssthresh = 0.0;
+        let mut now = Instant::now();
+        // RTT climbing from 10 ms to 100 ms, many times: decreases must happen.
+        for i in 0..20_000u64 {
+            now += Duration::from_millis(2);
+            let rtt = Duration::from_millis(10 + (i % 90));
+            c.on_ack(now, Some(rtt), Duration::from_millis(1));
+        }
+        assert!(c.decreases > 0);
+        // A flat RTT never triggers a decrease.
+        let mut flat = Controller::new(CcOptions {
+            kind: CcKind::Delay,
+            initial_window: 64.0,
+            max_window: 64.0,
+        });
+        for _ in 0..20_000u64 {
+            now += Duration::from_millis(2);
+            flat.on_ack(
+                now,
+                Some(Duration::from_millis(10)),
+                Duration::from_millis(1),
+            );
+        }
+        assert_eq!(flat.decreases, 0);
+    }
+}

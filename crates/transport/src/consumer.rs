@@ -1,0 +1,870 @@
+//! Consumer side: a pipelined fetch of a whole object into a sink.
+//!
+//! [`fetch`] finds the object's version (RDR metadata or a CanBePrefix Interest, both sent at
+//! once), then keeps a congestion window of segment Interests in flight
+//! ([`crate::cc::Controller`]), retransmits on timeout (RFC 6298 RTO) and on Nack Duplicate or
+//! Congestion, gives up with a clear error on Nack NoRoute or after
+//! [`FetchOptions::max_retries`] retransmissions of one segment, and writes segments in order to
+//! the sink only once they are verified:
+//! - no key: nothing is verified (as ndnget does by default);
+//! - a key and segments signed by it: every segment's signature (per-packet);
+//! - a key and DigestSha256 segments: the object must have manifests; each manifest's signature
+//!   is checked with the key and each segment's implicit digest against its manifest.
+//!
+//! A segment that fails verification ends the fetch with an error naming the segment; nothing
+//! after the last verified segment reaches the sink.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use nameway_wire::name::ComponentRef;
+use nameway_wire::security::verify_data_wire;
+use nameway_wire::signature::signature_type;
+use nameway_wire::tlv::types;
+use nameway_wire::{DataView, Interest, InterestView, NackReason, Name};
+
+use crate::cc::{CcOptions, Controller, RttEstimator};
+use crate::client::{random_u32, Client, ClientError, Conn, Incoming};
+use crate::keys::VerifyKey;
+use crate::manifest::Manifest;
+use crate::naming::{
+    ends_in_version, is_keyword, manifest_name, metadata_prefix, segment_name, MANIFEST_KEYWORD,
+};
+
+/// How an object is fetched.
+#[derive(Debug)]
+pub struct FetchOptions {
+    /// Congestion control.
+    pub cc: CcOptions,
+    /// InterestLifetime of segment Interests.
+    pub lifetime: Duration,
+    /// Retransmissions of one segment before the fetch fails.
+    pub max_retries: u32,
+    /// Bounds of the retransmission timeout.
+    pub min_rto: Duration,
+    /// Upper bound of the retransmission timeout.
+    pub max_rto: Duration,
+    /// The trust anchor; `None` verifies nothing.
+    pub verify: Option<VerifyKey>,
+    /// How long to wait for each version-discovery attempt (three are made).
+    pub discovery_timeout: Duration,
+    /// How often the progress callback is called.
+    pub progress_interval: Duration,
+}
+
+impl Default for FetchOptions {
+    fn default() -> Self {
+        Self {
+            cc: CcOptions::default(),
+            lifetime: Duration::from_secs(4),
+            max_retries: 15,
+            min_rto: Duration::from_millis(200),
+            max_rto: Duration::from_secs(4),
+            verify: None,
+            discovery_timeout: Duration::from_secs(2),
+            progress_interval: Duration::from_millis(200),
+        }
+    }
+}
+
+/// Where a fetch is, for a progress display.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    /// Bytes written to the sink.
+    pub bytes: u64,
+    /// Estimated object size (known once the last segment number is).
+    pub total: Option<u64>,
+    /// Segments written.
+    pub segments: u64,
+    /// Current congestion window.
+    pub window: usize,
+    /// Retransmissions so far.
+    pub retransmissions: u64,
+    /// Time since the fetch started.
+    pub elapsed: Duration,
+}
+
+/// The outcome of a fetch, like ndnget's summary.
+#[derive(Clone, Debug)]
+pub struct FetchReport {
+    /// The versioned name fetched.
+    pub name: Name,
+    /// Bytes written.
+    pub bytes: u64,
+    /// Segments written.
+    pub segments: u64,
+    /// Manifests fetched and verified.
+    pub manifests: u64,
+    /// Interests sent in all (segments and manifests, retransmissions included).
+    pub interests: u64,
+    /// Retransmissions (after a timeout or a Nack).
+    pub retransmissions: u64,
+    /// Timeouts.
+    pub timeouts: u64,
+    /// Nacks received.
+    pub nacks: u64,
+    /// Smallest, mean and largest RTT of segments sent once.
+    pub rtt_min: Duration,
+    /// Mean RTT.
+    pub rtt_avg: Duration,
+    /// Largest RTT.
+    pub rtt_max: Duration,
+    /// Congestion-window decreases.
+    pub window_decreases: u64,
+    /// Largest window reached.
+    pub peak_window: usize,
+    /// How the content was verified: `none`, `packet <kind>` or `manifest <kind>`.
+    pub verification: String,
+    /// Time from the first Interest to the last segment written.
+    pub elapsed: Duration,
+}
+
+impl FetchReport {
+    /// Goodput in bits per second.
+    pub fn goodput_bps(&self) -> f64 {
+        let s = self.elapsed.as_secs_f64();
+        if s > 0.0 {
+            self.bytes as f64 * 8.0 / s
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Why a fetch failed.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// The connection to the forwarder failed.
+    #[error(transparent)]
+    Client(Box<ClientError>),
+    /// No version of the object answered.
+    #[error("no object under {name}: {detail}")]
+    NotFound {
+        /// The name asked for.
+        name: Name,
+        /// What was tried.
+        detail: String,
+    },
+    /// An Interest was Nacked with a reason that retrying will not fix.
+    #[error("Nack {reason} for {name}")]
+    Nack {
+        /// The Interest's name.
+        name: Name,
+        /// Why.
+        reason: NackReason,
+    },
+    /// A segment or manifest did not arrive after every retransmission.
+    #[error("{name} did not arrive after {retries} retransmissions")]
+    Timeout {
+        /// The packet's name.
+        name: Name,
+        /// Retransmissions made.
+        retries: u32,
+    },
+    /// A segment or manifest failed verification.
+    #[error("verification failed for segment {segment} ({name}): {detail}")]
+    Verification {
+        /// The segment number (of the segment, or of the manifest).
+        segment: u64,
+        /// The packet's name.
+        name: Name,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The sink refused the bytes.
+    #[error("cannot write the object: {0}")]
+    Sink(#[from] std::io::Error),
+}
+
+impl From<ClientError> for FetchError {
+    fn from(e: ClientError) -> Self {
+        Self::Client(Box::new(e))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Item {
+    Segment(u64),
+    Manifest(u64),
+}
+
+#[derive(Default)]
+enum State {
+    #[default]
+    Unsent,
+    /// Waiting in the retransmission queue.
+    Queued,
+    InFlight {
+        sent: Instant,
+        generation: u32,
+    },
+    Received(Bytes),
+    Done,
+}
+
+#[derive(Default)]
+struct Slot {
+    state: State,
+    retries: u32,
+    generation: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Undecided,
+    Unverified,
+    Packet,
+    Manifest,
+}
+
+struct Fetch<'a> {
+    conn: &'a mut Conn,
+    options: &'a FetchOptions,
+    versioned: Name,
+    rtt: RttEstimator,
+    cc: Controller,
+    mode: Mode,
+    last: Option<u64>,
+    next_segment: u64,
+    segments: Vec<Slot>,
+    manifests: Vec<Slot>,
+    verified: Vec<Option<Manifest>>,
+    per_manifest: Option<u64>,
+    retx: VecDeque<Item>,
+    sent_log: VecDeque<(Instant, Item, u32)>,
+    in_flight: usize,
+    deliver: u64,
+    nonce: u32,
+    started: Instant,
+    report: FetchReport,
+}
+
+/// Fetches the object named `name` (with or without its version component) through `client`
+/// into `sink`, calling `progress` every [`FetchOptions::progress_interval`].
+///
+/// # Errors
+/// [`FetchError`]: nothing found, a Nack NoRoute, a segment missing after every retry, a
+/// verification failure, the sink or the connection failing.
+pub async fn fetch(
+    client: &mut Client,
+    name: &Name,
+    options: &FetchOptions,
+    sink: &mut dyn Write,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<FetchReport, FetchError> {
+    let conn = client.conn();
+    let started = Instant::now();
+    let (versioned, first) = discover(conn, name, options).await?;
+    let mut f = Fetch {
+        conn,
+        options,
+        versioned: versioned.clone(),
+        rtt: RttEstimator::new(options.min_rto, options.max_rto),
+        cc: Controller::new(options.cc),
+        mode: Mode::Undecided,
+        last: None,
+        next_segment: 0,
+        segments: Vec::new(),
+        manifests: Vec::new(),
+        verified: Vec::new(),
+        per_manifest: None,
+        retx: VecDeque::new(),
+        sent_log: VecDeque::new(),
+        in_flight: 0,
+        deliver: 0,
+        nonce: random_u32(),
+        started,
+        report: FetchReport {
+            name: versioned,
+            bytes: 0,
+            segments: 0,
+            manifests: 0,
+            interests: 0,
+            retransmissions: 0,
+            timeouts: 0,
+            nacks: 0,
+            rtt_min: Duration::ZERO,
+            rtt_avg: Duration::ZERO,
+            rtt_max: Duration::ZERO,
+            window_decreases: 0,
+            peak_window: 0,
+            verification: "none".to_owned(),
+            elapsed: Duration::ZERO,
+        },
+    };
+    if let Some(data) = first {
+        f.on_data(data, Instant::now(), sink)?;
+    }
+    f.run(sink, progress).await?;
+    Ok(f.finish())
+}
+
+impl Fetch<'_> {
+    async fn run(
+        &mut self,
+        sink: &mut dyn Write,
+        progress: &mut dyn FnMut(&Progress),
+    ) -> Result<(), FetchError> {
+        let mut next_progress = Instant::now() + self.options.progress_interval;
+        loop {
+            self.fill_window()?;
+            self.conn.flush().await?;
+            if self.is_done() {
+                return Ok(());
+            }
+            let deadline = self.next_deadline();
+            let incoming = tokio::select! {
+                r = self.conn.recv() => Some(r?),
+                () = tokio::time::sleep_until(deadline.into()) => None,
+            };
+            let mut next = incoming;
+            while let Some(packet) = next {
+                self.on_packet(packet, sink)?;
+                next = self.conn.try_recv()?;
+            }
+            let now = Instant::now();
+            self.check_timeouts(now)?;
+            if now >= next_progress {
+                next_progress = now + self.options.progress_interval;
+                progress(&self.progress());
+            }
+        }
+    }
+
+    fn progress(&self) -> Progress {
+        Progress {
+            bytes: self.report.bytes,
+            total: self.last.map(|last| {
+                let per = self
+                    .report
+                    .bytes
+                    .checked_div(self.report.segments)
+                    .unwrap_or(0);
+                per * (last + 1)
+            }),
+            segments: self.report.segments,
+            window: self.cc.window(),
+            retransmissions: self.report.retransmissions,
+            elapsed: self.started.elapsed(),
+        }
+    }
+
+    fn is_done(&self) -> bool {
+        self.last.is_some_and(|last| self.deliver > last)
+    }
+
+    fn finish(mut self) -> FetchReport {
+        self.report.elapsed = self.started.elapsed();
+        self.report.rtt_min = if self.rtt.samples > 0 {
+            self.rtt.min
+        } else {
+            Duration::ZERO
+        };
+        self.report.rtt_avg = self.rtt.mean();
+        self.report.rtt_max = self.rtt.max;
+        self.report.window_decreases = self.cc.decreases;
+        self.report.peak_window = self.cc.peak as usize;
+        self.report
+    }
+
+    /// The earliest retransmission deadline (or a lifetime from now when nothing is in flight).
+    fn next_deadline(&mut self) -> Instant {
+        while let Some(&(sent, item, generation)) = self.sent_log.front() {
+            if self.is_in_flight(item, generation) {
+                return sent + self.rtt.rto();
+            }
+            self.sent_log.pop_front();
+        }
+        Instant::now() + self.options.lifetime
+    }
+
+    fn is_in_flight(&self, item: Item, generation: u32) -> bool {
+        self.slot(item).is_some_and(
+            |s| matches!(s.state, State::InFlight { generation: g, .. } if g == generation),
+        )
+    }
+
+    fn slot(&self, item: Item) -> Option<&Slot> {
+        match item {
+            Item::Segment(n) => self.segments.get(n as usize),
+            Item::Manifest(k) => self.manifests.get(k as usize),
+        }
+    }
+
+    fn slot_mut(&mut self, item: Item) -> &mut Slot {
+        let (table, i) = match item {
+            Item::Segment(n) => (&mut self.segments, n as usize),
+            Item::Manifest(k) => (&mut self.manifests, k as usize),
+        };
+        if table.len() <= i {
+            table.resize_with(i + 1, Slot::default);
+        }
+        &mut table[i]
+    }
+
+    fn check_timeouts(&mut self, now: Instant) -> Result<(), FetchError> {
+        let rto = self.rtt.rto();
+        while let Some(&(sent, item, generation)) = self.sent_log.front() {
+            if !self.is_in_flight(item, generation) {
+                self.sent_log.pop_front();
+                continue;
+            }
+            if now < sent + rto {
+                break;
+            }
+            self.sent_log.pop_front();
+            self.report.timeouts += 1;
+            self.rtt.back_off();
+            self.cc.on_loss(now, sent);
+            self.retransmit(item)?;
+        }
+        Ok(())
+    }
+
+    /// Takes `item` out of flight and queues it again, or fails after too many tries.
+    fn retransmit(&mut self, item: Item) -> Result<(), FetchError> {
+        let max = self.options.max_retries;
+        let slot = self.slot_mut(item);
+        if !matches!(slot.state, State::InFlight { .. }) {
+            return Ok(());
+        }
+        slot.retries += 1;
+        if slot.retries > max {
+            let retries = slot.retries - 1;
+            return Err(FetchError::Timeout {
+                name: self
+                    .item_name(item)
+                    .unwrap_or_else(|_| self.versioned.clone()),
+                retries,
+            });
+        }
+        slot.state = State::Queued;
+        self.in_flight = self.in_flight.saturating_sub(1);
+        self.retx.push_back(item);
+        self.report.retransmissions += 1;
+        Ok(())
+    }
+
+    /// The next thing to ask for, if the window allows one.
+    fn next_item(&mut self) -> Option<Item> {
+        while let Some(item) = self.retx.pop_front() {
+            if matches!(self.slot(item).map(|s| &s.state), Some(State::Queued)) {
+                return Some(item);
+            }
+        }
+        if self.mode == Mode::Manifest {
+            if let Some(k) = self.manifest_to_request() {
+                return Some(Item::Manifest(k));
+            }
+        }
+        let n = self.next_segment;
+        let allowed = match self.last {
+            Some(last) => n <= last,
+            // Until the last segment number is known, one segment at a time.
+            None => self.in_flight == 0 && self.retx.is_empty(),
+        };
+        if !allowed {
+            return None;
+        }
+        if self.mode == Mode::Manifest {
+            // Stay within a few manifests of what is verified, so unverified segments do not
+            // pile up when manifests are slow.
+            if let Some(per) = self.per_manifest {
+                let needed = n / per;
+                if needed > self.deliver / per + 4 {
+                    return None;
+                }
+            } else if n >= 256 {
+                return None;
+            }
+        }
+        self.next_segment += 1;
+        if matches!(
+            self.slot(Item::Segment(n)).map(|s| &s.state),
+            Some(State::Received(_) | State::Done)
+        ) {
+            return self.next_item();
+        }
+        Some(Item::Segment(n))
+    }
+
+    /// The manifest the next segment needs, if not yet asked for.
+    fn manifest_to_request(&self) -> Option<u64> {
+        let k = match self.per_manifest {
+            None => 0,
+            Some(per) => {
+                let k = self.next_segment / per;
+                if self.last.is_some_and(|last| k > last / per) {
+                    return None;
+                }
+                k
+            }
+        };
+        match self.manifests.get(k as usize).map(|s| &s.state) {
+            None | Some(State::Unsent) => Some(k),
+            _ => None,
+        }
+    }
+
+    fn fill_window(&mut self) -> Result<(), FetchError> {
+        while self.in_flight < self.cc.window() {
+            let Some(item) = self.next_item() else {
+                break;
+            };
+            self.send(item)?;
+        }
+        Ok(())
+    }
+
+    fn item_name(&self, item: Item) -> Result<Name, nameway_wire::ParseError> {
+        match item {
+            Item::Segment(n) => segment_name(&self.versioned, n),
+            Item::Manifest(k) => manifest_name(&self.versioned, k),
+        }
+    }
+
+    fn send(&mut self, item: Item) -> Result<(), FetchError> {
+        let name = self.item_name(item).map_err(ClientError::from)?;
+        self.nonce = self.nonce.wrapping_add(0x9e37_79b9);
+        let interest = Interest {
+            name,
+            nonce: Some(self.nonce),
+            lifetime_ms: Some(self.options.lifetime.as_millis() as u64),
+            ..Interest::default()
+        };
+        self.conn.queue(&interest.encode());
+        let now = Instant::now();
+        let slot = self.slot_mut(item);
+        slot.generation = slot.generation.wrapping_add(1);
+        let generation = slot.generation;
+        slot.state = State::InFlight {
+            sent: now,
+            generation,
+        };
+        self.sent_log.push_back((now, item, generation));
+        self.in_flight += 1;
+        self.report.interests += 1;
+        Ok(())
+    }
+
+    fn on_packet(&mut self, packet: Incoming, sink: &mut dyn Write) -> Result<(), FetchError> {
+        match packet {
+            Incoming::Data(wire) => {
+                if let Ok(view) = DataView::new_checked(wire) {
+                    self.on_data(view, Instant::now(), sink)?;
+                }
+            }
+            Incoming::Nack { reason, interest } => {
+                let Ok(view) = InterestView::new_checked(interest) else {
+                    return Ok(());
+                };
+                let Some(item) = self.item_of(view.name()) else {
+                    return Ok(());
+                };
+                let State::InFlight { sent, .. } = self.slot_mut(item).state else {
+                    return Ok(());
+                };
+                self.report.nacks += 1;
+                match reason {
+                    NackReason::Congestion => {
+                        self.cc.on_loss(Instant::now(), sent);
+                        self.retransmit(item)?;
+                    }
+                    NackReason::Duplicate => self.retransmit(item)?,
+                    other => {
+                        return Err(FetchError::Nack {
+                            name: view.name().clone(),
+                            reason: other,
+                        })
+                    }
+                }
+            }
+            Incoming::Interest(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Which segment or manifest `name` is.
+    fn item_of(&self, name: &Name) -> Option<Item> {
+        if !self.versioned.is_prefix_of(name) {
+            return None;
+        }
+        let rest: Vec<ComponentRef<'_>> = name.iter().skip(self.versioned.len()).collect();
+        match rest.as_slice() {
+            [seg] => seg.as_segment().map(Item::Segment),
+            [kw, seg] if is_keyword(kw, MANIFEST_KEYWORD) => seg.as_segment().map(Item::Manifest),
+            _ => None,
+        }
+    }
+
+    fn on_data(
+        &mut self,
+        view: DataView,
+        now: Instant,
+        sink: &mut dyn Write,
+    ) -> Result<(), FetchError> {
+        let Some(item) = self.item_of(view.name()) else {
+            return Ok(());
+        };
+        let slot = self.slot_mut(item);
+        let sample = match slot.state {
+            State::InFlight { sent, .. } => (slot.retries == 0).then(|| now - sent),
+            State::Queued | State::Unsent => None,
+            State::Received(_) | State::Done => return Ok(()), // duplicate
+        };
+        if matches!(slot.state, State::InFlight { .. }) {
+            self.in_flight = self.in_flight.saturating_sub(1);
+        }
+        if let Some(rtt) = sample {
+            self.rtt.sample(rtt);
+        }
+        let srtt = self.rtt.srtt();
+        self.cc.on_ack(now, sample, srtt);
+        match item {
+            Item::Segment(n) => self.on_segment(n, view)?,
+            Item::Manifest(k) => self.on_manifest(k, view)?,
+        }
+        self.deliver_ready(sink)
+    }
+
+    fn on_segment(&mut self, n: u64, view: DataView) -> Result<(), FetchError> {
+        if self.last.is_none() {
+            let last = view
+                .final_block_id()
+                .filter(|c| c.typ == types::SEGMENT_NAME_COMPONENT)
+                .and_then(|c| nameway_wire::tlv::read_nni(&c.value).ok());
+            if let Some(last) = last {
+                self.set_last(last);
+            }
+        }
+        if self.last.is_some_and(|last| n > last) {
+            return Ok(());
+        }
+        if self.mode == Mode::Undecided {
+            self.decide_mode(n, &view)?;
+        }
+        if self.mode == Mode::Packet {
+            if let Some(key) = &self.options.verify {
+                verify_data_wire(&view, key.verifier()).map_err(|e| FetchError::Verification {
+                    segment: n,
+                    name: view.name().clone(),
+                    detail: format!("bad {} signature ({e})", key.kind()),
+                })?;
+            }
+        }
+        self.slot_mut(Item::Segment(n)).state = State::Received(view.into_wire());
+        Ok(())
+    }
+
+    fn set_last(&mut self, last: u64) {
+        self.last = Some(last);
+        // Anything asked for beyond the end will never come.
+        for slot in self.segments.iter_mut().skip(last as usize + 1) {
+            if matches!(slot.state, State::InFlight { .. }) {
+                self.in_flight = self.in_flight.saturating_sub(1);
+            }
+            slot.state = State::Done;
+        }
+        self.segments.truncate(last as usize + 1);
+    }
+
+    fn decide_mode(&mut self, n: u64, view: &DataView) -> Result<(), FetchError> {
+        let Some(key) = &self.options.verify else {
+            self.mode = Mode::Unverified;
+            return Ok(());
+        };
+        let found = view.signature_info().signature_type;
+        if found == key.kind().signature_type() {
+            self.mode = Mode::Packet;
+            self.report.verification = format!("packet {}", key.kind());
+        } else if found == signature_type::DIGEST_SHA256 {
+            self.mode = Mode::Manifest;
+            self.report.verification = format!("manifest {}", key.kind());
+        } else {
+            return Err(FetchError::Verification {
+                segment: n,
+                name: view.name().clone(),
+                detail: format!(
+                    "signed with SignatureType {found}, but the trusted key is {}",
+                    key.kind()
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    fn on_manifest(&mut self, k: u64, view: DataView) -> Result<(), FetchError> {
+        if self.mode != Mode::Manifest {
+            return Ok(());
+        }
+        let bad = |detail: String| FetchError::Verification {
+            segment: k,
+            name: view.name().clone(),
+            detail,
+        };
+        if let Some(key) = &self.options.verify {
+            verify_data_wire(&view, key.verifier())
+                .map_err(|e| bad(format!("bad {} signature on manifest ({e})", key.kind())))?;
+        }
+        let manifest = Manifest::decode(&view.content()).map_err(|e| bad(e.to_string()))?;
+        let per = match self.per_manifest {
+            Some(per) => per,
+            None if k == 0 => manifest.digests.len() as u64,
+            None => return Ok(()), // manifest 0 decides the size; this one will be asked again
+        };
+        if manifest.start_segment != k * per || manifest.digests.len() as u64 > per {
+            return Err(bad(format!(
+                "manifest {k} starts at segment {} with {} digests, expected {} and at most {per}",
+                manifest.start_segment,
+                manifest.digests.len(),
+                k * per
+            )));
+        }
+        self.per_manifest = Some(per);
+        let i = k as usize;
+        if self.verified.len() <= i {
+            self.verified.resize(i + 1, None);
+        }
+        self.verified[i] = Some(manifest);
+        self.slot_mut(Item::Manifest(k)).state = State::Done;
+        self.report.manifests += 1;
+        Ok(())
+    }
+
+    /// Writes every segment that is next in order and verified.
+    fn deliver_ready(&mut self, sink: &mut dyn Write) -> Result<(), FetchError> {
+        loop {
+            let n = self.deliver;
+            let Some(State::Received(wire)) = self.segments.get(n as usize).map(|s| &s.state)
+            else {
+                return Ok(());
+            };
+            let wire = wire.clone();
+            let view = DataView::new_checked(wire).map_err(|e| FetchError::Verification {
+                segment: n,
+                name: self.versioned.clone(),
+                detail: e.to_string(),
+            })?;
+            if self.mode == Mode::Manifest {
+                let Some(per) = self.per_manifest else {
+                    return Ok(());
+                };
+                let Some(Some(manifest)) = self.verified.get((n / per) as usize) else {
+                    return Ok(());
+                };
+                if manifest.digest_of(n) != Some(&view.implicit_digest()) {
+                    return Err(FetchError::Verification {
+                        segment: n,
+                        name: view.name().clone(),
+                        detail: format!(
+                            "implicit digest does not match manifest {} (the segment was altered)",
+                            n / per
+                        ),
+                    });
+                }
+            }
+            let content = view.content();
+            sink.write_all(&content)?;
+            self.report.bytes += content.len() as u64;
+            self.report.segments += 1;
+            self.slot_mut(Item::Segment(n)).state = State::Done;
+            self.deliver += 1;
+        }
+    }
+}
+
+/// Finds the versioned name: `name` itself if it ends in a version; otherwise RDR metadata
+/// (`<name>/32=metadata`) and a CanBePrefix Interest for `name` are sent together and the
+/// first usable answer wins. Returns the segment the CanBePrefix answer carried, if any.
+async fn discover(
+    conn: &mut Conn,
+    name: &Name,
+    options: &FetchOptions,
+) -> Result<(Name, Option<DataView>), FetchError> {
+    if ends_in_version(name) {
+        return Ok((name.clone(), None));
+    }
+    let metadata_name = metadata_prefix(name).map_err(ClientError::from)?;
+    let lifetime = options.discovery_timeout.as_millis() as u64;
+    let mut nacks = Vec::new();
+    for _attempt in 0..3 {
+        for n in [&metadata_name, name] {
+            let interest = Interest {
+                name: n.clone(),
+                can_be_prefix: true,
+                must_be_fresh: true,
+                nonce: Some(random_u32()),
+                lifetime_ms: Some(lifetime),
+                ..Interest::default()
+            };
+            conn.queue(&interest.encode());
+        }
+        conn.flush().await?;
+        nacks.clear();
+        let deadline = tokio::time::Instant::now() + options.discovery_timeout;
+        while nacks.len() < 2 {
+            let Ok(packet) = tokio::time::timeout_at(deadline, conn.recv()).await else {
+                break;
+            };
+            match packet? {
+                Incoming::Data(wire) => {
+                    let Ok(view) = DataView::new_checked(wire) else {
+                        continue;
+                    };
+                    if metadata_name.is_prefix_of(view.name()) {
+                        if let Ok(versioned) = Name::decode(&view.content()) {
+                            if name.is_prefix_of(&versioned) && versioned.len() > name.len() {
+                                return Ok((versioned, None));
+                            }
+                        }
+                        continue;
+                    }
+                    if let Some(found) = versioned_from_segment(name, view.name()) {
+                        return Ok((found, Some(view)));
+                    }
+                }
+                Incoming::Nack { reason, interest } => {
+                    let ours = InterestView::new_checked(interest)
+                        .is_ok_and(|v| v.name() == name || *v.name() == metadata_name);
+                    if ours {
+                        nacks.push(reason);
+                    }
+                }
+                Incoming::Interest(_) => {}
+            }
+        }
+        if nacks.len() == 2 {
+            if let Some(reason) = nacks.iter().find(|r| **r != NackReason::Duplicate) {
+                return Err(FetchError::Nack {
+                    name: name.clone(),
+                    reason: *reason,
+                });
+            }
+        }
+    }
+    Err(FetchError::NotFound {
+        name: name.clone(),
+        detail: format!(
+            "neither {metadata_name} nor a CanBePrefix Interest for it was answered \
+             (3 tries, {} ms each)",
+            lifetime
+        ),
+    })
+}
+
+/// `<name>/v=X` from a segment named `<name>/v=X/seg=N`, or `<name>` from `<name>/seg=N`.
+fn versioned_from_segment(name: &Name, data_name: &Name) -> Option<Name> {
+    if !name.is_prefix_of(data_name) {
+        return None;
+    }
+    let rest: Vec<ComponentRef<'_>> = data_name.iter().skip(name.len()).collect();
+    match rest.as_slice() {
+        [seg] if seg.as_segment().is_some() => Some(name.clone()),
+        [v, seg] if v.as_version().is_some() && seg.as_segment().is_some() => {
+            Some(data_name.prefix(name.len() + 1))
+        }
+        _ => None,
+    }
+}
