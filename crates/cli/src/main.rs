@@ -30,6 +30,7 @@ mod ping;
 mod route;
 mod status;
 mod strategy;
+mod transfer;
 
 /// Nameway: a secure, fast, cache-enabled forwarder for named data.
 #[derive(Debug, Parser)]
@@ -72,6 +73,13 @@ enum Command {
     Dissect(dissect::DissectArgs),
     /// Mirror a face's packets: one line each like ndndump, or a pcap file with -w.
     Capture(capture::CaptureArgs),
+    /// Publish a file as a segmented, signed object and serve it until interrupted.
+    Put(transfer::PutArgs),
+    /// Fetch a segmented object (pipelined, congestion-controlled, verified) to a file or stdout.
+    Get(transfer::GetArgs),
+    /// Signing keys for put and get.
+    #[command(subcommand)]
+    Key(transfer::KeyCommand),
     /// Benchmarks: exchanges per second through a running forwarder, or `ciphers`.
     Bench(BenchArgs),
 }
@@ -108,6 +116,9 @@ fn main() -> ExitCode {
         Command::Poke(args) => block_on(peek::poke(t, args)),
         Command::Dissect(args) => done(dissect::run(args)),
         Command::Capture(args) => block_on(async { done(capture::run(t, args).await) }),
+        Command::Put(args) => block_on(transfer::put(t, args)),
+        Command::Get(args) => block_on(transfer::get(t, args)),
+        Command::Key(cmd) => done(transfer::key(cmd)),
         Command::Bench(BenchArgs {
             command: Some(BenchCommand::Ciphers(args)),
             ..

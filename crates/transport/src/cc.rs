@@ -4,6 +4,10 @@
 //!   each timeout, reset by the next good sample), fed only with samples of segments sent
 //!   once (Karn's rule).
 //! - [`Controller`]: the window, by one of four algorithms ([`CcKind`]):
+//!   - slow start ends early, as HyStart does in Linux CUBIC, when eight RTT samples in a row
+//!     exceed the smallest RTT seen by clamp(min/8, 4 ms, 16 ms): on a host the queue that
+//!     builds up is the consumer's own socket buffer, which never drops but inflates the RTT
+//!     past the RTO, so waiting for a loss means a burst of spurious timeouts;
 //!   - `fixed`: a constant window (ndnget's `--fixed-window`);
 //!   - `aimd`: slow start to ssthresh, then +1 segment per RTT; halved on loss, at most once
 //!     per RTT (ndncatchunks' AIMD);
@@ -189,6 +193,11 @@ pub struct Controller {
     recent: Vec<Duration>,
     recent_next: usize,
     rng: u64,
+    /// HyStart: the smallest RTT and the run of samples above it by the threshold.
+    min_rtt: Option<Duration>,
+    above: u32,
+    /// Times slow start was left on delay rather than loss.
+    pub hystart_exits: u64,
     /// Times the window was decreased.
     pub decreases: u64,
     /// Largest window reached.
@@ -206,6 +215,10 @@ const DELAY_BETA: f64 = 0.8;
 const DELAY_P_MIN: f64 = 0.000_01;
 const DELAY_P_MAX: f64 = 0.01;
 const DELAY_SAMPLES: usize = 30;
+/// HyStart: bounds of the delay threshold, and samples in a row above it.
+const HYSTART_MIN_ETA: Duration = Duration::from_millis(4);
+const HYSTART_MAX_ETA: Duration = Duration::from_millis(16);
+const HYSTART_SAMPLES: u32 = 8;
 
 impl Controller {
     /// A controller starting at `options.initial_window`.
@@ -226,6 +239,9 @@ impl Controller {
             recent: Vec::with_capacity(DELAY_SAMPLES),
             recent_next: 0,
             rng: u64::from_le_bytes(seed) | 1,
+            min_rtt: None,
+            above: 0,
+            hystart_exits: 0,
             decreases: 0,
             peak: cwnd,
         }
@@ -244,6 +260,9 @@ impl Controller {
     /// A segment was acknowledged (its Data arrived) at `now`, with an RTT sample if it was
     /// sent only once; `srtt` is the current smoothed RTT.
     pub fn on_ack(&mut self, now: Instant, rtt: Option<Duration>, srtt: Duration) {
+        if let Some(rtt) = rtt {
+            self.hystart(rtt);
+        }
         match self.options.kind {
             CcKind::Fixed => {}
             CcKind::Aimd => {
@@ -292,6 +311,27 @@ impl Controller {
             _ => AIMD_BETA,
         };
         self.decrease(now, beta);
+    }
+
+    fn hystart(&mut self, rtt: Duration) {
+        let min = *self.min_rtt.get_or_insert(rtt);
+        if rtt < min {
+            self.min_rtt = Some(rtt);
+        }
+        if self.cwnd >= self.ssthresh || self.options.kind == CcKind::Fixed {
+            return;
+        }
+        let eta = (min / 8).clamp(HYSTART_MIN_ETA, HYSTART_MAX_ETA);
+        if rtt > min + eta {
+            self.above += 1;
+            if self.above >= HYSTART_SAMPLES {
+                self.ssthresh = self.cwnd;
+                self.hystart_exits += 1;
+                self.above = 0;
+            }
+        } else {
+            self.above = 0;
+        }
     }
 
     fn decrease(&mut self, now: Instant, beta: f64) {
@@ -434,6 +474,45 @@ mod tests {
             );
             assert!((c.cwnd - before * beta).abs() < 1e-9, "{kind}");
             assert_eq!(c.decreases, 1);
+        }
+    }
+
+    #[test]
+    fn slow_start_ends_when_the_rtt_climbs() {
+        for kind in [CcKind::Aimd, CcKind::Cubic] {
+            let mut c = Controller::new(CcOptions {
+                kind,
+                initial_window: 2.0,
+                max_window: 4096.0,
+            });
+            let now = Instant::now();
+            for i in 0..100u64 {
+                c.on_ack(
+                    now,
+                    Some(Duration::from_micros(200)),
+                    Duration::from_micros(200),
+                );
+                assert_eq!(c.hystart_exits, 0, "{kind} at {i}");
+            }
+            // The queue builds: RTT 10 ms, 40x the minimum.
+            for _ in 0..8 {
+                c.on_ack(
+                    now,
+                    Some(Duration::from_millis(10)),
+                    Duration::from_millis(1),
+                );
+            }
+            assert_eq!(c.hystart_exits, 1, "{kind}");
+            let w = c.cwnd;
+            // Now in congestion avoidance: growth is far slower than one per ack.
+            for _ in 0..10 {
+                c.on_ack(
+                    now,
+                    Some(Duration::from_millis(10)),
+                    Duration::from_millis(1),
+                );
+            }
+            assert!(c.cwnd < w + 2.0, "{kind}: {} -> {}", w, c.cwnd);
         }
     }
 

@@ -2,7 +2,8 @@
 //!
 //! [`fetch`] finds the object's version (RDR metadata or a CanBePrefix Interest, both sent at
 //! once), then keeps a congestion window of segment Interests in flight
-//! ([`crate::cc::Controller`]), retransmits on timeout (RFC 6298 RTO) and on Nack Duplicate or
+//! ([`crate::cc::Controller`]), retransmits what is lost (detected by RACK, RFC 8985, when later
+//! Interests were answered, else by an RFC 6298 RTO) and on Nack Duplicate or
 //! Congestion, gives up with a clear error on Nack NoRoute or after
 //! [`FetchOptions::max_retries`] retransmissions of one segment, and writes segments in order to
 //! the sink only once they are verified:
@@ -101,8 +102,10 @@ pub struct FetchReport {
     pub interests: u64,
     /// Retransmissions (after a timeout or a Nack).
     pub retransmissions: u64,
-    /// Timeouts.
+    /// Retransmission timeouts.
     pub timeouts: u64,
+    /// Losses detected early, because later Interests were answered (RACK).
+    pub fast_retransmits: u64,
     /// Nacks received.
     pub nacks: u64,
     /// Smallest, mean and largest RTT of segments sent once.
@@ -234,6 +237,9 @@ struct Fetch<'a> {
     per_manifest: Option<u64>,
     retx: VecDeque<Item>,
     sent_log: VecDeque<(Instant, Item, u32)>,
+    /// Latest sending time of anything whose Data has arrived (RACK).
+    latest_acked_sent: Option<Instant>,
+    last_backoff: Option<Instant>,
     in_flight: usize,
     deliver: u64,
     nonce: u32,
@@ -272,6 +278,8 @@ pub async fn fetch(
         per_manifest: None,
         retx: VecDeque::new(),
         sent_log: VecDeque::new(),
+        latest_acked_sent: None,
+        last_backoff: None,
         in_flight: 0,
         deliver: 0,
         nonce: random_u32(),
@@ -284,6 +292,7 @@ pub async fn fetch(
             interests: 0,
             retransmissions: 0,
             timeouts: 0,
+            fast_retransmits: 0,
             nacks: 0,
             rtt_min: Duration::ZERO,
             rtt_avg: Duration::ZERO,
@@ -373,11 +382,27 @@ impl Fetch<'_> {
     fn next_deadline(&mut self) -> Instant {
         while let Some(&(sent, item, generation)) = self.sent_log.front() {
             if self.is_in_flight(item, generation) {
-                return sent + self.rtt.rto();
+                let rto = sent + self.rtt.rto();
+                return match self.overtaken(sent) {
+                    true => rto.min(sent + self.reorder_wait()),
+                    false => rto,
+                };
             }
             self.sent_log.pop_front();
         }
         Instant::now() + self.options.lifetime
+    }
+
+    /// Whether Data has arrived for something sent after `sent` (RACK, RFC 8985: then the
+    /// packet sent at `sent` is lost once it is late by more than a reordering allowance).
+    fn overtaken(&self, sent: Instant) -> bool {
+        self.latest_acked_sent.is_some_and(|t| t > sent)
+    }
+
+    /// How long after its sending an overtaken packet is declared lost: SRTT plus a quarter.
+    fn reorder_wait(&self) -> Duration {
+        let srtt = self.rtt.srtt();
+        srtt + srtt / 4 + Duration::from_micros(500)
     }
 
     fn is_in_flight(&self, item: Item, generation: u32) -> bool {
@@ -404,19 +429,31 @@ impl Fetch<'_> {
         &mut table[i]
     }
 
+    /// Declares lost what is overdue: by RACK (overtaken and late) or by the RTO. Only an
+    /// RTO expiry backs the timer off, once per flight (many packets timing out together
+    /// are one event, as for TCP's single timer).
     fn check_timeouts(&mut self, now: Instant) -> Result<(), FetchError> {
         let rto = self.rtt.rto();
+        let wait = self.reorder_wait();
         while let Some(&(sent, item, generation)) = self.sent_log.front() {
             if !self.is_in_flight(item, generation) {
                 self.sent_log.pop_front();
                 continue;
             }
-            if now < sent + rto {
+            let rack = self.overtaken(sent) && now >= sent + wait;
+            if !rack && now < sent + rto {
                 break;
             }
             self.sent_log.pop_front();
-            self.report.timeouts += 1;
-            self.rtt.back_off();
+            if rack {
+                self.report.fast_retransmits += 1;
+            } else {
+                self.report.timeouts += 1;
+                if self.last_backoff.is_none_or(|t| sent >= t) {
+                    self.rtt.back_off();
+                    self.last_backoff = Some(now);
+                }
+            }
             self.cc.on_loss(now, sent);
             self.retransmit(item)?;
         }
@@ -609,13 +646,16 @@ impl Fetch<'_> {
             return Ok(());
         };
         let slot = self.slot_mut(item);
-        let sample = match slot.state {
-            State::InFlight { sent, .. } => (slot.retries == 0).then(|| now - sent),
-            State::Queued | State::Unsent => None,
+        let (sent, sample) = match slot.state {
+            State::InFlight { sent, .. } => (Some(sent), (slot.retries == 0).then(|| now - sent)),
+            State::Queued | State::Unsent => (None, None),
             State::Received(_) | State::Done => return Ok(()), // duplicate
         };
-        if matches!(slot.state, State::InFlight { .. }) {
+        if let Some(sent) = sent {
             self.in_flight = self.in_flight.saturating_sub(1);
+            if self.latest_acked_sent.is_none_or(|t| sent > t) {
+                self.latest_acked_sent = Some(sent);
+            }
         }
         if let Some(rtt) = sample {
             self.rtt.sample(rtt);

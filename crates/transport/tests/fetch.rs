@@ -157,7 +157,8 @@ async fn losses_are_recovered_by_every_controller() {
         let report = report.unwrap_or_else(|e| panic!("{kind}: {e}"));
         assert!(out == data, "{kind}: content differs");
         assert!(report.retransmissions >= 9, "{kind}: {report:?}");
-        assert!(report.timeouts >= 9, "{kind}: {report:?}");
+        // Found lost early (later Interests were answered), not by waiting for the RTO.
+        assert!(report.fast_retransmits >= 9, "{kind}: {report:?}");
         if kind != CcKind::Fixed {
             assert!(report.window_decreases > 0, "{kind}: {report:?}");
         }

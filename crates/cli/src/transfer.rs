@@ -1,0 +1,391 @@
+//! `nameway put`, `nameway get` and `nameway key generate`: whole objects through the
+//! forwarder with the transport library (nameway-transport).
+
+use std::io::{IsTerminal as _, Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use bytes::Bytes;
+use nameway_transport::consumer::FetchReport;
+use nameway_transport::producer::serve_registered;
+use nameway_transport::{
+    fetch, CcKind, CcOptions, FetchOptions, Progress, Publication, PublishOptions, SignatureKind,
+    SigningKey, VerifyKey,
+};
+use serde::Serialize;
+
+use crate::client::{self, parse_name};
+use crate::output::outln;
+
+/// `nameway put FILE NAME`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct PutArgs {
+    /// The file to publish (`-` for standard input, read whole).
+    file: PathBuf,
+    /// The name to publish under; a version component is added unless it ends in one.
+    name: String,
+    /// Payload bytes per segment (at most 8192).
+    #[arg(long, short = 's', default_value_t = nameway_transport::producer::DEFAULT_PAYLOAD)]
+    payload: usize,
+    /// Signature: digest (DigestSha256, no key), ed25519, ecdsa (P-256), rsa, hmac.
+    #[arg(long, default_value = "digest")]
+    sign: SignatureKind,
+    /// Private key file (PKCS#8 PEM or DER; for hmac the secret itself); made by
+    /// `nameway key generate`.
+    #[arg(long, value_name = "FILE")]
+    key: Option<PathBuf>,
+    /// Sign manifests of N segment digests (1..=256) instead of every segment: one signature
+    /// covers N packets, and segments carry DigestSha256.
+    #[arg(long, value_name = "N")]
+    manifest: Option<usize>,
+    /// FreshnessPeriod of the segments, in milliseconds.
+    #[arg(long, default_value_t = 10_000)]
+    freshness: u64,
+    /// Version number [default: the current time in milliseconds].
+    #[arg(long)]
+    version: Option<u64>,
+    /// Segment packets kept in memory, in MiB; the rest are re-read from the file on demand.
+    #[arg(long, default_value_t = 256)]
+    memory_mib: usize,
+    /// Print the published name and sizes as one JSON line on stdout when ready.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `nameway get NAME`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct GetArgs {
+    /// The object's name, with or without its version (found by RDR metadata or CanBePrefix).
+    name: String,
+    /// Write the object to FILE (written to FILE.part, renamed when complete and verified;
+    /// removed on failure) [default: standard output].
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Congestion control: fixed, aimd, cubic or delay (RAAQM-like).
+    #[arg(long, default_value = "cubic")]
+    cc: CcKind,
+    /// Initial window in segments (the whole window with --cc fixed).
+    #[arg(long, short = 'w', default_value_t = 2.0)]
+    window: f64,
+    /// Largest window in segments.
+    #[arg(long, default_value_t = 4096.0)]
+    max_window: f64,
+    /// Verify with this public key (SubjectPublicKeyInfo PEM or DER, from `nameway key
+    /// generate`): per packet, or by manifest when the segments carry DigestSha256.
+    #[arg(long, value_name = "FILE", conflicts_with = "hmac_key")]
+    key: Option<PathBuf>,
+    /// Verify HMAC-SHA256 signatures with the secret in FILE.
+    #[arg(long, value_name = "FILE")]
+    hmac_key: Option<PathBuf>,
+    /// InterestLifetime in milliseconds.
+    #[arg(long, default_value_t = 4000)]
+    lifetime: u64,
+    /// Retransmissions of one segment before giving up.
+    #[arg(long, default_value_t = 15)]
+    retries: u32,
+    /// Smallest retransmission timeout in milliseconds.
+    #[arg(long, default_value_t = 200)]
+    min_rto: u64,
+    /// No progress bar and no summary.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// Print the summary as JSON on stdout (needs -o).
+    #[arg(long, requires = "output")]
+    json: bool,
+}
+
+/// `nameway key ...`.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum KeyCommand {
+    /// Make a signing key: FILE (private, mode 0600) and FILE.pub (public, for `get --key`).
+    Generate {
+        /// ed25519, ecdsa, rsa (2048 bits) or hmac (32 random bytes; no .pub).
+        kind: SignatureKind,
+        /// Where to write the private key.
+        file: PathBuf,
+    },
+}
+
+/// Runs `nameway key`.
+///
+/// # Errors
+/// The key cannot be made or written.
+pub(crate) fn key(cmd: &KeyCommand) -> anyhow::Result<()> {
+    let KeyCommand::Generate { kind, file } = cmd;
+    if *kind == SignatureKind::Digest {
+        anyhow::bail!("digest signatures need no key");
+    }
+    let key = SigningKey::generate(*kind).context("cannot generate the key")?;
+    match key.save(file)? {
+        Some(public) => outln!("{}", public.display())?,
+        None => outln!("{}", file.display())?,
+    }
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct Published<'a> {
+    name: String,
+    bytes: u64,
+    segments: u64,
+    manifests: usize,
+    signature: &'a str,
+}
+
+/// Runs `nameway put`: publishes, then serves until interrupted.
+///
+/// # Errors
+/// The file, the key, the name or the forwarder.
+pub(crate) async fn put(transport: Option<&str>, args: &PutArgs) -> anyhow::Result<ExitCode> {
+    let prefix = parse_name(&args.name)?;
+    let key = match (&args.key, args.sign) {
+        (None, SignatureKind::Digest) => SigningKey::Digest,
+        (None, kind) => anyhow::bail!(
+            "--sign {kind} needs --key FILE (make one with `nameway key generate {kind} FILE`)"
+        ),
+        (Some(path), kind) => SigningKey::load(kind, path)?,
+    };
+    let options = PublishOptions {
+        payload_size: args.payload,
+        manifest: args.manifest,
+        freshness: Duration::from_millis(args.freshness),
+        version: args.version,
+        memory_limit: args.memory_mib << 20,
+    };
+    let mut publication = if args.file == Path::new("-") {
+        let mut buf = Vec::new();
+        std::io::stdin()
+            .lock()
+            .read_to_end(&mut buf)
+            .context("cannot read standard input")?;
+        Publication::from_bytes(prefix, Bytes::from(buf), key, options)?
+    } else {
+        Publication::from_file(prefix, &args.file, key, options)?
+    };
+    let mut c = client::connect(transport).await?;
+    c.register(publication.prefix()).await?;
+    let signature = match args.manifest {
+        Some(_) => format!("manifest {}", args.sign),
+        None => args.sign.to_string(),
+    };
+    if args.json {
+        let line = serde_json::to_string(&Published {
+            name: publication.name().to_string(),
+            bytes: publication.size(),
+            segments: publication.segment_count(),
+            manifests: publication.manifest_count(),
+            signature: &signature,
+        })?;
+        outln!("{line}")?;
+    } else {
+        eprintln!(
+            "serving {} ({} bytes, {} segments, {} manifests, signed {signature}); Ctrl-C to stop",
+            publication.name(),
+            publication.size(),
+            publication.segment_count(),
+            publication.manifest_count()
+        );
+    }
+    std::io::stdout().flush()?;
+    let served: anyhow::Result<()> = tokio::select! {
+        r = serve_registered(&mut c, &mut publication) => r.map_err(Into::into),
+        r = tokio::signal::ctrl_c() => r.context("cannot wait for Ctrl-C"),
+    };
+    let stats = publication.stats();
+    if !args.json {
+        eprintln!(
+            "answered {} Interests: {} segments, {} manifests, {} metadata, {} unanswered",
+            stats.interests, stats.segments, stats.manifests, stats.metadata, stats.unanswered
+        );
+    }
+    served?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Serialize)]
+struct Summary {
+    name: String,
+    bytes: u64,
+    segments: u64,
+    manifests: u64,
+    interests: u64,
+    retransmissions: u64,
+    timeouts: u64,
+    fast_retransmits: u64,
+    nacks: u64,
+    seconds: f64,
+    goodput_mbps: f64,
+    rtt_min_ms: f64,
+    rtt_avg_ms: f64,
+    rtt_max_ms: f64,
+    window_decreases: u64,
+    peak_window: usize,
+    congestion_control: String,
+    verification: String,
+}
+
+impl Summary {
+    fn new(r: &FetchReport, cc: CcKind) -> Self {
+        let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+        Self {
+            name: r.name.to_string(),
+            bytes: r.bytes,
+            segments: r.segments,
+            manifests: r.manifests,
+            interests: r.interests,
+            retransmissions: r.retransmissions,
+            timeouts: r.timeouts,
+            fast_retransmits: r.fast_retransmits,
+            nacks: r.nacks,
+            seconds: r.elapsed.as_secs_f64(),
+            goodput_mbps: r.goodput_bps() / 1e6,
+            rtt_min_ms: ms(r.rtt_min),
+            rtt_avg_ms: ms(r.rtt_avg),
+            rtt_max_ms: ms(r.rtt_max),
+            window_decreases: r.window_decreases,
+            peak_window: r.peak_window,
+            congestion_control: cc.to_string(),
+            verification: r.verification.clone(),
+        }
+    }
+
+    fn text(&self) -> String {
+        format!(
+            "All segments have been received.\n\
+             Name: {}\n\
+             Time elapsed: {:.3} seconds\n\
+             Segments received: {} ({} manifests)\n\
+             Transferred size: {:.1} kB\n\
+             Goodput: {:.3} Mbit/s\n\
+             Congestion control: {}, {} window decreases, peak window {}\n\
+             Retransmitted segments: {} ({} timeouts, {} found lost early, {} Nacks), \
+             Interests sent: {}\n\
+             RTT min/avg/max = {:.3}/{:.3}/{:.3} ms\n\
+             Verification: {}",
+            self.name,
+            self.seconds,
+            self.segments,
+            self.manifests,
+            self.bytes as f64 / 1000.0,
+            self.goodput_mbps,
+            self.congestion_control,
+            self.window_decreases,
+            self.peak_window,
+            self.retransmissions,
+            self.timeouts,
+            self.fast_retransmits,
+            self.nacks,
+            self.interests,
+            self.rtt_min_ms,
+            self.rtt_avg_ms,
+            self.rtt_max_ms,
+            self.verification
+        )
+    }
+}
+
+/// Runs `nameway get`.
+///
+/// # Errors
+/// The name, the key, the forwarder, the fetch (with the segment at fault) or the output file.
+pub(crate) async fn get(transport: Option<&str>, args: &GetArgs) -> anyhow::Result<ExitCode> {
+    let name = parse_name(&args.name)?;
+    let verify = match (&args.key, &args.hmac_key) {
+        (Some(k), _) => Some(VerifyKey::load(k, false)?),
+        (None, Some(k)) => Some(VerifyKey::load(k, true)?),
+        (None, None) => None,
+    };
+    let options = FetchOptions {
+        cc: CcOptions {
+            kind: args.cc,
+            initial_window: args.window,
+            max_window: args.max_window.max(args.window),
+        },
+        lifetime: Duration::from_millis(args.lifetime),
+        max_retries: args.retries,
+        min_rto: Duration::from_millis(args.min_rto),
+        verify,
+        ..FetchOptions::default()
+    };
+    let mut c = client::connect(transport).await?;
+    let bar = !args.quiet && std::io::stderr().is_terminal();
+    let mut show = |p: &Progress| {
+        if bar {
+            eprint!("\r{}", progress_line(p));
+        }
+    };
+    let report = match &args.output {
+        None => {
+            let stdout = std::io::stdout();
+            let mut sink = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
+            let report = fetch(&mut c, &name, &options, &mut sink, &mut show).await;
+            sink.flush()?;
+            report
+        }
+        Some(path) => {
+            let part = part_path(path);
+            let file = std::fs::File::create(&part)
+                .with_context(|| format!("cannot create {}", part.display()))?;
+            let mut sink = std::io::BufWriter::with_capacity(1 << 20, file);
+            let report = fetch(&mut c, &name, &options, &mut sink, &mut show).await;
+            let written = sink.flush().map_err(anyhow::Error::from);
+            match (&report, written) {
+                (Ok(_), Ok(())) => std::fs::rename(&part, path).with_context(|| {
+                    format!("cannot rename {} to {}", part.display(), path.display())
+                })?,
+                (_, written) => {
+                    let _ = std::fs::remove_file(&part);
+                    written?;
+                }
+            }
+            report
+        }
+    };
+    if bar {
+        eprint!("\r\x1b[2K");
+    }
+    let report = report.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let summary = Summary::new(&report, args.cc);
+    if args.json {
+        crate::output::print_json(&summary)?;
+    } else if !args.quiet {
+        eprintln!("{}", summary.text());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn part_path(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(".part");
+    PathBuf::from(p)
+}
+
+fn progress_line(p: &Progress) -> String {
+    let secs = p.elapsed.as_secs_f64().max(1e-3);
+    let rate = p.bytes as f64 / secs;
+    let mib = |b: u64| b as f64 / (1u64 << 20) as f64;
+    let (total, eta) = match p.total {
+        Some(t) if rate > 0.0 => (
+            format!(" / {:.1} MiB", mib(t)),
+            format!(" ETA {:.0}s", t.saturating_sub(p.bytes) as f64 / rate),
+        ),
+        _ => (String::new(), String::new()),
+    };
+    let width = 24usize;
+    let filled = p
+        .total
+        .filter(|t| *t > 0)
+        .map_or(0, |t| ((p.bytes as f64 / t as f64) * width as f64) as usize)
+        .min(width);
+    format!(
+        "[{}{}] {:.1} MiB{total} {:.1} Mbit/s{eta} window {} retx {}  ",
+        "#".repeat(filled),
+        " ".repeat(width - filled),
+        mib(p.bytes),
+        rate * 8.0 / 1e6,
+        p.window,
+        p.retransmissions
+    )
+}
