@@ -78,6 +78,9 @@ pub(crate) struct FaceView {
     interest_rate_limit: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     drops: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Link-layer drops (queue full, malformed, injected faults...), from the same dataset.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    link_drops: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl From<&FaceStatus> for FaceView {
@@ -103,6 +106,7 @@ impl From<&FaceStatus> for FaceView {
             pit_entries: None,
             interest_rate_limit: None,
             drops: None,
+            link_drops: None,
         }
     }
 }
@@ -160,6 +164,7 @@ async fn list(c: &mut Client, json: bool) -> anyhow::Result<()> {
             v.pit_entries = x["pit_entries"].as_u64();
             v.interest_rate_limit = Some(x["interest_rate_limit"].clone()).filter(|l| !l.is_null());
             v.drops = x["drops"].as_object().cloned();
+            v.link_drops = x["link_drops"].as_object().cloned();
         }
     }
     if json {
@@ -181,13 +186,14 @@ async fn list(c: &mut Client, json: bool) -> anyhow::Result<()> {
         "Drops",
     ]);
     for (f, v) in faces.iter().zip(&views) {
-        // e.g. "30000 face-quota, 2 no-route"
-        let drops = v.drops.as_ref().map_or_else(String::new, |d| {
-            d.iter()
-                .map(|(r, n)| format!("{n} {r}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        });
+        // e.g. "30000 face-quota, 2 no-route, 5 link queue-full"
+        let forwarder = v.drops.iter().flatten().map(|(r, n)| format!("{n} {r}"));
+        let link = v
+            .link_drops
+            .iter()
+            .flatten()
+            .map(|(r, n)| format!("{n} link {r}"));
+        let drops = forwarder.chain(link).collect::<Vec<_>>().join(", ");
         t.row(vec![
             f.face_id.to_string(),
             f.uri.clone(),

@@ -78,6 +78,25 @@ pub struct FacesConfig {
     pub interest_rate_limit: u32,
     /// Burst of that bucket; 0 means one second's worth (`interest_rate_limit`).
     pub interest_burst: u32,
+    /// Debug: faults injected on the egress of every non-local face (links between
+    /// forwarders), to try transports and strategies on a lossy or slow link.
+    pub fault: Option<FaultTable>,
+}
+
+/// `[faces.fault]`: what to do to packets leaving non-local faces.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FaultTable {
+    /// Probability that a packet is lost, 0.0 to 1.0.
+    pub loss: f64,
+    /// Delay added to every packet, in milliseconds.
+    pub delay_ms: u64,
+    /// Up to this much more delay per packet, in milliseconds (never reorders).
+    pub jitter_ms: u64,
+    /// Link rate in Mbit/s; 0: unlimited.
+    pub rate_mbps: u64,
+    /// Seed of the draws; the same seed gives the same losses.
+    pub seed: u64,
 }
 
 /// `[forwarder]`.
@@ -295,6 +314,7 @@ impl Default for FacesConfig {
             event_queue: 4096,
             interest_rate_limit: 0,
             interest_burst: 0,
+            fault: None,
         }
     }
 }

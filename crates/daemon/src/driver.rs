@@ -89,6 +89,13 @@ pub fn face_config(config: &Config) -> FaceSystemConfig {
     fc.udp_idle_timeout = config.udp_idle_timeout();
     fc.tx_queue = f.tx_queue;
     fc.event_queue = f.event_queue;
+    fc.fault = f.fault.as_ref().map(|t| nameway_face::FaultConfig {
+        loss: t.loss.clamp(0.0, 1.0),
+        delay: std::time::Duration::from_millis(t.delay_ms),
+        jitter: std::time::Duration::from_millis(t.jitter_ms),
+        rate_bps: (t.rate_mbps > 0).then(|| t.rate_mbps.saturating_mul(1_000_000)),
+        seed: t.seed,
+    });
     fc
 }
 

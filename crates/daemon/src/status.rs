@@ -213,17 +213,6 @@ pub fn take(
             let fc = fw_face.map(|f| *f.counters()).unwrap_or_default();
             let pit_entries = fw_face.map_or(0, |f| f.pit_entries());
             let l = &info.counters;
-            let link_drops = [
-                ("malformed", l.drop_malformed),
-                ("too-large", l.drop_too_large),
-                ("queue-full", l.drop_queue_full),
-                ("rx-backlog", l.drop_rx_backlog),
-                ("reassembly", l.drop_reassembly),
-                ("mtu", l.drop_mtu),
-                ("send-error", l.drop_send_error),
-                ("link-down", l.drop_link_down),
-                ("fault", l.drop_fault),
-            ];
             FaceStats {
                 id: info.id.0,
                 remote: info.remote.to_string(),
@@ -245,7 +234,7 @@ pub fn take(
                 out_bytes: l.out_bytes,
                 pit_entries,
                 drops: fc.drops.occurred().collect(),
-                link_drops: link_drops.into_iter().filter(|(_, n)| *n > 0).collect(),
+                link_drops: link_drops(&info.counters),
             }
         })
         .collect();
@@ -295,4 +284,23 @@ pub fn take(
         strategies,
         face_system,
     }
+}
+
+/// A face's link-layer drops by reason, non-zero only (what the face system refused or lost
+/// before or after the forwarder: queue full, malformed, injected faults...).
+pub(crate) fn link_drops(l: &nameway_face::FaceCounters) -> BTreeMap<&'static str, u64> {
+    [
+        ("malformed", l.drop_malformed),
+        ("too-large", l.drop_too_large),
+        ("queue-full", l.drop_queue_full),
+        ("rx-backlog", l.drop_rx_backlog),
+        ("reassembly", l.drop_reassembly),
+        ("mtu", l.drop_mtu),
+        ("send-error", l.drop_send_error),
+        ("link-down", l.drop_link_down),
+        ("fault", l.drop_fault),
+    ]
+    .into_iter()
+    .filter(|(_, n)| *n > 0)
+    .collect()
 }

@@ -12,47 +12,13 @@
 mod common;
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{App, Daemon};
+use common::{ndnts_dir, node, App, Daemon};
 use serde_json::Value;
-
-/// tests/interop/ndnts.
-fn ndnts_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/interop/ndnts")
-}
-
-/// The node binary when node and the NDNts packages are installed; otherwise None (and a panic
-/// when the interop tests are required).
-fn node() -> Option<PathBuf> {
-    let node = PathBuf::from(std::env::var("NAMEWAY_NODE").unwrap_or_else(|_| "node".into()));
-    let runs = Command::new(&node)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    let installed = ndnts_dir()
-        .join("node_modules/@ndn/nfdmgmt/package.json")
-        .exists()
-        && ndnts_dir()
-            .join("node_modules/@ndn/node-transport/package.json")
-            .exists();
-    if runs && installed {
-        return Some(node);
-    }
-    let why = if runs {
-        "NDNts packages missing (run scripts/setup-node.sh)"
-    } else {
-        "node not found (install Node >= 20, then run scripts/setup-node.sh)"
-    };
-    assert!(!common::interop_required(), "NDNts interop: {why}");
-    eprintln!("SKIPPED: NDNts interop: {why}");
-    None
-}
 
 /// A background NDNts process (app.mjs) whose JSON lines are read by a thread.
 struct Js {

@@ -62,8 +62,9 @@ pub struct FaceSystemConfig {
     pub reconnect_max: Duration,
     /// How long [`crate::FaceSystem::shutdown`] waits for writers to flush. Default 5 s.
     pub shutdown_timeout: Duration,
-    /// Debug option: inject faults (delay, jitter, loss, rate) on every face's egress.
-    /// Default `None`.
+    /// Debug option: inject faults (delay, jitter, loss, rate) on the egress of every
+    /// non-local face (links between forwarders; a face's own [`crate::FaceOptions::fault`]
+    /// applies whatever its scope). Default `None`.
     pub fault: Option<FaultConfig>,
 }
 

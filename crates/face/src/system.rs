@@ -87,7 +87,13 @@ impl Shared {
         let id = FaceId(self.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = mpsc::channel(self.config.tx_queue.max(1));
         let face = Arc::new(FaceHandle::new(id, params, tx));
-        let rx = match fault.or(self.config.fault) {
+        // The system-wide debug faults are for links between forwarders: local faces
+        // (applications, management) are left alone.
+        let system_fault = self
+            .config
+            .fault
+            .filter(|_| face.scope == crate::FaceScope::NonLocal);
+        let rx = match fault.or(system_fault) {
             Some(config) => {
                 let (inner_tx, inner_rx) = mpsc::channel(self.config.tx_queue.max(1));
                 let config = FaultConfig {

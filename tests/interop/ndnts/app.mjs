@@ -14,7 +14,7 @@
 //                  Interest times out.)
 //   serve-object --prefix /p --size N [--segment 4000]
 //                  @ndn/segmented-object serve(BufferChunkSource); {"ready":true,sha256,segments}
-//   fetch-object --name /p
+//   fetch-object --name /p     (the name may carry typed components: /p/v=7)
 //                  @ndn/segmented-object fetch(); prints {size,segments,sha256} or {error}
 //   mgmt         --prefix /p [--strategy /localhost/nfd/strategy/multicast]
 //                  @ndn/nfdmgmt list()/invoke(): status/general, faces/list, faces/query (and
@@ -49,6 +49,8 @@ import {
 import { TcpTransport, UnixTransport } from "@ndn/node-transport";
 import { WsTransport } from "@ndn/ws-transport";
 import { AltUri, Data, Interest, Name, StructFieldName, TT as l3TT, digestSigning } from "@ndn/packet";
+// Names typed by tools (v=, seg=, 32=metadata) parse with the naming-convention AltUri.
+import { AltUri as TypedUri } from "@ndn/naming-convention2";
 import { BufferChunkSource, fetch, serve } from "@ndn/segmented-object";
 import { Decoder, EvDecoder, StructBuilder, StructFieldNNI, StructFieldType } from "@ndn/tlv";
 
@@ -215,7 +217,7 @@ async function runFetchObject() {
   try {
     let segments = 0;
     const parts = [];
-    for await (const data of fetch(args.name, { retxLimit: 5 })) {
+    for await (const data of fetch(TypedUri.parseName(args.name), { retxLimit: 5 })) {
       parts.push(data.content);
       ++segments;
     }

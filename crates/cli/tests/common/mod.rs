@@ -13,6 +13,10 @@ use serde_json::Value;
 #[path = "../../../daemon/tests/common/daemon.rs"]
 mod daemon;
 pub use daemon::*;
+#[path = "../../../daemon/tests/common/apps.rs"]
+mod apps;
+#[allow(unused_imports)] // not every test binary runs python-ndn apps
+pub use apps::*;
 
 /// The namewayd binary next to the nameway binary under test, built (or brought up to date)
 /// once per test process with the same profile; `NAMEWAYD` overrides it.

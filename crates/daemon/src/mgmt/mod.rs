@@ -625,6 +625,7 @@ impl Management {
                                 }
                             }),
                             drops: face.counters().drops.occurred().collect(),
+                            link_drops: crate::status::link_drops(&info.counters),
                         })
                     })
                     .collect();
@@ -751,6 +752,8 @@ struct FaceDrops {
     interest_rate_limit: Option<RateLimitView>,
     /// Forwarder drops by reason, non-zero only.
     drops: std::collections::BTreeMap<&'static str, u64>,
+    /// Link-layer drops by reason, non-zero only.
+    link_drops: std::collections::BTreeMap<&'static str, u64>,
 }
 
 #[derive(serde::Serialize)]
