@@ -203,7 +203,11 @@ enum State {
         sent: Instant,
         generation: u32,
     },
-    Received(Bytes),
+    /// A segment's content (and, with manifests, its implicit digest) awaiting its turn.
+    Received {
+        content: Bytes,
+        digest: Option<[u8; 32]>,
+    },
     Done,
 }
 
@@ -520,7 +524,7 @@ impl Fetch<'_> {
         self.next_segment += 1;
         if matches!(
             self.slot(Item::Segment(n)).map(|s| &s.state),
-            Some(State::Received(_) | State::Done)
+            Some(State::Received { .. } | State::Done)
         ) {
             return self.next_item();
         }
@@ -628,11 +632,13 @@ impl Fetch<'_> {
         if !self.versioned.is_prefix_of(name) {
             return None;
         }
-        let rest: Vec<ComponentRef<'_>> = name.iter().skip(self.versioned.len()).collect();
-        match rest.as_slice() {
-            [seg] => seg.as_segment().map(Item::Segment),
-            [kw, seg] if is_keyword(kw, MANIFEST_KEYWORD) => seg.as_segment().map(Item::Manifest),
-            _ => None,
+        let v = self.versioned.len();
+        if name.len() == v + 1 {
+            name.get(v)?.as_segment().map(Item::Segment)
+        } else if name.len() == v + 2 && is_keyword(&name.get(v)?, MANIFEST_KEYWORD) {
+            name.get(v + 1)?.as_segment().map(Item::Manifest)
+        } else {
+            None
         }
     }
 
@@ -649,7 +655,7 @@ impl Fetch<'_> {
         let (sent, sample) = match slot.state {
             State::InFlight { sent, .. } => (Some(sent), (slot.retries == 0).then(|| now - sent)),
             State::Queued | State::Unsent => (None, None),
-            State::Received(_) | State::Done => return Ok(()), // duplicate
+            State::Received { .. } | State::Done => return Ok(()), // duplicate
         };
         if let Some(sent) = sent {
             self.in_flight = self.in_flight.saturating_sub(1);
@@ -694,7 +700,11 @@ impl Fetch<'_> {
                 })?;
             }
         }
-        self.slot_mut(Item::Segment(n)).state = State::Received(view.into_wire());
+        let digest = (self.mode == Mode::Manifest).then(|| view.implicit_digest());
+        self.slot_mut(Item::Segment(n)).state = State::Received {
+            content: view.content(),
+            digest,
+        };
         Ok(())
     }
 
@@ -777,16 +787,11 @@ impl Fetch<'_> {
     fn deliver_ready(&mut self, sink: &mut dyn Write) -> Result<(), FetchError> {
         loop {
             let n = self.deliver;
-            let Some(State::Received(wire)) = self.segments.get(n as usize).map(|s| &s.state)
+            let Some(State::Received { content, digest }) =
+                self.segments.get(n as usize).map(|s| &s.state)
             else {
                 return Ok(());
             };
-            let wire = wire.clone();
-            let view = DataView::new_checked(wire).map_err(|e| FetchError::Verification {
-                segment: n,
-                name: self.versioned.clone(),
-                detail: e.to_string(),
-            })?;
             if self.mode == Mode::Manifest {
                 let Some(per) = self.per_manifest else {
                     return Ok(());
@@ -794,10 +799,11 @@ impl Fetch<'_> {
                 let Some(Some(manifest)) = self.verified.get((n / per) as usize) else {
                     return Ok(());
                 };
-                if manifest.digest_of(n) != Some(&view.implicit_digest()) {
+                if digest.is_none() || manifest.digest_of(n) != digest.as_ref() {
                     return Err(FetchError::Verification {
                         segment: n,
-                        name: view.name().clone(),
+                        name: segment_name(&self.versioned, n)
+                            .unwrap_or_else(|_| self.versioned.clone()),
                         detail: format!(
                             "implicit digest does not match manifest {} (the segment was altered)",
                             n / per
@@ -805,7 +811,7 @@ impl Fetch<'_> {
                     });
                 }
             }
-            let content = view.content();
+            let content = content.clone();
             sink.write_all(&content)?;
             self.report.bytes += content.len() as u64;
             self.report.segments += 1;

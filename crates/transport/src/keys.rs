@@ -118,6 +118,7 @@ pub enum KeyFileError {
 }
 
 /// A producer's signing key.
+#[derive(Clone)]
 pub enum SigningKey {
     /// DigestSha256 (no key).
     Digest,
