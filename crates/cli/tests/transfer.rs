@@ -423,3 +423,100 @@ fn get_fetches_objects_served_by_python_ndn_and_ndnts() {
         assert_eq!(file_sha(&out), ready["sha256"].as_str().unwrap());
     }
 }
+
+/// Builds the C ABI library (same profile as this test) and crates/transport-ffi's C example.
+fn c_example(d: &Daemon) -> PathBuf {
+    let nameway = Path::new(env!("CARGO_BIN_EXE_nameway"));
+    let target = nameway.parent().unwrap();
+    let mut build = Command::new(env!("CARGO"));
+    build.args(["build", "--quiet", "-p", "nameway-transport-ffi"]);
+    if target.file_name().is_some_and(|n| n == "release") {
+        build.arg("--release");
+    }
+    let status = build
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .unwrap();
+    assert!(
+        status.success(),
+        "cargo build -p nameway-transport-ffi failed"
+    );
+    let ffi = Path::new(env!("CARGO_MANIFEST_DIR")).join("../transport-ffi");
+    let exe = d.dir.path().join("transfer");
+    let out = Command::new("cc")
+        .arg("-Wall")
+        .arg("-Werror")
+        .arg("-I")
+        .arg(ffi.join("include"))
+        .arg(ffi.join("examples/transfer.c"))
+        .arg("-L")
+        .arg(target)
+        .arg("-lnameway")
+        .arg(format!("-Wl,-rpath,{}", target.display()))
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "cc: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+#[test]
+fn the_c_example_sends_and_receives_an_object_through_the_daemon() {
+    let d = Daemon::start("");
+    let exe = c_example(&d);
+    let (file, _) = write_object(&d, "obj", 3 * MIB + 17, 6);
+    let (private, public) = keygen(&d, "ed25519");
+    for (prefix, extra) in [
+        ("/c/plain", vec![]),
+        (
+            "/c/signed",
+            vec![
+                "ed25519",
+                private.to_str().unwrap(),
+                public.to_str().unwrap(),
+                "32",
+            ],
+        ),
+    ] {
+        let out = Command::new(&exe)
+            .arg(d.transport())
+            .arg(prefix)
+            .arg(&file)
+            .args(&extra)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{prefix}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.starts_with(&format!("{prefix}/v=")), "{stdout}");
+        assert!(stdout.contains(&format!("ok {}", 3 * MIB + 17)), "{stdout}");
+    }
+    // A wrong key: the consumer socket reports the verification failure.
+    let (_other_private, other_public) = keygen(&d, "ecdsa");
+    let out = Command::new(&exe)
+        .arg(d.transport())
+        .arg("/c/wrong")
+        .arg(&file)
+        .args([
+            "ed25519",
+            private.to_str().unwrap(),
+            other_public.to_str().unwrap(),
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("transfer: recv: verification failed for segment 0"),
+        "{err}"
+    );
+}
