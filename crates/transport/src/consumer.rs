@@ -176,6 +176,15 @@ pub enum FetchError {
         /// What is wrong.
         detail: String,
     },
+    /// The fetch cannot go on: nothing is in flight and nothing may be asked for (a bug, or
+    /// an object whose segments and manifests disagree); reported instead of waiting forever.
+    #[error("fetch of {name} stalled at segment {segment}")]
+    Stalled {
+        /// The versioned name.
+        name: Name,
+        /// The next segment to deliver.
+        segment: u64,
+    },
     /// The sink refused the bytes.
     #[error("cannot write the object: {0}")]
     Sink(#[from] std::io::Error),
@@ -239,6 +248,8 @@ struct Fetch<'a> {
     manifests: Vec<Slot>,
     verified: Vec<Option<Manifest>>,
     per_manifest: Option<u64>,
+    /// The next manifest never asked for (they are asked for in order).
+    next_manifest: u64,
     retx: VecDeque<Item>,
     sent_log: VecDeque<(Instant, Item, u32)>,
     /// Latest sending time of anything whose Data has arrived (RACK).
@@ -280,6 +291,7 @@ pub async fn fetch(
         manifests: Vec::new(),
         verified: Vec::new(),
         per_manifest: None,
+        next_manifest: 0,
         retx: VecDeque::new(),
         sent_log: VecDeque::new(),
         latest_acked_sent: None,
@@ -326,6 +338,13 @@ impl Fetch<'_> {
             self.conn.flush().await?;
             if self.is_done() {
                 return Ok(());
+            }
+            if self.in_flight == 0 && self.retx.is_empty() {
+                // Nothing asked for and nothing to ask: waiting would never end.
+                return Err(FetchError::Stalled {
+                    name: self.versioned.clone(),
+                    segment: self.deliver,
+                });
             }
             let deadline = self.next_deadline();
             let incoming = tokio::select! {
@@ -497,6 +516,7 @@ impl Fetch<'_> {
         }
         if self.mode == Mode::Manifest {
             if let Some(k) = self.manifest_to_request() {
+                self.next_manifest += 1;
                 return Some(Item::Manifest(k));
             }
         }
@@ -531,18 +551,19 @@ impl Fetch<'_> {
         Some(Item::Segment(n))
     }
 
-    /// The manifest the next segment needs, if not yet asked for.
+    /// The next manifest to ask for, in order: manifest 0 until its size is known, then every
+    /// manifest covering a segment already asked for or about to be.
     fn manifest_to_request(&self) -> Option<u64> {
-        let k = match self.per_manifest {
-            None => 0,
+        let k = self.next_manifest;
+        match self.per_manifest {
+            None if k > 0 => return None,
+            None => {}
             Some(per) => {
-                let k = self.next_segment / per;
-                if self.last.is_some_and(|last| k > last / per) {
+                if k * per > self.next_segment || self.last.is_some_and(|last| k > last / per) {
                     return None;
                 }
-                k
             }
-        };
+        }
         match self.manifests.get(k as usize).map(|s| &s.state) {
             None | Some(State::Unsent) => Some(k),
             _ => None,

@@ -261,3 +261,35 @@ async fn nothing_there_is_not_found_after_three_discovery_tries() {
         "metadata and CanBePrefix, three times"
     );
 }
+
+#[tokio::test]
+async fn manifests_are_all_asked_for_when_a_wide_window_runs_ahead_of_them() {
+    // A fixed window of 256 asks for segments 0..255 before manifest 0 (8 digests) arrives:
+    // manifests 1..31 must still be asked for (once, in order), or the fetch stalls.
+    let data = object(400 * 500);
+    for kind in [CcKind::Fixed, CcKind::Cubic] {
+        let key = SigningKey::generate(SignatureKind::Ed25519).unwrap();
+        let verify = key.verify_key();
+        let publication = publish(&data, key, 500, Some(8));
+        let (transport, count) = producer(publication, |_| false).await;
+        let options = FetchOptions {
+            verify,
+            cc: CcOptions {
+                kind,
+                initial_window: 256.0,
+                max_window: 256.0,
+            },
+            ..FetchOptions::default()
+        };
+        let (out, report) = get(transport, "/obj/v=7", &options).await;
+        let report = report.unwrap_or_else(|e| panic!("{kind}: {e}"));
+        assert!(out == data, "{kind}: content differs");
+        assert_eq!(report.manifests, 50, "{kind}");
+        assert_eq!(report.retransmissions, 0, "{kind}");
+        assert_eq!(
+            count.load(Ordering::Relaxed),
+            400 + 50,
+            "{kind}: each asked for once"
+        );
+    }
+}

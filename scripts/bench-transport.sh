@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Goodput of `nameway put` -> `nameway get` through namewayd: 16 MiB at 1400-B and 8000-B
+# segments, unsigned / per-packet Ed25519 / Ed25519 manifests of 32 and 256 digests, under each
+# congestion controller; medians of RUNS fetches, with same-run ratios (manifest / unsigned).
+# Neither forwarder caches (CS serve and admit off), so every fetch reaches the producer.
+#
+# When NFD and ndn-tools are built (../shared/anchors/build-nfd.sh writes $NAMEWAY_ANCHORS,
+# default ~/anchors), the same run also measures ndnget/ndnserve through NFD (the baseline
+# DESIGN §10 quotes), ndnget/ndnserve through namewayd, and nameway get/put through NFD,
+# all with a fixed window of 64.
+#
+#   bash scripts/bench-transport.sh            # RUNS=5 SIZE_MIB=16
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+RUNS="${RUNS:-5}"
+SIZE_MIB="${SIZE_MIB:-16}"
+ANCHORS="${NAMEWAY_ANCHORS:-$HOME/anchors}"
+
+cd "$repo"
+cargo build --release --quiet -p namewayd -p nameway
+bin="$repo/target/release"
+tmp="$(mktemp -d)"
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+head -c $((SIZE_MIB << 20)) /dev/urandom > "$tmp/obj"
+sock="$tmp/nfd.sock"
+cat > "$tmp/namewayd.toml" <<EOF
+[faces]
+unix = "$sock"
+tcp = []
+udp = []
+[cs]
+serve = false
+admit = false
+EOF
+"$bin/namewayd" --config "$tmp/namewayd.toml" 2>"$tmp/namewayd.log" &
+pids+=($!)
+for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+nw() { "$bin/nameway" --transport "unix://$sock" "$@"; }
+nw key generate ed25519 "$tmp/ed.key" >/dev/null
+
+median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+# serve TRANSPORT FILE PREFIX ARGS...: starts `nameway put`; sets $name (versioned) and $put_pid.
+serve() {
+    local transport="$1" file="$2" prefix="$3"
+    shift 3
+    rm -f "$tmp/put.out"
+    "$bin/nameway" --transport "$transport" put "$file" "$prefix" --json "$@" > "$tmp/put.out" 2>"$tmp/put.err" &
+    put_pid=$!
+    pids+=("$put_pid")
+    for _ in $(seq 600); do [ -s "$tmp/put.out" ] && break; sleep 0.1; done
+    name="$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['name'])" "$tmp/put.out")"
+}
+
+# fetch TRANSPORT NAME ARGS...: RUNS fetches, prints the median goodput in Mbit/s.
+fetch() {
+    local transport="$1" name="$2"
+    shift 2
+    for _ in $(seq "$RUNS"); do
+        "$bin/nameway" --transport "$transport" get "$name" -o "$tmp/got" --json "$@" \
+            | python3 -c "import json,sys; print(json.load(sys.stdin)['goodput_mbps'])"
+        cmp -s "$tmp/obj" "$tmp/got" || { echo "bench-transport: fetched object differs" >&2; exit 1; }
+    done | median
+}
+
+printf '\n%-8s %-12s %-7s %12s %10s\n' payload signature cc "Mbit/s" "vs-unsigned"
+declare -A unsigned
+for payload in 1400 8000; do
+    for sig in unsigned ed25519 manifest32 manifest256; do
+        case "$sig" in
+            unsigned) put_args=(); get_args=() ;;
+            ed25519) put_args=(--sign ed25519 --key "$tmp/ed.key"); get_args=(--key "$tmp/ed.key.pub") ;;
+            manifest*) put_args=(--sign ed25519 --key "$tmp/ed.key" --manifest "${sig#manifest}")
+                get_args=(--key "$tmp/ed.key.pub") ;;
+        esac
+        serve "unix://$sock" "$tmp/obj" "/bench/$payload/$sig" --payload "$payload" "${put_args[@]}"
+        for cc in fixed aimd cubic delay; do
+            w=(); [ "$cc" = fixed ] && w=(-w 64)
+            m="$(fetch "unix://$sock" "$name" --cc "$cc" "${w[@]}" "${get_args[@]}")"
+            [ "$sig" = unsigned ] && unsigned["$payload/$cc"]="$m"
+            ratio="$(python3 -c "print(f'{$m / ${unsigned[$payload/$cc]}:.2f}')")"
+            printf '%-8s %-12s %-7s %12.0f %10s\n' "$payload" "$sig" "$cc" "$m" "$ratio"
+        done
+        kill "$put_pid" 2>/dev/null || true
+    done
+done
+
+if [ ! -f "$ANCHORS/env.sh" ]; then
+    echo
+    echo "NFD baseline skipped: $ANCHORS/env.sh not found (run ../shared/anchors/build-nfd.sh)"
+    exit 0
+fi
+
+# shellcheck disable=SC1091
+source "$ANCHORS/env.sh"
+nfdpid="$("$ANCHORS/nfd-start.sh")"
+pids+=("$nfdpid")
+nfd_sock=/tmp/nfd/nfd.sock
+for _ in $(seq 100); do [ -S "$nfd_sock" ] && break; sleep 0.1; done
+NDN_CLIENT_TRANSPORT="unix://$nfd_sock" nfdc cs config admit off serve off >/dev/null
+
+# ndnserve/ndnget: digest signatures (ndnget verifies nothing, like the unsigned row above).
+ndn_serve() {
+    local transport="$1" payload="$2"
+    NDN_CLIENT_TRANSPORT="$transport" ndnserve -q -s "$payload" -S id:/localhost/identity/digest-sha256 \
+        "/ndnbench/$payload" < "$tmp/obj" &
+    server=$!
+    pids+=("$server")
+    sleep 3
+}
+ndn_fetch() {
+    local transport="$1" payload="$2"
+    for _ in $(seq "$RUNS"); do
+        NDN_CLIENT_TRANSPORT="$transport" ndnget -p fixed -s 64 "/ndnbench/$payload" 2>"$tmp/ndnget.err" > "$tmp/got"
+        cmp -s "$tmp/obj" "$tmp/got" || { echo "bench-transport: ndnget object differs" >&2; exit 1; }
+        sed -n 's/^Goodput: *\([0-9.]*\) *Mbit\/s.*/\1/p' "$tmp/ndnget.err"
+    done | median
+}
+
+printf '\n%-8s %-40s %12s\n' payload "fixed window 64" "Mbit/s"
+for payload in 1400 8000; do
+    ndn_serve "unix://$nfd_sock" "$payload"
+    base="$(ndn_fetch "unix://$nfd_sock" "$payload")"
+    kill "$server" 2>/dev/null || true
+    printf '%-8s %-40s %12.0f\n' "$payload" "ndnget/ndnserve through NFD" "$base"
+    ndn_serve "unix://$sock" "$payload"
+    m="$(ndn_fetch "unix://$sock" "$payload")"
+    kill "$server" 2>/dev/null || true
+    printf '%-8s %-40s %12.0f  %.2fx\n' "$payload" "ndnget/ndnserve through namewayd" "$m" "$(python3 -c "print($m/$base)")"
+    serve "unix://$nfd_sock" "$tmp/obj" "/nfdbench/$payload" --payload "$payload"
+    m="$(fetch "unix://$nfd_sock" "$name" --cc fixed -w 64)"
+    printf '%-8s %-40s %12.0f  %.2fx\n' "$payload" "nameway get/put through NFD" "$m" "$(python3 -c "print($m/$base)")"
+    kill "$put_pid" 2>/dev/null || true
+    serve "unix://$sock" "$tmp/obj" "/nwbench/$payload" --payload "$payload"
+    m="$(fetch "unix://$sock" "$name" --cc fixed -w 64)"
+    printf '%-8s %-40s %12.0f  %.2fx\n' "$payload" "nameway get/put through namewayd" "$m" "$(python3 -c "print($m/$base)")"
+    m="$(fetch "unix://$sock" "$name" --cc cubic)"
+    printf '%-8s %-40s %12.0f  %.2fx\n' "$payload" "nameway get (cubic)/put through namewayd" "$m" "$(python3 -c "print($m/$base)")"
+    kill "$put_pid" 2>/dev/null || true
+done
