@@ -555,14 +555,14 @@ impl Fetch<'_> {
     /// manifest covering a segment already asked for or about to be.
     fn manifest_to_request(&self) -> Option<u64> {
         let k = self.next_manifest;
-        match self.per_manifest {
-            None if k > 0 => return None,
-            None => {}
+        let wanted = match self.per_manifest {
+            None => k == 0,
             Some(per) => {
-                if k * per > self.next_segment || self.last.is_some_and(|last| k > last / per) {
-                    return None;
-                }
+                k * per <= self.next_segment && self.last.is_none_or(|last| k <= last / per)
             }
+        };
+        if !wanted {
+            return None;
         }
         match self.manifests.get(k as usize).map(|s| &s.state) {
             None | Some(State::Unsent) => Some(k),
