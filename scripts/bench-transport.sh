@@ -121,7 +121,8 @@ ndn_fetch() {
     for _ in $(seq "$RUNS"); do
         NDN_CLIENT_TRANSPORT="$transport" ndnget -p fixed -s 64 "/ndnbench/$payload" 2>"$tmp/ndnget.err" > "$tmp/got"
         cmp -s "$tmp/obj" "$tmp/got" || { echo "bench-transport: ndnget object differs" >&2; exit 1; }
-        sed -n 's/^Goodput: *\([0-9.]*\) *Mbit\/s.*/\1/p' "$tmp/ndnget.err"
+        # ndnget prints "Goodput: 180.2 Mbit/s" or "Goodput: 1.183 Gbit/s" (and kbit/s).
+        awk '/^Goodput:/ { v = $2; u = $3; if (u ~ /^G/) v *= 1000; else if (u ~ /^k/) v /= 1000; print v }' "$tmp/ndnget.err"
     done | median
 }
 

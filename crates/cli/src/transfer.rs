@@ -214,6 +214,7 @@ struct Summary {
     retransmissions: u64,
     timeouts: u64,
     fast_retransmits: u64,
+    probes: u64,
     nacks: u64,
     seconds: f64,
     goodput_mbps: f64,
@@ -238,6 +239,7 @@ impl Summary {
             retransmissions: r.retransmissions,
             timeouts: r.timeouts,
             fast_retransmits: r.fast_retransmits,
+            probes: r.probes,
             nacks: r.nacks,
             seconds: r.elapsed.as_secs_f64(),
             goodput_mbps: r.goodput_bps() / 1e6,
@@ -260,7 +262,7 @@ impl Summary {
              Transferred size: {:.1} kB\n\
              Goodput: {:.3} Mbit/s\n\
              Congestion control: {}, {} window decreases, peak window {}\n\
-             Retransmitted segments: {} ({} timeouts, {} found lost early, {} Nacks), \
+             Retransmitted segments: {} ({} timeouts, {} found lost early, {} probes, {} Nacks), \
              Interests sent: {}\n\
              RTT min/avg/max = {:.3}/{:.3}/{:.3} ms\n\
              Verification: {}",
@@ -276,6 +278,7 @@ impl Summary {
             self.retransmissions,
             self.timeouts,
             self.fast_retransmits,
+            self.probes,
             self.nacks,
             self.interests,
             self.rtt_min_ms,
