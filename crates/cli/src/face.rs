@@ -1,4 +1,4 @@
-//! `nameway face list|create|destroy`: the `faces` management module.
+//! `nameway face list|create|update|destroy`: the `faces` management module.
 
 use anyhow::bail;
 use nameway_wire::mgmt::{face_persistency, ControlParameters, FaceStatus};
@@ -18,6 +18,35 @@ pub(crate) enum FaceCommand {
     Create(CreateArgs),
     /// Destroy a face, given by FaceId or by remote FaceUri (faces/destroy).
     Destroy(DestroyArgs),
+    /// Change a face: its persistency, or (namewayd) the Interests per second it may send
+    /// (faces/update).
+    Update(UpdateArgs),
+}
+
+/// Arguments of `nameway face update`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct UpdateArgs {
+    /// FaceId, or the face's remote FaceUri as `nameway face list` shows it.
+    face: String,
+    /// persistent or permanent.
+    #[arg(long, value_enum)]
+    persistency: Option<Persistency>,
+    #[command(flatten)]
+    limit: RateLimitArgs,
+    #[command(flatten)]
+    out: JsonFlag,
+}
+
+/// A per-face Interest rate limit (namewayd's extension to faces/create and faces/update).
+#[derive(Debug, clap::Args)]
+pub(crate) struct RateLimitArgs {
+    /// Interests per second this face may send (a token bucket; the excess is dropped and
+    /// counted as rate-limit); 0 lifts the limit.
+    #[arg(long, value_name = "PER_SECOND")]
+    rate_limit: Option<u64>,
+    /// Size of the bucket [default: one second's worth].
+    #[arg(long, requires = "rate_limit")]
+    burst: Option<u64>,
 }
 
 /// Arguments of `nameway face create`.
@@ -31,6 +60,8 @@ pub(crate) struct CreateArgs {
     /// MTU in bytes (UDP).
     #[arg(long)]
     mtu: Option<u64>,
+    #[command(flatten)]
+    limit: RateLimitArgs,
     #[command(flatten)]
     out: JsonFlag,
 }
@@ -119,6 +150,11 @@ struct FaceChange {
     local_uri: Option<String>,
     persistency: Option<String>,
     mtu: Option<u64>,
+    /// Interests per second (0: none), when namewayd reports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    interest_rate_limit: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    interest_burst: Option<u64>,
 }
 
 impl From<&ControlParameters> for FaceChange {
@@ -129,6 +165,20 @@ impl From<&ControlParameters> for FaceChange {
             local_uri: p.local_uri.clone(),
             persistency: p.face_persistency.map(persistency_name),
             mtu: p.mtu,
+            interest_rate_limit: p.interest_rate_limit,
+            interest_burst: p.interest_burst,
+        }
+    }
+}
+
+impl FaceChange {
+    /// "1000/s burst 2000", "none", or "?" when the forwarder did not say.
+    fn rate_limit_text(&self) -> String {
+        match (self.interest_rate_limit, self.interest_burst) {
+            (Some(0), _) => "none".to_owned(),
+            (Some(r), Some(b)) => format!("{r}/s burst {b}"),
+            (Some(r), None) => format!("{r}/s"),
+            (None, _) => "?".to_owned(),
         }
     }
 }
@@ -143,6 +193,7 @@ pub(crate) async fn run(transport: Option<&str>, cmd: &FaceCommand) -> anyhow::R
         FaceCommand::List(out) => list(&mut c, out.json).await,
         FaceCommand::Create(args) => create(&mut c, args).await,
         FaceCommand::Destroy(args) => destroy(&mut c, args).await,
+        FaceCommand::Update(args) => update(&mut c, args).await,
     }
 }
 
@@ -222,6 +273,8 @@ async fn create(c: &mut Client, args: &CreateArgs) -> anyhow::Result<()> {
             Persistency::Permanent => face_persistency::PERMANENT,
         }),
         mtu: args.mtu,
+        interest_rate_limit: args.limit.rate_limit,
+        interest_burst: args.limit.burst,
         ..ControlParameters::default()
     };
     let response = c.command("faces", "create", &params).await?;
@@ -246,12 +299,45 @@ async fn create(c: &mut Client, args: &CreateArgs) -> anyhow::Result<()> {
     if args.out.json {
         return print_json(&created);
     }
+    let limit = match created.interest_rate_limit {
+        Some(_) => format!(" rate-limit={}", created.rate_limit_text()),
+        None => String::new(),
+    };
     outln!(
-        "face created: id={} remote={} local={} persistency={}",
+        "face created: id={} remote={} local={} persistency={}{limit}",
         opt(created.face_id),
         created.uri.as_deref().unwrap_or("?"),
         created.local_uri.as_deref().unwrap_or("?"),
         created.persistency.as_deref().unwrap_or("?"),
+    )?;
+    Ok(())
+}
+
+async fn update(c: &mut Client, args: &UpdateArgs) -> anyhow::Result<()> {
+    let id = resolve_face(c, &args.face).await?;
+    if args.limit.rate_limit.is_some() && !c.is_nameway().await? {
+        bail!("--rate-limit needs namewayd (NFD has no per-face rate limit)");
+    }
+    let params = ControlParameters {
+        face_id: Some(id),
+        face_persistency: args.persistency.map(|p| match p {
+            Persistency::Persistent => face_persistency::PERSISTENT,
+            Persistency::Permanent => face_persistency::PERMANENT,
+        }),
+        interest_rate_limit: args.limit.rate_limit,
+        interest_burst: args.limit.burst,
+        ..ControlParameters::default()
+    };
+    let body = c.command_ok("faces", "update", &params).await?;
+    let updated = FaceChange::from(&body);
+    if args.out.json {
+        return print_json(&updated);
+    }
+    outln!(
+        "face updated: id={} persistency={} rate-limit={}",
+        opt(updated.face_id.or(Some(id))),
+        updated.persistency.as_deref().unwrap_or("?"),
+        updated.rate_limit_text(),
     )?;
     Ok(())
 }

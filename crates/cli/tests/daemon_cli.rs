@@ -866,3 +866,93 @@ fn face_list_shows_drops_pit_entries_and_rate_limits() {
     let row = text.lines().find(|l| l.contains(&peer_uri)).unwrap();
     assert!(row.contains("1 no-route"), "{row}");
 }
+
+#[test]
+fn a_rate_limit_is_set_changed_and_lifted_at_run_time() {
+    let d = Daemon::start("");
+    let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let peer_uri = format!("udp4://{}", peer.local_addr().unwrap());
+    let mut nonce = 0u32;
+    let mut send = |n: usize| {
+        for _ in 0..n {
+            nonce += 1;
+            let mut i = nameway_wire::Interest::new(format!("/limited/{nonce}").parse().unwrap());
+            i.nonce = Some(nonce);
+            peer.send_to(&i.encode(), ("127.0.0.1", d.udp)).unwrap();
+        }
+    };
+    let drops = |reason: &str| -> u64 {
+        let faces = d.json(&["face", "list", "--json"]);
+        array(&faces)
+            .iter()
+            .find(|f| f["uri"] == peer_uri.as_str())
+            .and_then(|f| f["drops"][reason].as_u64())
+            .unwrap_or(0)
+    };
+    let settle = |reason: &str, at_least: u64| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while drops(reason) < at_least {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{reason} < {at_least}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    };
+    send(1);
+    settle("no-route", 1);
+
+    // 10 per second, burst 10: of 100 Interests at once, 10 pass (and find no route).
+    let set = d.json(&[
+        "face",
+        "update",
+        &peer_uri,
+        "--rate-limit",
+        "10",
+        "--burst",
+        "10",
+        "--json",
+    ]);
+    assert_eq!(set["interest_rate_limit"], 10, "{set}");
+    assert_eq!(set["interest_burst"], 10, "{set}");
+    send(100);
+    settle("rate-limit", 85);
+    let limited = drops("rate-limit");
+    assert!((85..=90).contains(&limited), "{limited}");
+    let listed = d.json(&["face", "list", "--json"]);
+    let face = array(&listed)
+        .iter()
+        .find(|f| f["uri"] == peer_uri.as_str())
+        .unwrap();
+    assert_eq!(face["interest_rate_limit"]["per_second"], 10, "{face}");
+
+    // Lifted: 100 more all pass.
+    let lifted = d.json(&["face", "update", &peer_uri, "--rate-limit", "0", "--json"]);
+    assert_eq!(lifted["interest_rate_limit"], 0, "{lifted}");
+    let before = drops("no-route");
+    send(100);
+    settle("no-route", before + 100);
+    assert_eq!(drops("rate-limit"), limited, "nothing limited once lifted");
+
+    // Out of range: refused, nothing changed.
+    let out = d.nameway(&["face", "update", &peer_uri, "--rate-limit", "99999999999"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("409 Invalid properties"),
+        "{}",
+        stderr(&out)
+    );
+
+    // faces/create with a limit: the new face starts limited.
+    let other = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let uri = format!("udp4://{}", other.local_addr().unwrap());
+    let created = d.json(&["face", "create", &uri, "--rate-limit", "500", "--json"]);
+    assert_eq!(created["interest_rate_limit"], 500, "{created}");
+    let listed = d.json(&["face", "list", "--json"]);
+    let face = array(&listed)
+        .iter()
+        .find(|f| f["uri"] == uri.as_str())
+        .unwrap();
+    assert_eq!(face["interest_rate_limit"]["per_second"], 500, "{face}");
+    assert_eq!(face["interest_rate_limit"]["burst"], 500, "{face}");
+}

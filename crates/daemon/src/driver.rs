@@ -161,6 +161,8 @@ impl Driver {
             (None, None)
         };
         let mut mgmt = Management::new(config.mgmt.clone());
+        let start = Instant::now();
+        mgmt.clock_start = start;
         mgmt.set_cs(cs.as_ref().map(|h| (h.client.clone(), config.cs.clone())));
         let (created_tx, created_rx) = mpsc::channel(64);
         let snapshots = match config.http.listen {
@@ -183,7 +185,7 @@ impl Driver {
             events,
             created_tx,
             created_rx,
-            start: Instant::now(),
+            start,
             rx_burst: config.forwarder.rx_burst.max(1),
             snapshots,
             closed_bytes: (0, 0),
@@ -584,6 +586,15 @@ impl Driver {
                 Some(c) = self.created_rx.recv() => {
                     if let Ok(info) = &c.result {
                         self.face_up(info);
+                        // faces/create with a rate limit: it replaces the configured default.
+                        let asked = c.params.interest_rate_limit;
+                        if let Some(Some(limit)) = asked.and_then(|r| mgmt::rate_limit(r, c.params.interest_burst)) {
+                            let now = self.now();
+                            self.fw.set_interest_rate_limit(FaceId(info.id.0), now, Some(limit));
+                        } else if asked == Some(0) {
+                            let now = self.now();
+                            self.fw.set_interest_rate_limit(FaceId(info.id.0), now, None);
+                        }
                     }
                     if let Outcome::Reply(data) = self.mgmt.face_created(&c.interest, &c.params, c.result, c.existing.as_ref()) {
                         self.inject_from_internal(data);

@@ -863,7 +863,7 @@ impl Fetch<'_> {
     /// Records implicit digests computed by the hasher thread, then delivers what they allow.
     fn on_digests(
         &mut self,
-        digests: Vec<(u64, [u8; 32])>,
+        digests: Digests,
         sink: &mut dyn Write,
     ) -> Result<(), FetchError> {
         self.hasher.outstanding = self.hasher.outstanding.saturating_sub(digests.len());
@@ -918,13 +918,16 @@ impl Fetch<'_> {
     }
 }
 
+/// Segment numbers with their implicit digests, as the hasher thread returns them.
+type Digests = Vec<(u64, [u8; 32])>;
+
 /// Hashes segments (their implicit SHA-256 digests, for manifest verification) on a thread of
 /// its own, in batches: at 8000 bytes a digest costs about 4 µs, as much as everything else the
 /// consumer does for a packet, and the fetch loop should not wait for it.
 struct Hasher {
     jobs: Option<std::sync::mpsc::Sender<Vec<(u64, Bytes)>>>,
-    results: tokio::sync::mpsc::UnboundedReceiver<Vec<(u64, [u8; 32])>>,
-    results_tx: Option<tokio::sync::mpsc::UnboundedSender<Vec<(u64, [u8; 32])>>>,
+    results: tokio::sync::mpsc::UnboundedReceiver<Digests>,
+    results_tx: Option<tokio::sync::mpsc::UnboundedSender<Digests>>,
     batch: Vec<(u64, Bytes)>,
     /// Segments sent to the thread whose digests have not come back.
     outstanding: usize,

@@ -60,6 +60,9 @@ pub struct Management {
     cs: Option<(crate::cs_server::CsClient, crate::config::CsConfig)>,
     /// Packet capture sessions (`capture/start`, `capture/stop`).
     pub captures: crate::capture::Captures,
+    /// The instant the forwarder's clock counts from (the driver sets it to its own start), to
+    /// turn a command's arrival time into forwarder time.
+    pub clock_start: Instant,
 }
 
 /// Wall-clock milliseconds since the Unix epoch.
@@ -80,6 +83,7 @@ impl Management {
             start_ms: wall_ms(),
             cs: None,
             captures: crate::capture::Captures::default(),
+            clock_start: Instant::now(),
         }
     }
 
@@ -348,6 +352,19 @@ impl Management {
                         None => return self.respond(&interest, 409, "Invalid properties", &p),
                     }
                 }
+                if let Some(rate) = p.interest_rate_limit {
+                    let Some(limit) = rate_limit(rate, p.interest_burst) else {
+                        return self.respond(&interest, 409, "Invalid properties", &p);
+                    };
+                    let t = nameway_fw::Time::from_nanos(
+                        now.saturating_duration_since(self.clock_start).as_nanos() as u64,
+                    );
+                    fw.set_interest_rate_limit(FaceId(id), t, limit);
+                    tracing::info!(face = id, limit = ?limit, "interest rate limit set");
+                }
+                let current = fw.face(FaceId(id)).and_then(|f| f.interest_rate_limit());
+                p.interest_rate_limit = Some(current.map_or(0, |l| u64::from(l.per_second)));
+                p.interest_burst = current.map(|l| u64::from(l.burst));
                 p.face_id = Some(id);
                 p.face_persistency = p.face_persistency.or(Some(info.persistency.code()));
                 p.flags = Some(p.flags.unwrap_or(0) & p.mask.unwrap_or(0));
@@ -451,6 +468,11 @@ impl Management {
         let Some(uri) = p.uri.clone() else {
             return self.respond(&interest, 400, "Uri is required", &p);
         };
+        if let Some(rate) = p.interest_rate_limit {
+            if rate_limit(rate, p.interest_burst).is_none() {
+                return self.respond(&interest, 409, "Invalid properties", &p);
+            }
+        }
         let persistency = match p.face_persistency.map(Persistency::from_code) {
             None => Persistency::Persistent,
             Some(Some(per)) if per != Persistency::OnDemand => per,
@@ -473,7 +495,15 @@ impl Management {
         existing: Option<&FaceInfo>,
     ) -> Outcome {
         match result {
-            Ok(info) => self.respond(interest, 200, "OK", &face_params(&info)),
+            Ok(info) => {
+                let mut body = face_params(&info);
+                body.interest_rate_limit = params.interest_rate_limit;
+                body.interest_burst = params
+                    .interest_rate_limit
+                    .filter(|&r| r > 0)
+                    .map(|r| params.interest_burst.unwrap_or(r));
+                self.respond(interest, 200, "OK", &body)
+            }
             Err(nameway_face::FaceError::Exists(_)) => {
                 // NFD answers with the existing face, which nfdc prints as face-exists id=N.
                 let body = existing.map_or_else(|| params.clone(), face_params);
@@ -729,6 +759,20 @@ fn apply(fw: &mut Forwarder, updates: &[FibUpdate]) {
             }
         }
     }
+}
+
+/// The limit a `faces/create` or `faces/update` asks for: `Some(None)` to lift it (rate 0),
+/// `Some(Some(..))` to set it (burst defaults to one second's worth), `None` when out of range.
+pub fn rate_limit(rate: u64, burst: Option<u64>) -> Option<Option<nameway_fw::RateLimit>> {
+    if rate == 0 {
+        return Some(None);
+    }
+    let per_second = u32::try_from(rate).ok()?;
+    let burst = match burst {
+        None | Some(0) => per_second,
+        Some(b) => u32::try_from(b).ok()?,
+    };
+    Some(Some(nameway_fw::RateLimit { per_second, burst }))
 }
 
 fn face_params(info: &FaceInfo) -> ControlParameters {

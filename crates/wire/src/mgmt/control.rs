@@ -52,6 +52,11 @@ pub struct ControlParameters {
     pub expiration_period: Option<u64>,
     /// FacePersistency (0x85); see [`super::face_persistency`].
     pub face_persistency: Option<u64>,
+    /// InterestRateLimit (0x0f30, namewayd's extension): Interests per second a face may send,
+    /// 0 for no limit.
+    pub interest_rate_limit: Option<u64>,
+    /// InterestBurst (0x0f32, namewayd's extension): the token bucket's size.
+    pub interest_burst: Option<u64>,
 }
 
 /// python-ndn's order, which is also the encoding order.
@@ -73,6 +78,8 @@ fn rank(typ: u32) -> u8 {
         types::STRATEGY => 14,
         types::EXPIRATION_PERIOD => 15,
         types::FACE_PERSISTENCY => 16,
+        types::INTEREST_RATE_LIMIT => 17,
+        types::INTEREST_BURST => 18,
         _ => 0,
     }
 }
@@ -125,6 +132,8 @@ impl ControlParameters {
                 types::MASK => p.mask = Some(f.nni()?),
                 types::STRATEGY => p.strategy = Some(codec::strategy(wire, &f)?),
                 types::EXPIRATION_PERIOD => p.expiration_period = Some(f.nni()?),
+                types::INTEREST_RATE_LIMIT => p.interest_rate_limit = Some(f.nni()?),
+                types::INTEREST_BURST => p.interest_burst = Some(f.nni()?),
                 _ => p.face_persistency = Some(f.nni()?),
             }
         }
@@ -160,6 +169,8 @@ impl ControlParameters {
         }
         codec::put_opt_nni(buf, types::EXPIRATION_PERIOD, self.expiration_period);
         codec::put_opt_nni(buf, types::FACE_PERSISTENCY, self.face_persistency);
+        codec::put_opt_nni(buf, types::INTEREST_RATE_LIMIT, self.interest_rate_limit);
+        codec::put_opt_nni(buf, types::INTEREST_BURST, self.interest_burst);
     }
 }
 

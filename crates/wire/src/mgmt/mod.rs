@@ -58,6 +58,10 @@ pub mod types {
     pub const STRATEGY: u32 = 0x6b;
     pub const EXPIRATION_PERIOD: u32 = 0x6d;
     pub const FACE_PERSISTENCY: u32 = 0x85;
+    // namewayd's extensions to faces/create and faces/update (not NFD's; even, so
+    // non-critical: a forwarder that does not know them ignores them)
+    pub const INTEREST_RATE_LIMIT: u32 = 0x0f30;
+    pub const INTEREST_BURST: u32 = 0x0f32;
     // ControlResponse
     pub const CONTROL_RESPONSE: u32 = 0x65;
     pub const STATUS_CODE: u32 = 0x66;
