@@ -503,6 +503,15 @@ impl Collector for SnapshotCollector {
         )?;
         family(
             &mut e,
+            "nameway_dead_nonce_evictions_total",
+            "Dead-nonce records dropped early because the list was full: the adding face's own \
+             oldest (own) or the oldest of the face holding the most (heaviest)",
+            f.dnl_evicted
+                .iter()
+                .map(|(whose, &n)| (vec![("whose", (*whose).to_owned())], counter(n))),
+        )?;
+        family(
+            &mut e,
             "nameway_strategy_choice_entries",
             "Strategy choice entries",
             one(gauge(f.strategy_choices as i64)),

@@ -79,6 +79,9 @@ pub struct ForwarderStats {
     pub cs_evictions: u64,
     /// Dead-nonce list records.
     pub dnl_entries: usize,
+    /// Dead-nonce records dropped early because the list was full, by whose: the adding
+    /// face's own oldest (`own`), or the oldest of the face holding the most (`heaviest`).
+    pub dnl_evicted: BTreeMap<&'static str, u64>,
     /// Strategy choice entries.
     pub strategy_choices: usize,
 }
@@ -202,6 +205,12 @@ pub fn take(
         cs_inserts: st.cs.inserts,
         cs_evictions: st.cs.evictions,
         dnl_entries: st.n_dead_nonces,
+        dnl_evicted: [
+            ("own", st.dnl.evicted_own),
+            ("heaviest", st.dnl.evicted_heaviest),
+        ]
+        .into_iter()
+        .collect(),
         strategy_choices: st.n_strategy_choice_entries,
     };
     let mut list = faces.list();

@@ -225,6 +225,12 @@ pub struct DnlCounters {
     pub capacity: usize,
     /// Look-ups that found the (name, nonce) pair: loops caught by the list.
     pub hits: u64,
+    /// Records dropped before their lifetime because the list was full, the face adding one
+    /// holding at least its share (its own oldest record went).
+    pub evicted_own: u64,
+    /// Records dropped before their lifetime because the list was full, the face adding one
+    /// holding less than its share (the oldest record of the face holding the most went).
+    pub evicted_heaviest: u64,
 }
 
 /// A snapshot of the whole forwarder, NFD GeneralStatus-like.

@@ -861,11 +861,7 @@ impl Fetch<'_> {
     }
 
     /// Records implicit digests computed by the hasher thread, then delivers what they allow.
-    fn on_digests(
-        &mut self,
-        digests: Digests,
-        sink: &mut dyn Write,
-    ) -> Result<(), FetchError> {
+    fn on_digests(&mut self, digests: Digests, sink: &mut dyn Write) -> Result<(), FetchError> {
         self.hasher.outstanding = self.hasher.outstanding.saturating_sub(digests.len());
         for (n, d) in digests {
             if let Some(State::Received { digest, .. }) =

@@ -6,7 +6,7 @@ use bytes::Bytes;
 use nameway_wire::{DataView, LpPacket};
 use smallvec::SmallVec;
 
-use super::{is_localhost, Kind, Outbox};
+use super::{dnl_face, is_localhost, Kind, Outbox};
 use crate::counters::DropReason;
 use crate::forwarder::{Forwarder, LpFields};
 use crate::table::face_table::{FaceId, FaceTable, LinkType};
@@ -120,9 +120,10 @@ impl Forwarder {
             return;
         };
         let to_dnl = entry.interest().must_be_fresh() && fresh_for < self.dnl.lifetime();
+        let downstream = dnl_face(entry);
         for r in entry.out_records() {
             if to_dnl {
-                self.dnl.add(now, entry.name_hash(), r.nonce());
+                self.dnl.add(now, downstream, entry.name_hash(), r.nonce());
             }
             self.stragglers.add(now, entry.name_hash(), r.nonce());
         }

@@ -239,8 +239,9 @@ impl Forwarder {
             return;
         };
         self.out.counters.n_unsatisfied_interests += 1;
+        let downstream = super::dnl_face(entry);
         for r in entry.out_records() {
-            self.dnl.add(now, entry.name_hash(), r.nonce());
+            self.dnl.add(now, downstream, entry.name_hash(), r.nonce());
         }
         if let Some(s) = self.strategy_choice.instance_mut(entry.strategy) {
             s.on_interest_expiry(entry);

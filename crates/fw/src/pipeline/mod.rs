@@ -114,6 +114,16 @@ pub(crate) fn would_violate_scope(from_local: bool, name: &Name, out: &Face) -> 
     is_localhop(name) && !from_local
 }
 
+/// The face a PIT entry's dead-nonce records are charged to: its first downstream (the face
+/// whose Interest created the entry, unless that in-record is gone), or face 0 when none is
+/// left.
+pub(crate) fn dnl_face(entry: &crate::table::pit::PitEntry) -> FaceId {
+    entry
+        .in_records()
+        .first()
+        .map_or(FaceId(0), crate::table::pit::InRecord::face)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
