@@ -30,6 +30,15 @@ pub(crate) struct ConfigArgs {
     /// Whether Interests are served from the CS.
     #[arg(long, value_enum)]
     serve: Option<Switch>,
+    /// The memory tier's replacement policy: lru, lfu or arc (decoupled store, namewayd).
+    #[arg(long)]
+    policy: Option<String>,
+    /// The memory tier's size, e.g. 1GiB (decoupled store, namewayd).
+    #[arg(long, value_parser = nameway_cs::parse_size)]
+    memory: Option<u64>,
+    /// The disk tier's size, e.g. 100GiB (decoupled store with a disk tier, namewayd).
+    #[arg(long, value_parser = nameway_cs::parse_size)]
+    disk: Option<u64>,
     #[command(flatten)]
     out: JsonFlag,
 }
@@ -89,6 +98,13 @@ struct ConfigView {
     capacity: Option<u64>,
     admit: Option<bool>,
     serve: Option<bool>,
+    /// The decoupled store's memory-tier policy and tier sizes (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    policy: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    memory_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    disk_bytes: Option<u64>,
 }
 
 /// `nameway cs erase --json`.
@@ -205,6 +221,9 @@ pub(crate) async fn run(transport: Option<&str>, cmd: &CsCommand) -> anyhow::Res
                 capacity: args.capacity,
                 flags: (mask != 0).then_some(flags),
                 mask: (mask != 0).then_some(mask),
+                cs_policy: args.policy.clone(),
+                cs_memory_capacity: args.memory,
+                cs_disk_capacity: args.disk,
                 ..ControlParameters::default()
             };
             let done = c.command_ok("cs", "config", &params).await?;
@@ -212,12 +231,19 @@ pub(crate) async fn run(transport: Option<&str>, cmd: &CsCommand) -> anyhow::Res
                 capacity: done.capacity,
                 admit: done.flags.map(|f| f & cs_flags::ENABLE_ADMIT != 0),
                 serve: done.flags.map(|f| f & cs_flags::ENABLE_SERVE != 0),
+                policy: done.cs_policy,
+                memory_bytes: done.cs_memory_capacity,
+                disk_bytes: done.cs_disk_capacity,
             };
             if args.out.json {
                 return print_json(&view);
             }
+            let tiers = match (&view.policy, view.memory_bytes, view.disk_bytes) {
+                (Some(p), Some(m), Some(d)) => format!(" policy={p} memory={m}B disk={d}B"),
+                _ => String::new(),
+            };
             outln!(
-                "cs config: capacity={} admit={} serve={}",
+                "cs config: capacity={} admit={} serve={}{tiers}",
                 view.capacity.map_or_else(|| "?".into(), |c| c.to_string()),
                 view.admit.map_or_else(|| "?".into(), on_off),
                 view.serve.map_or_else(|| "?".into(), on_off),

@@ -956,3 +956,52 @@ fn a_rate_limit_is_set_changed_and_lifted_at_run_time() {
     assert_eq!(face["interest_rate_limit"]["per_second"], 500, "{face}");
     assert_eq!(face["interest_rate_limit"]["burst"], 500, "{face}");
 }
+
+#[test]
+fn the_decoupled_store_is_reconfigured_at_run_time() {
+    let d = Daemon::start("");
+    // The inline store has no tiers: a clear refusal.
+    let out = d.nameway(&["cs", "config", "--policy", "arc"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("need the decoupled content store"),
+        "{}",
+        stderr(&out)
+    );
+    drop(d);
+
+    let dir = tempfile::tempdir().unwrap();
+    let disk = dir.path().join("cs.redb");
+    let d = Daemon::start(&format!(
+        "[cs]\ndecoupled = true\npolicy = \"lru\"\nmemory_capacity = \"64MiB\"\ndisk_path = {disk:?}\ndisk_capacity = \"1GiB\"\n"
+    ));
+    let done = d.json(&[
+        "cs", "config", "--policy", "arc", "--memory", "1MiB", "--disk", "10MiB", "--json",
+    ]);
+    assert_eq!(done["policy"], "arc", "{done}");
+    assert_eq!(done["memory_bytes"], 1 << 20, "{done}");
+    assert_eq!(done["disk_bytes"], 10 << 20, "{done}");
+    // The server applied it: cs info reads the tiers from the server itself.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let info = d.json(&["cs", "info", "--json"]);
+        if info["policy"] == "arc"
+            && info["memory"]["capacity_bytes"] == 1 << 20
+            && info["disk"]["capacity_bytes"] == 10 << 20
+        {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{info}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = d.nameway(&["cs", "config", "--policy", "fifo"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("409 Unknown policy"),
+        "{}",
+        stderr(&out)
+    );
+    let out = d.nameway(&["cs", "config", "--memory", "lots"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("is not a size"), "{}", stderr(&out));
+}

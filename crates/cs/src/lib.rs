@@ -23,6 +23,7 @@ pub mod disk;
 pub mod memory;
 pub mod packet;
 pub mod policy;
+pub mod size;
 pub mod worker;
 
 use std::path::PathBuf;
@@ -34,6 +35,7 @@ pub use disk::{DiskError, DiskTier, OpenReport};
 pub use memory::MemoryTier;
 pub use packet::{Packet, Query, Tag};
 pub use policy::PolicyKind;
+pub use size::parse_size;
 
 /// Counters of one tier.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

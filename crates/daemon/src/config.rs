@@ -162,35 +162,7 @@ impl ByteSize {
     /// # Errors
     /// Not a number with one of those units.
     pub fn parse(s: &str) -> Result<Self, String> {
-        let t = s.trim();
-        let split = t
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(t.len());
-        let (num, unit) = t.split_at(split);
-        let n: f64 = num
-            .parse()
-            .map_err(|_| format!("{s:?} is not a size (write e.g. 64MiB, 1GiB, 4096)"))?;
-        let mult: f64 = match unit.trim().to_ascii_lowercase().as_str() {
-            "" | "b" => 1.0,
-            "kib" | "k" => 1024.0,
-            "mib" | "m" => 1024.0 * 1024.0,
-            "gib" | "g" => 1024.0 * 1024.0 * 1024.0,
-            "tib" | "t" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-            "kb" => 1e3,
-            "mb" => 1e6,
-            "gb" => 1e9,
-            "tb" => 1e12,
-            other => {
-                return Err(format!(
-                    "{s:?}: unknown unit {other:?} (use B, KiB, MiB, GiB, TiB, KB, MB, GB or TB)"
-                ))
-            }
-        };
-        let bytes = n * mult;
-        if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
-            return Err(format!("{s:?} is out of range"));
-        }
-        Ok(Self(bytes as u64))
+        nameway_cs::parse_size(s).map(Self)
     }
 }
 

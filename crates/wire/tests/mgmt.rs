@@ -428,12 +428,15 @@ prop_compose! {
             opt(any::<u64>()), opt(arb_name()), opt(any::<u64>()), opt(0u64..3),
         ),
         (interest_rate_limit, interest_burst) in (opt(any::<u64>()), opt(any::<u64>())),
+        (cs_policy, cs_memory_capacity, cs_disk_capacity) in (
+            opt(arb_string()), opt(any::<u64>()), opt(any::<u64>()),
+        ),
     ) -> ControlParameters {
         ControlParameters {
             name, face_id, uri, local_uri, origin, cost, capacity, count,
             base_congestion_marking_interval: bcmi, default_congestion_threshold: dct, mtu,
             flags, mask, strategy, expiration_period, face_persistency,
-            interest_rate_limit, interest_burst,
+            interest_rate_limit, interest_burst, cs_policy, cs_memory_capacity, cs_disk_capacity,
         }
     }
 }

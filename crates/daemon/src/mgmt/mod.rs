@@ -259,6 +259,43 @@ impl Management {
                 self.respond(&interest, 200, "OK", &p)
             }
             ("cs", "config") => {
+                let tiers = p.cs_policy.is_some()
+                    || p.cs_memory_capacity.is_some()
+                    || p.cs_disk_capacity.is_some();
+                if tiers {
+                    let Some((client, config)) = &mut self.cs else {
+                        return self.respond(
+                            &interest,
+                            409,
+                            "Policy and tier sizes need the decoupled content store ([cs] decoupled or disk_path)",
+                            &p,
+                        );
+                    };
+                    if let Some(policy) = &p.cs_policy {
+                        if policy.parse::<nameway_cs::PolicyKind>().is_err() {
+                            return self.respond(
+                                &interest,
+                                409,
+                                "Unknown policy (lru, lfu or arc)",
+                                &p,
+                            );
+                        }
+                        config.policy.clone_from(policy);
+                    }
+                    if let Some(bytes) = p.cs_memory_capacity {
+                        config.memory_capacity = crate::config::ByteSize(bytes);
+                    }
+                    if let Some(bytes) = p.cs_disk_capacity {
+                        config.disk_capacity = crate::config::ByteSize(bytes);
+                    }
+                    client.reconfigure(config);
+                    tracing::info!(
+                        policy = %config.policy,
+                        memory = config.memory_capacity.0,
+                        disk = config.disk_capacity.0,
+                        "content store tiers reconfigured"
+                    );
+                }
                 if let Some(c) = p.capacity {
                     let capacity = usize::try_from(c).unwrap_or(usize::MAX);
                     fw.set_cs_capacity(capacity);
@@ -275,11 +312,16 @@ impl Management {
                 if mask & mgmt::cs_flags::ENABLE_SERVE != 0 {
                     fw.set_cs_serve(flags & mgmt::cs_flags::ENABLE_SERVE != 0);
                 }
-                let body = ControlParameters {
+                let mut body = ControlParameters {
                     capacity: Some(fw.content_store().capacity() as u64),
                     flags: Some(cs_flags(fw)),
                     ..ControlParameters::default()
                 };
+                if let Some((_, config)) = &self.cs {
+                    body.cs_policy = Some(config.policy.clone());
+                    body.cs_memory_capacity = Some(config.memory_capacity.0);
+                    body.cs_disk_capacity = Some(config.disk_capacity.0);
+                }
                 self.respond(&interest, 200, "OK", &body)
             }
             ("cs", "erase") => {

@@ -57,6 +57,12 @@ pub struct ControlParameters {
     pub interest_rate_limit: Option<u64>,
     /// InterestBurst (0x0f32, namewayd's extension): the token bucket's size.
     pub interest_burst: Option<u64>,
+    /// CsPolicy (0x0f34, namewayd's extension): the memory tier's replacement policy.
+    pub cs_policy: Option<String>,
+    /// CsMemoryCapacity (0x0f36, namewayd's extension): the memory tier's bytes.
+    pub cs_memory_capacity: Option<u64>,
+    /// CsDiskCapacity (0x0f38, namewayd's extension): the disk tier's bytes.
+    pub cs_disk_capacity: Option<u64>,
 }
 
 /// python-ndn's order, which is also the encoding order.
@@ -80,6 +86,9 @@ fn rank(typ: u32) -> u8 {
         types::FACE_PERSISTENCY => 16,
         types::INTEREST_RATE_LIMIT => 17,
         types::INTEREST_BURST => 18,
+        types::CS_POLICY => 19,
+        types::CS_MEMORY_CAPACITY => 20,
+        types::CS_DISK_CAPACITY => 21,
         _ => 0,
     }
 }
@@ -134,6 +143,9 @@ impl ControlParameters {
                 types::EXPIRATION_PERIOD => p.expiration_period = Some(f.nni()?),
                 types::INTEREST_RATE_LIMIT => p.interest_rate_limit = Some(f.nni()?),
                 types::INTEREST_BURST => p.interest_burst = Some(f.nni()?),
+                types::CS_POLICY => p.cs_policy = Some(codec::string(&f)?),
+                types::CS_MEMORY_CAPACITY => p.cs_memory_capacity = Some(f.nni()?),
+                types::CS_DISK_CAPACITY => p.cs_disk_capacity = Some(f.nni()?),
                 _ => p.face_persistency = Some(f.nni()?),
             }
         }
@@ -171,6 +183,9 @@ impl ControlParameters {
         codec::put_opt_nni(buf, types::FACE_PERSISTENCY, self.face_persistency);
         codec::put_opt_nni(buf, types::INTEREST_RATE_LIMIT, self.interest_rate_limit);
         codec::put_opt_nni(buf, types::INTEREST_BURST, self.interest_burst);
+        codec::put_opt_string(buf, types::CS_POLICY, self.cs_policy.as_deref());
+        codec::put_opt_nni(buf, types::CS_MEMORY_CAPACITY, self.cs_memory_capacity);
+        codec::put_opt_nni(buf, types::CS_DISK_CAPACITY, self.cs_disk_capacity);
     }
 }
 

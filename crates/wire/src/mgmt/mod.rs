@@ -62,6 +62,10 @@ pub mod types {
     // non-critical: a forwarder that does not know them ignores them)
     pub const INTEREST_RATE_LIMIT: u32 = 0x0f30;
     pub const INTEREST_BURST: u32 = 0x0f32;
+    // ... and to cs/config (the decoupled content store's server)
+    pub const CS_POLICY: u32 = 0x0f34;
+    pub const CS_MEMORY_CAPACITY: u32 = 0x0f36;
+    pub const CS_DISK_CAPACITY: u32 = 0x0f38;
     // ControlResponse
     pub const CONTROL_RESPONSE: u32 = 0x65;
     pub const STATUS_CODE: u32 = 0x66;
