@@ -181,7 +181,7 @@ impl<'de> Deserialize<'de> for ByteSize {
     }
 }
 
-/// Resident memory counted per PIT entry when `pit_capacity` is given as a size: measured 449
+/// Resident memory counted per PIT entry when `pit_capacity` is given as a size: measured 385
 /// bytes per pending 4-component Interest (`cargo run --release -p nameway-fw --example
 /// pit_memory`), rounded up for longer names and table growth.
 pub const PIT_BYTES_PER_ENTRY: u64 = 512;

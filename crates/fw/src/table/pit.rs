@@ -130,10 +130,12 @@ impl OutRecord {
 pub struct PitEntry {
     interest: InterestView,
     hash: u64,
-    /// The latest Interest with HopLimit decremented, built on first use.
-    pub(crate) out_wire: Option<Bytes>,
+    /// The latest Interest with HopLimit decremented, built on first use (boxed: most
+    /// Interests carry no HopLimit, and 8 bytes here instead of 32 is memory per entry).
+    pub(crate) out_wire: Option<Box<Bytes>>,
     in_records: SmallVec<[InRecord; 1]>,
-    out_records: SmallVec<[OutRecord; 2]>,
+    /// One upstream inline (the usual case: best-route); more spill to the heap.
+    out_records: SmallVec<[OutRecord; 1]>,
     expiry: Time,
     pub(crate) rejected: bool,
     digest_named: bool,
@@ -291,9 +293,10 @@ impl PitEntry {
             return self.interest.wire().clone();
         };
         let interest = &self.interest;
-        self.out_wire
-            .get_or_insert_with(|| interest.with_hop_limit(h.saturating_sub(1)))
-            .clone()
+        Bytes::clone(
+            self.out_wire
+                .get_or_insert_with(|| Box::new(interest.with_hop_limit(h.saturating_sub(1)))),
+        )
     }
 
     /// The latest in-record expiry.
