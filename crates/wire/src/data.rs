@@ -104,16 +104,7 @@ impl Fields {
             signed: name_el.start..name_el.start,
         };
         let mut last = 1;
-        while let Some(e) = r.read()? {
-            let rk = rank(e.typ);
-            if rk == 0 {
-                tlv::skip_unrecognized(&e)?;
-                continue;
-            }
-            if rk <= last {
-                return Err(e.error(ErrorKind::OutOfOrder { typ: e.typ }));
-            }
-            last = rk;
+        while let Some(e) = r.read_ranked(rank, &mut last)? {
             match e.typ {
                 types::META_INFO => f.meta_info = Some(Meta::parse(e.value, || e)?),
                 types::CONTENT => f.content = Some(e.value_range()),
@@ -206,16 +197,7 @@ impl Meta {
             types::FINAL_BLOCK_ID => 3,
             _ => 0,
         };
-        while let Some(m) = r.read()? {
-            let rk = mrank(m.typ);
-            if rk == 0 {
-                tlv::skip_unrecognized(&m)?;
-                continue;
-            }
-            if rk <= last {
-                return Err(m.error(ErrorKind::OutOfOrder { typ: m.typ }));
-            }
-            last = rk;
+        while let Some(m) = r.read_ranked(mrank, &mut last)? {
             match m.typ {
                 types::CONTENT_TYPE => meta.content_type = Some(m.nni()?),
                 types::FRESHNESS_PERIOD => meta.freshness_period = Some(m.nni()?),

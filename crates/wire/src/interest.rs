@@ -122,16 +122,7 @@ impl Fields {
             signature_value: None,
         };
         let mut last = 1;
-        while let Some(e) = r.read()? {
-            let rk = rank(e.typ);
-            if rk == 0 {
-                tlv::skip_unrecognized(&e)?;
-                continue;
-            }
-            if rk <= last {
-                return Err(e.error(ErrorKind::OutOfOrder { typ: e.typ }));
-            }
-            last = rk;
+        while let Some(e) = r.read_ranked(rank, &mut last)? {
             match e.typ {
                 types::CAN_BE_PREFIX | types::MUST_BE_FRESH => {
                     if !e.value.is_empty() {

@@ -232,7 +232,8 @@ fn walk(
     if let Some(info) = info.as_deref_mut() {
         info.signature_type = signature_type;
     }
-    let mut last = types::SIGNATURE_TYPE;
+    // SignatureType, read above, has place 0.
+    let mut last = 0;
     let order = |typ: u32| match typ {
         types::KEY_LOCATOR => 1,
         types::VALIDITY_PERIOD => 2,
@@ -241,16 +242,7 @@ fn walk(
         types::SIGNATURE_SEQ_NUM => 5,
         _ => 0,
     };
-    while let Some(f) = r.read()? {
-        let rank = order(f.typ);
-        if rank == 0 {
-            tlv::skip_unrecognized(&f)?;
-            continue;
-        }
-        if rank <= order(last) {
-            return Err(f.error(ErrorKind::OutOfOrder { typ: f.typ }));
-        }
-        last = f.typ;
+    while let Some(f) = r.read_ranked(order, &mut last)? {
         match f.typ {
             types::KEY_LOCATOR => match info.as_deref_mut() {
                 Some(info) => info.key_locator = Some(KeyLocator::decode(&f, wire)?),

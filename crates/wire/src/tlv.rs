@@ -335,6 +335,36 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Reads the next known element of a container whose known elements come in a fixed order
+    /// (Interest, Data, MetaInfo, SignatureInfo), or `None` at the end. `rank` gives a known
+    /// TLV-TYPE's place in that order (1, 2, ...) and 0 for an unknown one; `last` is the place
+    /// of the element read before, and is updated. Unknown non-critical elements are skipped
+    /// (see [`is_critical`]).
+    ///
+    /// # Errors
+    /// A malformed element, [`ErrorKind::UnrecognizedCritical`] for an unknown critical element,
+    /// [`ErrorKind::OutOfOrder`] for a known element at or before the place of the last one.
+    #[inline(always)]
+    pub(crate) fn read_ranked(
+        &mut self,
+        rank: impl Fn(u32) -> u8,
+        last: &mut u8,
+    ) -> Result<Option<Element<'a>>, DecodeError> {
+        while let Some(e) = self.read()? {
+            let rk = rank(e.typ);
+            if rk == 0 {
+                skip_unrecognized(&e)?;
+                continue;
+            }
+            if rk <= *last {
+                return Err(e.error(ErrorKind::OutOfOrder { typ: e.typ }));
+            }
+            *last = rk;
+            return Ok(Some(e));
+        }
+        Ok(None)
+    }
+
     /// Reads the next element, which must exist.
     ///
     /// # Errors

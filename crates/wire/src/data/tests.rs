@@ -128,6 +128,39 @@ fn negative_cases() {
             "0613 0703 080161 1405 1903 000001 16031b0100 1700",
             ErrorKind::BadNonNegativeInteger,
         ),
+        // ContentType after FreshnessPeriod in MetaInfo
+        (
+            "0614 0703 080161 1406 190100 180100 16031b0100 1700",
+            ErrorKind::OutOfOrder {
+                typ: types::CONTENT_TYPE,
+            },
+        ),
+        // ContentType twice in MetaInfo
+        (
+            "0614 0703 080161 1406 180100 180100 16031b0100 1700",
+            ErrorKind::OutOfOrder {
+                typ: types::CONTENT_TYPE,
+            },
+        ),
+        // KeyLocator after SignatureNonce in SignatureInfo
+        (
+            "0611 0703 080161 1608 1b0100 2601ff 1c00 1700",
+            ErrorKind::OutOfOrder {
+                typ: types::KEY_LOCATOR,
+            },
+        ),
+        // SignatureNonce twice in SignatureInfo
+        (
+            "0612 0703 080161 1609 1b0100 2601ff 2601ff 1700",
+            ErrorKind::OutOfOrder {
+                typ: types::SIGNATURE_NONCE,
+            },
+        ),
+        // unknown critical element in SignatureInfo
+        (
+            "060e 0703 080161 1605 1b0100 fb00 1700",
+            ErrorKind::UnrecognizedCritical { typ: 0xfb },
+        ),
     ];
     for (hex_str, kind) in cases {
         let wire = b(hex_str);
@@ -135,6 +168,21 @@ fn negative_cases() {
         assert_eq!(err.kind, *kind, "{hex_str}: {err}");
         assert!(DataView::new_checked(wire).is_err());
     }
+}
+
+/// Unknown non-critical elements (even TLV-TYPE above 31) are skipped in Data, MetaInfo and
+/// SignatureInfo, and the known elements around them still decode.
+#[test]
+fn unknown_non_critical_elements_are_skipped() {
+    // Data{Name /a, MetaInfo{ContentType 0, 0xfc00 unknown, FreshnessPeriod 0}, 0xfa00 unknown,
+    // SignatureInfo{SignatureType 0, 0xfc00 unknown, SignatureNonce ff}, SignatureValue}
+    let wire = b("061d 0703 080161 1408 180100 fc00 190100 fa00 1608 1b0100 fc00 2601ff 1700");
+    let d = Data::decode(&wire).unwrap();
+    let meta = d.meta_info.unwrap();
+    assert_eq!(meta.content_type, Some(0));
+    assert_eq!(meta.freshness_period, Some(0));
+    assert_eq!(d.signature_info.nonce.as_deref(), Some(&[0xff][..]));
+    assert!(DataView::new_checked(wire).is_ok());
 }
 
 #[test]
