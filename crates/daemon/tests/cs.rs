@@ -40,8 +40,7 @@ fn tiers(d: &Daemon) -> Value {
 }
 
 fn rand_nonce() -> u32 {
-    use std::hash::{BuildHasher, RandomState};
-    RandomState::new().hash_one(std::time::SystemTime::now()) as u32
+    getrandom::u32().unwrap()
 }
 
 /// SIGTERM, then wait: a clean stop commits what the disk tier has queued.
