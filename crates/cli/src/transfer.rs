@@ -349,7 +349,7 @@ pub(crate) async fn get(transport: Option<&str>, args: &GetArgs) -> anyhow::Resu
     if bar {
         eprint!("\r\x1b[2K");
     }
-    let report = report.map_err(|e| anyhow::anyhow!("{e}"))?;
+    let report = report.map_err(anyhow::Error::new)?;
     let summary = Summary::new(&report, args.cc);
     if args.json {
         crate::output::print_json(&summary)?;

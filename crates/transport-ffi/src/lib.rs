@@ -147,7 +147,7 @@ impl Socket {
     }
 
     fn transport(&self) -> Result<Transport, String> {
-        Transport::resolve(self.transport.as_deref()).map_err(|e| e.to_string())
+        Transport::resolve(self.transport.as_deref()).map_err(|e| chain(&e))
     }
 
     fn send(&mut self, bytes: Bytes) -> Result<(), String> {
@@ -161,7 +161,7 @@ impl Socket {
         let key = match (&self.key, self.sign) {
             (None, SignatureKind::Digest) => SigningKey::Digest,
             (None, kind) => return Err(format!("signing with {kind} needs NW_OPT_KEY")),
-            (Some(path), kind) => SigningKey::load(kind, path).map_err(|e| e.to_string())?,
+            (Some(path), kind) => SigningKey::load(kind, path).map_err(|e| chain(&e))?,
         };
         let options = PublishOptions {
             payload_size: self.payload,
@@ -169,7 +169,7 @@ impl Socket {
             ..PublishOptions::default()
         };
         let mut publication =
-            Publication::from_bytes(prefix, bytes, key, options).map_err(|e| e.to_string())?;
+            Publication::from_bytes(prefix, bytes, key, options).map_err(|e| chain(&e))?;
         let transport = self.transport()?;
         // A new object replaces the one served before.
         self.producer = None;
@@ -190,12 +190,12 @@ impl Socket {
                 let mut client = match Client::connect(transport).await {
                     Ok(c) => c,
                     Err(e) => {
-                        let _ = ready_tx.send(Err(e.to_string()));
+                        let _ = ready_tx.send(Err(chain(&e)));
                         return;
                     }
                 };
                 if let Err(e) = client.register(publication.prefix()).await {
-                    let _ = ready_tx.send(Err(e.to_string()));
+                    let _ = ready_tx.send(Err(chain(&e)));
                     return;
                 }
                 let _ = ready_tx.send(Ok(publication.name().to_string()));
@@ -230,8 +230,8 @@ impl Socket {
             return Err("nw_connect needs a consumer socket".to_owned());
         }
         let verify = match (&self.key, &self.hmac_key) {
-            (Some(k), _) => Some(VerifyKey::load(k, false).map_err(|e| e.to_string())?),
-            (None, Some(k)) => Some(VerifyKey::load(k, true).map_err(|e| e.to_string())?),
+            (Some(k), _) => Some(VerifyKey::load(k, false).map_err(|e| chain(&e))?),
+            (None, Some(k)) => Some(VerifyKey::load(k, true).map_err(|e| chain(&e))?),
             (None, None) => None,
         };
         let defaults = CcOptions::default();
@@ -262,13 +262,11 @@ impl Socket {
                 }
             };
             let end = rt.block_on(async {
-                let mut client = Client::connect(transport)
-                    .await
-                    .map_err(|e| e.to_string())?;
+                let mut client = Client::connect(transport).await.map_err(|e| chain(&e))?;
                 let mut sink = ChannelSink(tx.clone());
                 fetch(&mut client, &name, &options, &mut sink, &mut |_| {})
                     .await
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| chain(&e))
             });
             let _ = tx.send(match end {
                 Ok(_) => Msg::Done,
@@ -314,6 +312,18 @@ impl Socket {
             }
         }
     }
+}
+
+/// An error with its causes, one line: "what: why: why".
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    s
 }
 
 /// The fetch's sink: each write goes to `nw_recv` through the bounded queue.

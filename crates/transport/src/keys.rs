@@ -97,7 +97,7 @@ pub enum KeyFileError {
     #[error("unknown signature kind {0:?}: use digest, ed25519, ecdsa, rsa or hmac")]
     UnknownKind(String),
     /// The file cannot be read or written.
-    #[error("key file {path}: {source}")]
+    #[error("key file {path}")]
     Io {
         /// The file.
         path: String,
@@ -105,7 +105,7 @@ pub enum KeyFileError {
         source: std::io::Error,
     },
     /// The file holds no key of a supported kind.
-    #[error("key file {path}: {source}")]
+    #[error("key file {path}")]
     Key {
         /// The file.
         path: String,

@@ -78,7 +78,7 @@ pub enum PublishError {
     #[error("cannot sign: {0}")]
     Sign(#[from] SignError),
     /// The file cannot be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Io {
         /// The file.
         path: String,
