@@ -9,43 +9,29 @@
 #   bash scripts/bench-flood.sh          # FLOOD=150000 PIT=100000 RUNS=5
 set -euo pipefail
 
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RUNS="${RUNS:-5}"
 FLOOD="${FLOOD:-150000}"
 PIT="${PIT:-100000}"
 
-cd "$repo"
-cargo build --release --quiet -p namewayd -p nameway
+# shellcheck source=scripts/bench-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
+bench_init
 bash scripts/setup-python.sh >/dev/null
 bin="$repo/target/release"
-tmp="$(mktemp -d)"
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
 
-sock="$tmp/nfd.sock"
-cat > "$tmp/namewayd.toml" <<EOF
-[faces]
-unix = "$sock"
+sock="$dir/nfd.sock"
+start_namewayd "[faces]
+unix = \"$sock\"
 tcp = []
 udp = []
 [forwarder]
 pit_capacity = $PIT
 [cs]
 serve = false
-admit = false
-EOF
-"$bin/namewayd" --config "$tmp/namewayd.toml" 2>"$tmp/namewayd.log" &
-pids+=($!)
-for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+admit = false"
 nw() { "$bin/nameway" --transport "unix://$sock" "$@"; }
 nw route add /flood null:// >/dev/null
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 rate() {
     nw bench --interests 50000 --runs 1 --json \
         | python3 -c "import json,sys; print(json.load(sys.stdin)['results'][0]['median_exchanges_per_s'])"
@@ -56,17 +42,17 @@ status_ms() {
     echo $(((e - s) / 1000000))
 }
 
-quiet="$(for _ in $(seq "$RUNS"); do rate; done | median)"
-quiet_status="$(for _ in $(seq "$RUNS"); do status_ms; done | median)"
+quiet="$(median $(for _ in $(seq "$RUNS"); do rate; done))"
+quiet_status="$(median $(for _ in $(seq "$RUNS"); do status_ms; done))"
 
 NDN_CLIENT_TRANSPORT="unix://$sock" "$repo/.venv/bin/python" tests/interop/pyndn_app.py flood \
-    --prefix /flood --count "$FLOOD" --lifetime 60000 --hold 600 > "$tmp/flood.out" &
-pids+=($!)
-for _ in $(seq 600); do [ -s "$tmp/flood.out" ] && break; sleep 0.1; done
+    --prefix /flood --count "$FLOOD" --lifetime 60000 --hold 600 > "$dir/flood.out" &
+bench_pids="${bench_pids:-} $!"
+for _ in $(seq 600); do [ -s "$dir/flood.out" ] && break; sleep 0.1; done
 sleep 1
 held="$(nw face list --json | python3 -c "import json,sys; print(max(f.get('pit_entries') or 0 for f in json.load(sys.stdin)))")"
-flooded="$(for _ in $(seq "$RUNS"); do rate; done | median)"
-flooded_status="$(for _ in $(seq "$RUNS"); do status_ms; done | median)"
+flooded="$(median $(for _ in $(seq "$RUNS"); do rate; done))"
+flooded_status="$(median $(for _ in $(seq "$RUNS"); do status_ms; done))"
 refused="$(nw face list --json | python3 -c "
 import json,sys
 print(sum(sum((f.get('drops') or {}).values()) for f in json.load(sys.stdin)))")"

@@ -12,63 +12,51 @@
 #   bash scripts/bench-transport.sh            # RUNS=5 SIZE_MIB=16
 set -euo pipefail
 
-repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 RUNS="${RUNS:-5}"
 SIZE_MIB="${SIZE_MIB:-16}"
 ANCHORS="${NAMEWAY_ANCHORS:-$HOME/anchors}"
 
-cd "$repo"
-cargo build --release --quiet -p namewayd -p nameway
+# shellcheck source=scripts/bench-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
+bench_init
 bin="$repo/target/release"
-tmp="$(mktemp -d)"
-pids=()
-cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
 
-head -c $((SIZE_MIB << 20)) /dev/urandom > "$tmp/obj"
-sock="$tmp/nfd.sock"
-cat > "$tmp/namewayd.toml" <<EOF
-[faces]
-unix = "$sock"
+head -c $((SIZE_MIB << 20)) /dev/urandom > "$dir/obj"
+sock="$dir/nfd.sock"
+start_namewayd "[faces]
+unix = \"$sock\"
 tcp = []
 udp = []
 [cs]
 serve = false
-admit = false
-EOF
-"$bin/namewayd" --config "$tmp/namewayd.toml" 2>"$tmp/namewayd.log" &
-pids+=($!)
-for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+admit = false"
 nw() { "$bin/nameway" --transport "unix://$sock" "$@"; }
-nw key generate ed25519 "$tmp/ed.key" >/dev/null
+nw key generate ed25519 "$dir/ed.key" >/dev/null
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 
 # serve TRANSPORT FILE PREFIX ARGS...: starts `nameway put`; sets $name (versioned) and $put_pid.
 serve() {
     local transport="$1" file="$2" prefix="$3"
     shift 3
-    rm -f "$tmp/put.out"
-    "$bin/nameway" --transport "$transport" put "$file" "$prefix" --json "$@" > "$tmp/put.out" 2>"$tmp/put.err" &
+    rm -f "$dir/put.out"
+    "$bin/nameway" --transport "$transport" put "$file" "$prefix" --json "$@" > "$dir/put.out" 2>"$dir/put.err" &
     put_pid=$!
-    pids+=("$put_pid")
-    for _ in $(seq 600); do [ -s "$tmp/put.out" ] && break; sleep 0.1; done
-    name="$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['name'])" "$tmp/put.out")"
+    bench_pids="${bench_pids:-} $put_pid"
+    for _ in $(seq 600); do [ -s "$dir/put.out" ] && break; sleep 0.1; done
+    name="$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['name'])" "$dir/put.out")"
 }
 
 # fetch TRANSPORT NAME ARGS...: RUNS fetches, prints the median goodput in Mbit/s.
 fetch() {
     local transport="$1" name="$2"
     shift 2
+    local rates=()
     for _ in $(seq "$RUNS"); do
-        "$bin/nameway" --transport "$transport" get "$name" -o "$tmp/got" --json "$@" \
-            | python3 -c "import json,sys; print(json.load(sys.stdin)['goodput_mbps'])"
-        cmp -s "$tmp/obj" "$tmp/got" || { echo "bench-transport: fetched object differs" >&2; exit 1; }
-    done | median
+        rates+=("$("$bin/nameway" --transport "$transport" get "$name" -o "$dir/got" --json "$@" \
+            | python3 -c "import json,sys; print(json.load(sys.stdin)['goodput_mbps'])")")
+        cmp -s "$dir/obj" "$dir/got" || { echo "bench-transport: fetched object differs" >&2; exit 1; }
+    done
+    median "${rates[@]}"
 }
 
 printf '\n%-8s %-12s %-7s %12s %10s\n' payload signature cc "Mbit/s" "vs-unsigned"
@@ -77,11 +65,11 @@ for payload in 1400 8000; do
     for sig in unsigned ed25519 manifest32 manifest256; do
         case "$sig" in
             unsigned) put_args=(); get_args=() ;;
-            ed25519) put_args=(--sign ed25519 --key "$tmp/ed.key"); get_args=(--key "$tmp/ed.key.pub") ;;
-            manifest*) put_args=(--sign ed25519 --key "$tmp/ed.key" --manifest "${sig#manifest}")
-                get_args=(--key "$tmp/ed.key.pub") ;;
+            ed25519) put_args=(--sign ed25519 --key "$dir/ed.key"); get_args=(--key "$dir/ed.key.pub") ;;
+            manifest*) put_args=(--sign ed25519 --key "$dir/ed.key" --manifest "${sig#manifest}")
+                get_args=(--key "$dir/ed.key.pub") ;;
         esac
-        serve "unix://$sock" "$tmp/obj" "/bench/$payload/$sig" --payload "$payload" "${put_args[@]}"
+        serve "unix://$sock" "$dir/obj" "/bench/$payload/$sig" --payload "$payload" "${put_args[@]}"
         for cc in fixed aimd cubic delay; do
             w=(); [ "$cc" = fixed ] && w=(-w 64)
             m="$(fetch "unix://$sock" "$name" --cc "$cc" "${w[@]}" "${get_args[@]}")"
@@ -102,7 +90,7 @@ fi
 # shellcheck disable=SC1091
 source "$ANCHORS/env.sh"
 nfdpid="$("$ANCHORS/nfd-start.sh")"
-pids+=("$nfdpid")
+bench_pids="${bench_pids:-} $nfdpid"
 nfd_sock=/tmp/nfd/nfd.sock
 for _ in $(seq 100); do [ -S "$nfd_sock" ] && break; sleep 0.1; done
 NDN_CLIENT_TRANSPORT="unix://$nfd_sock" nfdc cs config admit off serve off >/dev/null
@@ -111,19 +99,21 @@ NDN_CLIENT_TRANSPORT="unix://$nfd_sock" nfdc cs config admit off serve off >/dev
 ndn_serve() {
     local transport="$1" payload="$2"
     NDN_CLIENT_TRANSPORT="$transport" ndnserve -q -s "$payload" -S id:/localhost/identity/digest-sha256 \
-        "/ndnbench/$payload" < "$tmp/obj" &
+        "/ndnbench/$payload" < "$dir/obj" &
     server=$!
-    pids+=("$server")
+    bench_pids="${bench_pids:-} $server"
     sleep 3
 }
 ndn_fetch() {
     local transport="$1" payload="$2"
+    local rates=()
     for _ in $(seq "$RUNS"); do
-        NDN_CLIENT_TRANSPORT="$transport" ndnget -p fixed -s 64 "/ndnbench/$payload" 2>"$tmp/ndnget.err" > "$tmp/got"
-        cmp -s "$tmp/obj" "$tmp/got" || { echo "bench-transport: ndnget object differs" >&2; exit 1; }
+        NDN_CLIENT_TRANSPORT="$transport" ndnget -p fixed -s 64 "/ndnbench/$payload" 2>"$dir/ndnget.err" > "$dir/got"
+        cmp -s "$dir/obj" "$dir/got" || { echo "bench-transport: ndnget object differs" >&2; exit 1; }
         # ndnget prints "Goodput: 180.2 Mbit/s" or "Goodput: 1.183 Gbit/s" (and kbit/s).
-        awk '/^Goodput:/ { v = $2; u = $3; if (u ~ /^G/) v *= 1000; else if (u ~ /^k/) v /= 1000; print v }' "$tmp/ndnget.err"
-    done | median
+        rates+=("$(awk '/^Goodput:/ { v = $2; u = $3; if (u ~ /^G/) v *= 1000; else if (u ~ /^k/) v /= 1000; print v }' "$dir/ndnget.err")")
+    done
+    median "${rates[@]}"
 }
 
 printf '\n%-8s %-40s %12s\n' payload "fixed window 64" "Mbit/s"
@@ -136,11 +126,11 @@ for payload in 1400 8000; do
     m="$(ndn_fetch "unix://$sock" "$payload")"
     kill "$server" 2>/dev/null || true
     printf '%-8s %-40s %12.0f  %.2fx\n' "$payload" "ndnget/ndnserve through namewayd" "$m" "$(python3 -c "print($m/$base)")"
-    serve "unix://$nfd_sock" "$tmp/obj" "/nfdbench/$payload" --payload "$payload"
+    serve "unix://$nfd_sock" "$dir/obj" "/nfdbench/$payload" --payload "$payload"
     m="$(fetch "unix://$nfd_sock" "$name" --cc fixed -w 64)"
     printf '%-8s %-40s %12.0f  %.2fx\n' "$payload" "nameway get/put through NFD" "$m" "$(python3 -c "print($m/$base)")"
     kill "$put_pid" 2>/dev/null || true
-    serve "unix://$sock" "$tmp/obj" "/nwbench/$payload" --payload "$payload"
+    serve "unix://$sock" "$dir/obj" "/nwbench/$payload" --payload "$payload"
     m="$(fetch "unix://$sock" "$name" --cc fixed -w 64)"
     printf '%-8s %-40s %12.0f  %.2fx\n' "$payload" "nameway get/put through namewayd" "$m" "$(python3 -c "print($m/$base)")"
     m="$(fetch "unix://$sock" "$name" --cc cubic)"

@@ -82,6 +82,16 @@ enum Persistency {
     Permanent,
 }
 
+impl Persistency {
+    /// The FacePersistency code.
+    fn code(self) -> u64 {
+        match self {
+            Self::Persistent => face_persistency::PERSISTENT,
+            Self::Permanent => face_persistency::PERMANENT,
+        }
+    }
+}
+
 /// One face in `nameway face list --json`.
 #[derive(Debug, Serialize)]
 pub(crate) struct FaceView {
@@ -268,10 +278,7 @@ async fn list(c: &mut Client, json: bool) -> anyhow::Result<()> {
 async fn create(c: &mut Client, args: &CreateArgs) -> anyhow::Result<()> {
     let params = ControlParameters {
         uri: Some(args.uri.clone()),
-        face_persistency: Some(match args.persistency {
-            Persistency::Persistent => face_persistency::PERSISTENT,
-            Persistency::Permanent => face_persistency::PERMANENT,
-        }),
+        face_persistency: Some(args.persistency.code()),
         mtu: args.mtu,
         interest_rate_limit: args.limit.rate_limit,
         interest_burst: args.limit.burst,
@@ -320,10 +327,7 @@ async fn update(c: &mut Client, args: &UpdateArgs) -> anyhow::Result<()> {
     }
     let params = ControlParameters {
         face_id: Some(id),
-        face_persistency: args.persistency.map(|p| match p {
-            Persistency::Persistent => face_persistency::PERSISTENT,
-            Persistency::Permanent => face_persistency::PERMANENT,
-        }),
+        face_persistency: args.persistency.map(Persistency::code),
         interest_rate_limit: args.limit.rate_limit,
         interest_burst: args.limit.burst,
         ..ControlParameters::default()

@@ -587,13 +587,10 @@ impl Driver {
                     if let Ok(info) = &c.result {
                         self.face_up(info);
                         // faces/create with a rate limit: it replaces the configured default.
-                        let asked = c.params.interest_rate_limit;
-                        if let Some(Some(limit)) = asked.and_then(|r| mgmt::rate_limit(r, c.params.interest_burst)) {
+                        let p = &c.params;
+                        if let Some(limit) = p.interest_rate_limit.and_then(|r| mgmt::rate_limit(r, p.interest_burst)) {
                             let now = self.now();
-                            self.fw.set_interest_rate_limit(FaceId(info.id.0), now, Some(limit));
-                        } else if asked == Some(0) {
-                            let now = self.now();
-                            self.fw.set_interest_rate_limit(FaceId(info.id.0), now, None);
+                            self.fw.set_interest_rate_limit(FaceId(info.id.0), now, limit);
                         }
                     }
                     if let Outcome::Reply(data) = self.mgmt.face_created(&c.interest, &c.params, c.result, c.existing.as_ref()) {

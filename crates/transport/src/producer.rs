@@ -414,35 +414,33 @@ impl Publication {
     }
 
     fn lookup(&mut self, interest: &InterestView) -> Option<Bytes> {
-        let mut name = interest.name().clone();
-        if name
+        let name = interest.name();
+        // A trailing implicit digest is the forwarder's to check: look up the name without it.
+        let digest = name
             .last()
-            .is_some_and(|c| c.typ() == types::IMPLICIT_SHA256_DIGEST_COMPONENT)
-        {
-            name = name.prefix(name.len() - 1);
-        }
-        let vlen = self.versioned.len();
-        if self.versioned.is_prefix_of(&name) {
-            let rest: Vec<_> = name.iter().skip(vlen).collect();
-            match rest.as_slice() {
-                [] if interest.can_be_prefix() => return self.serve_segment(0),
-                [seg] => return self.serve_segment(seg.as_segment()?),
-                [kw, seg] if is_keyword(kw, MANIFEST_KEYWORD) => {
-                    let k = usize::try_from(seg.as_segment()?).ok()?;
+            .is_some_and(|c| c.typ() == types::IMPLICIT_SHA256_DIGEST_COMPONENT);
+        let len = name.len() - usize::from(digest);
+        let v = self.versioned.len();
+        if len >= v && self.versioned.is_prefix_of(name) {
+            return match len - v {
+                0 if interest.can_be_prefix() => self.serve_segment(0),
+                1 => self.serve_segment(name.get(v)?.as_segment()?),
+                2 if is_keyword(&name.get(v)?, MANIFEST_KEYWORD) => {
+                    let k = usize::try_from(name.get(v + 1)?.as_segment()?).ok()?;
                     let wire = self.manifests.get(k)?.clone();
                     self.stats.manifests += 1;
-                    return Some(wire);
+                    Some(wire)
                 }
-                _ => return None,
-            }
+                _ => None,
+            };
         }
-        if !self.prefix.is_prefix_of(&name) || !interest.can_be_prefix() {
+        let p = self.prefix.len();
+        if len < p || !self.prefix.is_prefix_of(name) || !interest.can_be_prefix() {
             return None;
         }
-        let rest: Vec<_> = name.iter().skip(self.prefix.len()).collect();
-        match rest.as_slice() {
-            [] => self.serve_segment(0),
-            [kw] if is_keyword(kw, METADATA_KEYWORD) => {
+        match len - p {
+            0 => self.serve_segment(0),
+            1 if is_keyword(&name.get(p)?, METADATA_KEYWORD) => {
                 self.stats.metadata += 1;
                 Some(self.metadata.clone())
             }
