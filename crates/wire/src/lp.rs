@@ -30,8 +30,13 @@ use crate::signature::slice_abs;
 use crate::tlv::{self, types, Element};
 
 mod reassembly;
+mod security;
 
 pub use reassembly::{fragment, Reassembler, ReassemblerConfig, ReassemblyCounters};
+pub use security::{
+    LinkSecurity, SecurityLevel, UnknownLevel, LINK_HANDSHAKE_TYPE, LINK_SECURITY_LEN,
+    LINK_SECURITY_TYPE,
+};
 
 /// Lowest TLV-TYPE of the 3-octet header field range (ndn-cxx `lp::tlv::HEADER3_MIN`).
 pub const HEADER3_MIN: u32 = 800;
@@ -183,6 +188,10 @@ pub struct LpPacket {
     pub non_discovery: bool,
     /// PrefixAnnouncement (0x0350): the whole inner Data TLV (`06 LL ...`), not decoded.
     pub prefix_announcement: Option<Bytes>,
+    /// LinkSecurity (0x0385, Nameway, critical): the packet is encrypted hop by hop.
+    pub link_security: Option<LinkSecurity>,
+    /// LinkHandshake (0x0389, Nameway, critical): a key-agreement message between forwarders.
+    pub link_handshake: Option<Bytes>,
     /// Fragment (0x50): a network-layer packet or a piece of one; never empty. `None` makes
     /// an IDLE (keep-alive or Ack-only) packet.
     pub fragment: Option<Bytes>,
@@ -304,6 +313,10 @@ impl LpPacket {
                 }
                 self.prefix_announcement = Some(slice_abs(wire, e.value_range(), e.start)?);
             }
+            types::LINK_SECURITY => self.link_security = Some(LinkSecurity::decode(e)?),
+            types::LINK_HANDSHAKE => {
+                self.link_handshake = Some(slice_abs(wire, e.value_range(), e.start)?);
+            }
             types::FRAGMENT => {
                 if e.value.is_empty() {
                     return Err(e.error(ErrorKind::InvalidValue("Fragment is empty")));
@@ -363,6 +376,12 @@ impl LpPacket {
         if let Some(pa) = &self.prefix_announcement {
             n += tlv::tlv_len(types::PREFIX_ANNOUNCEMENT, pa.len());
         }
+        if self.link_security.is_some() {
+            n += tlv::tlv_len(types::LINK_SECURITY, LINK_SECURITY_LEN);
+        }
+        if let Some(h) = &self.link_handshake {
+            n += tlv::tlv_len(types::LINK_HANDSHAKE, h.len());
+        }
         if let Some(f) = &self.fragment {
             n += tlv::tlv_len(types::FRAGMENT, f.len());
         }
@@ -402,6 +421,12 @@ impl LpPacket {
         if let Some(pa) = &self.prefix_announcement {
             tlv::put_tlv(buf, types::PREFIX_ANNOUNCEMENT, pa);
         }
+        if let Some(sec) = &self.link_security {
+            tlv::put_tlv(buf, types::LINK_SECURITY, &sec.to_bytes());
+        }
+        if let Some(h) = &self.link_handshake {
+            tlv::put_tlv(buf, types::LINK_HANDSHAKE, h);
+        }
         if let Some(f) = &self.fragment {
             tlv::put_tlv(buf, types::FRAGMENT, f);
         }
@@ -427,6 +452,8 @@ const fn is_known_field(typ: u32) -> bool {
             | types::TX_SEQUENCE
             | types::NON_DISCOVERY
             | types::PREFIX_ANNOUNCEMENT
+            | types::LINK_SECURITY
+            | types::LINK_HANDSHAKE
     )
 }
 
@@ -570,6 +597,41 @@ mod tests {
 
     fn hex(s: &str) -> Bytes {
         Bytes::from(hex::decode(s.replace(' ', "")).unwrap())
+    }
+
+    #[test]
+    fn link_security_fields_round_trip_in_order() {
+        let lp = LpPacket {
+            pit_token: Some(Bytes::from_static(b"tok")),
+            link_security: Some(LinkSecurity {
+                level: SecurityLevel::XForro14Poly1305,
+                whole_packet: true,
+                key_id: 7,
+                counter: 0x0102_0304_0506_0708,
+            }),
+            fragment: Some(hex("0603 070161")),
+            ..LpPacket::default()
+        };
+        let wire = lp.encode();
+        assert_eq!(
+            &wire[..],
+            &hex("641e 6203746f6b fd0385 0e 0501 00000007 0102030405060708 5005 0603070161")[..]
+        );
+        assert_eq!(LpPacket::decode(&wire).unwrap(), lp);
+        let hs = LpPacket {
+            link_handshake: Some(Bytes::from_static(b"\x01noise")),
+            ..LpPacket::default()
+        };
+        assert_eq!(LpPacket::decode(&hs.encode()).unwrap(), hs);
+        // A bad level, an unknown flag and a short value are refused.
+        for bad in [
+            "6411 fd0385 0e 0700 00000007 0102030405060708",
+            "6411 fd0385 0e 0402 00000007 0102030405060708",
+            "6410 fd0385 0d 0400 00000007 01020304050607",
+            "6411 fd0385 0e 0000 00000007 0102030405060708",
+        ] {
+            assert!(LpPacket::decode(&hex(bad)).is_err(), "{bad}");
+        }
     }
 
     #[test]

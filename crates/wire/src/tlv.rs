@@ -79,6 +79,11 @@ pub mod types {
     pub const TX_SEQUENCE: u32 = 0x0348;
     pub const NON_DISCOVERY: u32 = 0x034c;
     pub const PREFIX_ANNOUNCEMENT: u32 = 0x0350;
+    // Nameway's hop-by-hop security header fields (docs/secure-forwarding.md). Both are in the
+    // NDNLPv2 header range and critical (low two bits not 00): a peer that does not know them
+    // drops the packet instead of delivering ciphertext.
+    pub const LINK_SECURITY: u32 = 0x0385;
+    pub const LINK_HANDSHAKE: u32 = 0x0389;
 }
 
 /// Largest packet Nameway accepts or emits, as ndn-cxx `MAX_NDN_PACKET_SIZE`.
@@ -637,6 +642,8 @@ pub fn type_name(typ: u32) -> &'static str {
         TX_SEQUENCE => "TxSequence",
         NON_DISCOVERY => "NonDiscovery",
         PREFIX_ANNOUNCEMENT => "PrefixAnnouncement",
+        LINK_SECURITY => "LinkSecurity",
+        LINK_HANDSHAKE => "LinkHandshake",
         _ => "element",
     }
 }
