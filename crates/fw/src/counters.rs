@@ -36,11 +36,15 @@ pub enum DropReason {
     NackUnsolicited,
     /// A Nack received on, or due toward, a face that is not point-to-point.
     NackOnMultiAccess,
+    /// An LpPacket still carrying Nameway's LinkSecurity or LinkHandshake header: its face
+    /// has no secure session to decrypt it (e.g. this forwarder runs without `[security]`),
+    /// so it is dropped rather than delivered as ciphertext.
+    Undecrypted,
 }
 
 impl DropReason {
     /// Number of reasons.
-    pub const COUNT: usize = 13;
+    pub const COUNT: usize = 14;
 
     /// Every reason, in declaration order.
     pub const ALL: [DropReason; Self::COUNT] = [
@@ -57,6 +61,7 @@ impl DropReason {
         Self::Unsolicited,
         Self::NackUnsolicited,
         Self::NackOnMultiAccess,
+        Self::Undecrypted,
     ];
 
     /// A short kebab-case name, stable for logs and metrics.
@@ -75,6 +80,7 @@ impl DropReason {
             Self::Unsolicited => "unsolicited",
             Self::NackUnsolicited => "nack-unsolicited",
             Self::NackOnMultiAccess => "nack-on-multi-access",
+            Self::Undecrypted => "undecrypted",
         }
     }
 

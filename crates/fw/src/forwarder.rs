@@ -284,6 +284,10 @@ impl Forwarder {
             self.record_drop(face, DropReason::Fragmented);
             return;
         }
+        if lp.link_security.is_some() || lp.link_handshake.is_some() {
+            self.record_drop(face, DropReason::Undecrypted);
+            return;
+        }
         let Some(fragment) = lp.fragment else {
             if let Some(f) = self.faces.get_mut(face) {
                 f.counters.n_in_idle += 1;

@@ -919,3 +919,39 @@ fn late_duplicate_after_data_is_still_a_loop() {
         Received::Data { .. }
     ));
 }
+
+/// A Data still wrapped in Nameway's LinkSecurity header (its face did not decrypt it) never
+/// satisfies an Interest: it would deliver ciphertext as content.
+#[test]
+fn an_undecrypted_data_is_dropped_not_delivered() {
+    use nameway_wire::lp::{LinkSecurity, LpPacket, SecurityLevel};
+    let mut fw = Forwarder::new(config());
+    let app = fw.add_face(FaceScope::Local, LinkType::PointToPoint);
+    let up = fw.add_face(FaceScope::NonLocal, LinkType::PointToPoint);
+    fw.add_nexthop(&name("/p"), up, 10).unwrap();
+    let t0 = Time::ZERO;
+    fw.handle_packet(t0, app, make_interest("/p/x", 1, |_| {}));
+    let sent = fw.poll_transmit().unwrap();
+    assert_eq!(sent.face, up);
+    let sealed = LpPacket {
+        link_security: Some(LinkSecurity {
+            level: SecurityLevel::ChaCha20,
+            whole_packet: false,
+            key_id: 1,
+            counter: 1,
+            tag: None,
+        }),
+        fragment: Some(make_data("/p/x", 0)),
+        ..LpPacket::default()
+    };
+    fw.handle_packet(t0, up, sealed.encode());
+    assert!(
+        fw.poll_transmit().is_none(),
+        "ciphertext reached the consumer"
+    );
+    let c = fw.face(up).unwrap().counters();
+    assert_eq!(c.drops.get(DropReason::Undecrypted), 1);
+    // The same Data in clear satisfies the Interest.
+    fw.handle_packet(t0, up, make_data("/p/x", 0));
+    assert_eq!(fw.poll_transmit().unwrap().face, app);
+}

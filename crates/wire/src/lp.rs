@@ -35,7 +35,7 @@ mod security;
 pub use reassembly::{fragment, Reassembler, ReassemblerConfig, ReassemblyCounters};
 pub use security::{
     LinkSecurity, SecurityLevel, UnknownLevel, LINK_HANDSHAKE_TYPE, LINK_SECURITY_LEN,
-    LINK_SECURITY_TYPE,
+    LINK_SECURITY_TAG_LEN, LINK_SECURITY_TYPE,
 };
 
 /// Lowest TLV-TYPE of the 3-octet header field range (ndn-cxx `lp::tlv::HEADER3_MIN`).
@@ -376,8 +376,8 @@ impl LpPacket {
         if let Some(pa) = &self.prefix_announcement {
             n += tlv::tlv_len(types::PREFIX_ANNOUNCEMENT, pa.len());
         }
-        if self.link_security.is_some() {
-            n += tlv::tlv_len(types::LINK_SECURITY, LINK_SECURITY_LEN);
+        if let Some(sec) = &self.link_security {
+            n += tlv::tlv_len(types::LINK_SECURITY, sec.value_len());
         }
         if let Some(h) = &self.link_handshake {
             n += tlv::tlv_len(types::LINK_HANDSHAKE, h.len());
@@ -422,7 +422,8 @@ impl LpPacket {
             tlv::put_tlv(buf, types::PREFIX_ANNOUNCEMENT, pa);
         }
         if let Some(sec) = &self.link_security {
-            tlv::put_tlv(buf, types::LINK_SECURITY, &sec.to_bytes());
+            tlv::put_header(buf, types::LINK_SECURITY, sec.value_len());
+            sec.put_value(buf);
         }
         if let Some(h) = &self.link_handshake {
             tlv::put_tlv(buf, types::LINK_HANDSHAKE, h);
@@ -608,6 +609,7 @@ mod tests {
                 whole_packet: true,
                 key_id: 7,
                 counter: 0x0102_0304_0506_0708,
+                tag: Some([0xaa; 16]),
             }),
             fragment: Some(hex("0603 070161")),
             ..LpPacket::default()
@@ -615,7 +617,8 @@ mod tests {
         let wire = lp.encode();
         assert_eq!(
             &wire[..],
-            &hex("641e 6203746f6b fd0385 0e 0501 00000007 0102030405060708 5005 0603070161")[..]
+            &hex("642e 6203746f6b fd0385 1e 0501 00000007 0102030405060708 \
+                 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa 5005 0603070161")[..]
         );
         assert_eq!(LpPacket::decode(&wire).unwrap(), lp);
         let hs = LpPacket {
@@ -629,6 +632,9 @@ mod tests {
             "6411 fd0385 0e 0402 00000007 0102030405060708",
             "6410 fd0385 0d 0400 00000007 01020304050607",
             "6411 fd0385 0e 0000 00000007 0102030405060708",
+            // an AEAD level without its tag, and a stream level with one
+            "6411 fd0385 0e 0400 00000007 0102030405060708",
+            "6421 fd0385 1e 0200 00000007 0102030405060708 aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
         ] {
             assert!(LpPacket::decode(&hex(bad)).is_err(), "{bad}");
         }

@@ -7,7 +7,8 @@
 //! understand the encryption never delivers ciphertext as if it were content.
 //!
 //! ```text
-//! LinkSecurity  = 0xfd 0385 TLV-LENGTH(14) level(1) flags(1) key-id(4, BE) counter(8, BE)
+//! LinkSecurity  = 0xfd 0385 TLV-LENGTH(14 or 30)
+//!                 level(1) flags(1) key-id(4, BE) counter(8, BE) [tag(16), AEAD levels]
 //! LinkHandshake = 0xfd 0389 TLV-LENGTH opaque (see nameway-face's secure module)
 //! ```
 
@@ -17,8 +18,10 @@ use core::str::FromStr;
 use crate::error::{DecodeError, ErrorKind};
 use crate::tlv::{types, Element};
 
-/// Length of the LinkSecurity value.
+/// Length of the LinkSecurity value without a tag (levels that do not authenticate).
 pub const LINK_SECURITY_LEN: usize = 14;
+/// Length of the authentication tag an AEAD level carries at the end of LinkSecurity.
+pub const LINK_SECURITY_TAG_LEN: usize = 16;
 
 /// The protection a name prefix gets between secure neighbours.
 ///
@@ -174,13 +177,22 @@ pub struct LinkSecurity {
     pub key_id: u32,
     /// Per-key packet counter: the nonce, and the replay window's position.
     pub counter: u64,
+    /// The AEAD tag (present exactly when the level authenticates). Carried here rather than
+    /// appended to the ciphertext so that the encrypted packet keeps its length and TLV
+    /// headers.
+    pub tag: Option<[u8; LINK_SECURITY_TAG_LEN]>,
 }
 
 const FLAG_WHOLE_PACKET: u8 = 0x01;
 
 impl LinkSecurity {
-    /// The 14-octet value.
-    pub fn to_bytes(&self) -> [u8; LINK_SECURITY_LEN] {
+    /// Length of the encoded value (14, or 30 with a tag).
+    pub fn value_len(&self) -> usize {
+        LINK_SECURITY_LEN + self.tag.map_or(0, |t| t.len())
+    }
+
+    /// The value without the tag: what an AEAD authenticates of this header.
+    pub fn header_bytes(&self) -> [u8; LINK_SECURITY_LEN] {
         let mut v = [0u8; LINK_SECURITY_LEN];
         v[0] = self.level.code();
         v[1] = if self.whole_packet {
@@ -193,17 +205,42 @@ impl LinkSecurity {
         v
     }
 
+    /// Writes the value (header, then the tag if any).
+    pub(crate) fn put_value(&self, buf: &mut impl bytes::BufMut) {
+        buf.put_slice(&self.header_bytes());
+        if let Some(tag) = &self.tag {
+            buf.put_slice(tag);
+        }
+    }
+
     /// Decodes the value of element `e`.
     pub(crate) fn decode(e: &Element<'_>) -> Result<Self, DecodeError> {
-        let v: &[u8; LINK_SECURITY_LEN] = e
-            .value
-            .try_into()
-            .map_err(|_| e.error(ErrorKind::InvalidValue("LinkSecurity is not 14 octets")))?;
+        let (head, tag) = match e.value.len() {
+            LINK_SECURITY_LEN => (e.value, None),
+            n if n == LINK_SECURITY_LEN + LINK_SECURITY_TAG_LEN => {
+                let (head, tag) = e.value.split_at(LINK_SECURITY_LEN);
+                let mut t = [0u8; LINK_SECURITY_TAG_LEN];
+                t.copy_from_slice(tag);
+                (head, Some(t))
+            }
+            _ => {
+                return Err(e.error(ErrorKind::InvalidValue(
+                    "LinkSecurity is not 14 or 30 octets",
+                )))
+            }
+        };
+        let mut v = [0u8; LINK_SECURITY_LEN];
+        v.copy_from_slice(head);
         let level = SecurityLevel::from_code(v[0])
             .filter(|l| l.encrypts())
             .ok_or_else(|| e.error(ErrorKind::InvalidValue("unknown LinkSecurity level")))?;
         if v[1] & !FLAG_WHOLE_PACKET != 0 {
             return Err(e.error(ErrorKind::InvalidValue("unknown LinkSecurity flags")));
+        }
+        if level.authenticates() != tag.is_some() {
+            return Err(e.error(ErrorKind::InvalidValue(
+                "LinkSecurity tag does not match its level",
+            )));
         }
         let mut key_id = [0u8; 4];
         key_id.copy_from_slice(&v[2..6]);
@@ -214,6 +251,7 @@ impl LinkSecurity {
             whole_packet: v[1] & FLAG_WHOLE_PACKET != 0,
             key_id: u32::from_be_bytes(key_id),
             counter: u64::from_be_bytes(counter),
+            tag,
         })
     }
 }
@@ -235,7 +273,10 @@ mod tests {
         }
         assert!("aes-128-gcm".parse::<SecurityLevel>().is_err());
         assert!(SecurityLevel::Cpa.warning().unwrap().contains("weak"));
-        assert!(SecurityLevel::Forro14.warning().unwrap().contains("no integrity"));
+        assert!(SecurityLevel::Forro14
+            .warning()
+            .unwrap()
+            .contains("no integrity"));
         assert!(SecurityLevel::Aes256Gcm.warning().is_none());
     }
 
@@ -244,7 +285,8 @@ mod tests {
         assert!(crate::tlv::is_critical(types::LINK_SECURITY));
         assert!(!super::super::is_ignorable_field(types::LINK_SECURITY));
         assert!(!super::super::is_ignorable_field(types::LINK_HANDSHAKE));
-        assert!((super::super::HEADER3_MIN..=super::super::HEADER3_MAX)
-            .contains(&types::LINK_SECURITY));
+        assert!(
+            (super::super::HEADER3_MIN..=super::super::HEADER3_MAX).contains(&types::LINK_SECURITY)
+        );
     }
 }
