@@ -27,6 +27,7 @@ pub mod fault;
 pub mod framing;
 pub mod id;
 pub mod link;
+pub mod secure;
 mod stream;
 mod sys;
 mod system;

@@ -1,0 +1,402 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use nameway_wire::lp::{LpPacket, SecurityLevel};
+use nameway_wire::{Data, Name};
+
+use super::*;
+use crate::secure::{Identity, LevelLookup, SecureMode, SecurityContext, SecuritySettings};
+
+#[derive(Debug)]
+struct Prefixes(Vec<(Name, SecurityLevel)>);
+
+impl LevelLookup for Prefixes {
+    fn level(&self, name: &Name) -> SecurityLevel {
+        self.0
+            .iter()
+            .filter(|(p, _)| p.is_prefix_of(name))
+            .max_by_key(|(p, _)| p.len())
+            .map_or(SecurityLevel::None, |(_, l)| *l)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+fn policy(level: SecurityLevel) -> Arc<dyn LevelLookup> {
+    Arc::new(Prefixes(vec![
+        ("/secret".parse().unwrap(), level),
+        ("/public".parse().unwrap(), SecurityLevel::None),
+    ]))
+}
+
+fn ctx(
+    id: &Identity,
+    trusts: &[&Identity],
+    level: SecurityLevel,
+    settings: SecuritySettings,
+) -> Arc<SecurityContext> {
+    Arc::new(SecurityContext::new(
+        id.clone(),
+        trusts.iter().map(|i| i.public_key()),
+        policy(level),
+        settings,
+    ))
+}
+
+fn data(name: &str, content: &[u8]) -> Bytes {
+    Data::new(name.parse().unwrap(), Bytes::copy_from_slice(content)).encode()
+}
+
+/// Runs a handshake between an initiator `a` and a responder `b` to completion.
+fn handshake(a: &SecureLink, b: &SecureLink, now: u64) {
+    let init = a.poll(now).expect("init");
+    let resp = b.on_handshake(now, &hs_value(&init)).expect("response");
+    let fin = a.on_handshake(now, &hs_value(&resp)).expect("finish");
+    let confirm = b.on_handshake(now, &hs_value(&fin)).expect("confirm");
+    assert!(a.on_handshake(now, &hs_value(&confirm)).is_none());
+    assert_eq!(a.info().state, LinkState::Established);
+    assert_eq!(b.info().state, LinkState::Established);
+}
+
+fn hs_value(pkt: &Bytes) -> Bytes {
+    LpPacket::decode(pkt).unwrap().link_handshake.unwrap()
+}
+
+struct Pair {
+    a: SecureLink,
+    b: SecureLink,
+    ida: Identity,
+    idb: Identity,
+}
+
+fn pair(level: SecurityLevel, mode: SecureMode, settings: SecuritySettings) -> Pair {
+    let (ida, idb) = (Identity::generate().unwrap(), Identity::generate().unwrap());
+    let a = SecureLink::new(ctx(&ida, &[&idb], level, settings.clone()), Some(mode));
+    let b = SecureLink::new(ctx(&idb, &[&ida], level, settings), None);
+    handshake(&a, &b, 0);
+    Pair { a, b, ida, idb }
+}
+
+const LEVELS: [SecurityLevel; 6] = [
+    SecurityLevel::Cpa,
+    SecurityLevel::ChaCha20,
+    SecurityLevel::Forro14,
+    SecurityLevel::ChaCha20Poly1305,
+    SecurityLevel::XForro14Poly1305,
+    SecurityLevel::Aes256Gcm,
+];
+
+#[test]
+fn every_level_hides_the_secret_content_and_restores_it() {
+    for level in LEVELS {
+        let p = pair(level, SecureMode::PerPrefix, SecuritySettings::default());
+        for (from, to) in [(&p.a, &p.b), (&p.b, &p.a)] {
+            let plain = data(
+                "/secret/doc",
+                b"MARKER-the secret payload, quite long enough",
+            );
+            let sealed = from.seal(1, plain.clone()).unwrap();
+            assert!(
+                !sealed.windows(6).any(|w| w == b"MARKER"),
+                "{level}: marker in clear"
+            );
+            let lp = LpPacket::decode(&sealed).unwrap();
+            assert_eq!(lp.link_security.unwrap().level, level);
+            assert_eq!(to.open(1, sealed).unwrap(), plain, "{level}");
+            // Public names go in clear, unchanged.
+            let public = data("/public/doc", b"MARKER in clear");
+            assert_eq!(from.seal(1, public.clone()).unwrap(), public);
+            assert_eq!(to.open(1, public.clone()).unwrap(), public);
+        }
+        let c = p.b.info().counters;
+        assert_eq!((c.encrypted, c.decrypted), (1, 1), "{level}");
+    }
+}
+
+#[test]
+fn pit_tokens_and_congestion_marks_survive_and_are_authenticated() {
+    let p = pair(
+        SecurityLevel::ChaCha20Poly1305,
+        SecureMode::PerPrefix,
+        SecuritySettings::default(),
+    );
+    let inner = data("/secret/x", b"payload");
+    let wrapped = LpPacket {
+        pit_token: Some(Bytes::from_static(b"tok1")),
+        congestion_mark: Some(1),
+        fragment: Some(inner),
+        ..LpPacket::default()
+    }
+    .encode();
+    let sealed = p.a.seal(1, wrapped.clone()).unwrap();
+    assert_eq!(
+        p.b.open(1, sealed.clone()).map_err(|e| e.0),
+        Ok(wrapped.clone())
+    );
+    // A changed PitToken breaks the tag.
+    let sealed = p.a.seal(1, wrapped).unwrap();
+    let mut lp = LpPacket::decode(&sealed).unwrap();
+    lp.pit_token = Some(Bytes::from_static(b"tok2"));
+    assert_eq!(p.b.open(1, lp.encode()).unwrap_err().0, SecureDrop::BadTag);
+}
+
+#[test]
+fn aead_levels_drop_every_flipped_bit_and_every_replay() {
+    for level in [
+        SecurityLevel::ChaCha20Poly1305,
+        SecurityLevel::XForro14Poly1305,
+        SecurityLevel::Aes256Gcm,
+    ] {
+        let p = pair(level, SecureMode::PerPrefix, SecuritySettings::default());
+        let plain = data("/secret/doc", &[7u8; 300]);
+        let sealed = p.a.seal(1, plain.clone()).unwrap();
+        let mut bad = 0;
+        // Flip each bit of the fragment and of the security header's tag and counter.
+        for i in 0..sealed.len() * 8 {
+            let mut v = sealed.to_vec();
+            v[i / 8] ^= 1 << (i % 8);
+            match p.b.open(1, Bytes::from(v)) {
+                Ok(out) => panic!("{level}: bit {i} flipped and delivered: {out:?}"),
+                Err(_) => bad += 1,
+            }
+        }
+        assert_eq!(bad, sealed.len() * 8);
+        assert!(p.b.info().counters.bad_tag > 0);
+        assert_eq!(p.b.open(1, sealed.clone()).unwrap(), plain);
+        assert_eq!(p.b.open(1, sealed).unwrap_err().0, SecureDrop::Replay);
+        assert_eq!(p.b.info().counters.replay, 1);
+    }
+}
+
+#[test]
+fn clear_data_for_a_protected_name_is_refused() {
+    let p = pair(
+        SecurityLevel::XForro14Poly1305,
+        SecureMode::PerPrefix,
+        SecuritySettings::default(),
+    );
+    let plain = data("/secret/doc", b"forged");
+    assert_eq!(p.b.open(1, plain).unwrap_err().0, SecureDrop::ClearRefused);
+    assert_eq!(p.b.info().counters.clear_refused, 1);
+}
+
+#[test]
+fn link_wide_mode_encrypts_every_packet_whole() {
+    let p = pair(
+        SecurityLevel::None,
+        SecureMode::LinkWide,
+        SecuritySettings::default(),
+    );
+    assert_eq!(p.b.info().mode, Some(SecureMode::LinkWide));
+    let interest = nameway_wire::Interest::new("/public/MARKER".parse().unwrap()).encode();
+    let sealed = p.a.seal(1, interest.clone()).unwrap();
+    assert!(!sealed.windows(6).any(|w| w == b"MARKER"));
+    assert!(
+        LpPacket::decode(&sealed)
+            .unwrap()
+            .link_security
+            .unwrap()
+            .whole_packet
+    );
+    assert_eq!(p.b.open(1, sealed).unwrap(), interest);
+    // The responder answers in link-wide mode too, and refuses clear packets.
+    let d = data("/public/x", b"MARKER");
+    let back = p.b.seal(1, d.clone()).unwrap();
+    assert!(!back.windows(6).any(|w| w == b"MARKER"));
+    assert_eq!(p.a.open(1, back).unwrap(), d);
+    assert_eq!(p.a.open(1, d).unwrap_err().0, SecureDrop::ClearRefused);
+}
+
+#[test]
+fn rekeys_lose_nothing_even_reordered_across_the_boundary() {
+    let settings = SecuritySettings {
+        rekey_packets: 100,
+        ..SecuritySettings::default()
+    };
+    let p = pair(
+        SecurityLevel::XForro14Poly1305,
+        SecureMode::PerPrefix,
+        settings,
+    );
+    let mut sealed = Vec::new();
+    for i in 0..1000u32 {
+        let plain = data(&format!("/secret/{i}"), &i.to_be_bytes());
+        sealed.push((plain.clone(), p.a.seal(u64::from(i), plain).unwrap()));
+    }
+    // Swap neighbours so that packets of an epoch arrive after the next epoch's first ones.
+    for i in (0..sealed.len() - 1).step_by(2) {
+        sealed.swap(i, i + 1);
+    }
+    for (plain, s) in sealed {
+        assert_eq!(p.b.open(10, s).unwrap(), plain);
+    }
+    let (a, b) = (p.a.info(), p.b.info());
+    assert_eq!(a.counters.rekeys, 9);
+    assert_eq!(b.counters.decrypted, 1000);
+    assert_eq!(a.tx_key_id.unwrap() & 0xffff, 9);
+    assert!(b.rx_key_ids.iter().any(|k| k & 0xffff == 9));
+}
+
+#[test]
+fn a_rekey_by_time_is_accepted_and_old_keys_retire_after_the_overlap() {
+    let settings = SecuritySettings {
+        rekey_interval: Duration::from_secs(1),
+        overlap: Duration::from_secs(2),
+        ..SecuritySettings::default()
+    };
+    let p = pair(
+        SecurityLevel::ChaCha20Poly1305,
+        SecureMode::PerPrefix,
+        settings,
+    );
+    let old1 = p.a.seal(10, data("/secret/a", b"1")).unwrap();
+    let old2 = p.a.seal(10, data("/secret/b", b"2")).unwrap();
+    let new = p.a.seal(1500, data("/secret/c", b"3")).unwrap();
+    assert_eq!(p.a.info().counters.rekeys, 1);
+    assert!(p.b.open(1600, new).is_ok());
+    assert!(
+        p.b.open(1700, old1.clone()).is_ok(),
+        "late packet of the previous epoch"
+    );
+    assert_eq!(p.b.open(1700, old1).unwrap_err().0, SecureDrop::Replay);
+    // After the overlap the previous epoch's key is gone.
+    assert_eq!(p.b.open(9000, old2).unwrap_err().0, SecureDrop::UnknownKey);
+}
+
+#[test]
+fn forged_key_ids_do_not_move_the_receiver() {
+    let p = pair(
+        SecurityLevel::ChaCha20Poly1305,
+        SecureMode::PerPrefix,
+        SecuritySettings::default(),
+    );
+    let sealed = p.a.seal(1, data("/secret/a", b"1")).unwrap();
+    let mut lp = LpPacket::decode(&sealed).unwrap();
+    let mut sec = lp.link_security.unwrap();
+    sec.key_id += 3; // three epochs ahead, with a tag that cannot verify
+    lp.link_security = Some(sec);
+    assert_eq!(p.b.open(1, lp.encode()).unwrap_err().0, SecureDrop::BadTag);
+    assert_eq!(
+        p.b.info().rx_key_ids.len(),
+        1,
+        "the current epoch is unchanged"
+    );
+    assert!(p.b.open(1, sealed).is_ok());
+}
+
+#[test]
+fn untrusted_peers_are_refused_on_both_sides() {
+    let (ida, idb, idc) = (
+        Identity::generate().unwrap(),
+        Identity::generate().unwrap(),
+        Identity::generate().unwrap(),
+    );
+    let settings = SecuritySettings::default();
+    let level = SecurityLevel::ChaCha20Poly1305;
+    // The responder does not trust the initiator.
+    let a = SecureLink::new(
+        ctx(&ida, &[&idb], level, settings.clone()),
+        Some(SecureMode::PerPrefix),
+    );
+    let b = SecureLink::new(ctx(&idb, &[&idc], level, settings.clone()), None);
+    let init = a.poll(0).unwrap();
+    let resp = b.on_handshake(0, &hs_value(&init)).unwrap();
+    let fin = a.on_handshake(0, &hs_value(&resp)).unwrap();
+    assert!(b.on_handshake(0, &hs_value(&fin)).is_none());
+    assert_eq!(b.info().state, LinkState::Refused);
+    assert_eq!(b.info().counters.untrusted_peer, 1);
+    // What the initiator then sends is dropped as unknown key, never delivered.
+    let sealed = a.seal(1, data("/secret/x", b"MARKER")).unwrap();
+    assert_eq!(b.open(1, sealed).unwrap_err().0, SecureDrop::UnknownKey);
+    // The initiator does not trust the responder.
+    let a = SecureLink::new(
+        ctx(&ida, &[&idc], level, settings.clone()),
+        Some(SecureMode::PerPrefix),
+    );
+    let b = SecureLink::new(ctx(&idb, &[&ida], level, settings), None);
+    let init = a.poll(0).unwrap();
+    let resp = b.on_handshake(0, &hs_value(&init)).unwrap();
+    assert!(a.on_handshake(0, &hs_value(&resp)).is_none());
+    assert_eq!(a.info().state, LinkState::Refused);
+    assert_eq!(a.info().counters.untrusted_peer, 1);
+    assert_eq!(
+        a.seal(1, data("/secret/x", b"MARKER")).unwrap_err(),
+        SecureDrop::NoSession
+    );
+    // No retry before the back-off.
+    assert!(a.poll(1000).is_none());
+    assert!(a.poll(20_000).is_some());
+}
+
+#[test]
+fn lost_handshake_messages_are_retransmitted() {
+    let (ida, idb) = (Identity::generate().unwrap(), Identity::generate().unwrap());
+    let s = SecuritySettings::default();
+    let level = SecurityLevel::ChaCha20Poly1305;
+    let a = SecureLink::new(
+        ctx(&ida, &[&idb], level, s.clone()),
+        Some(SecureMode::PerPrefix),
+    );
+    let b = SecureLink::new(ctx(&idb, &[&ida], level, s), None);
+    let init = a.poll(0).unwrap();
+    assert!(a.poll(500).is_none());
+    assert_eq!(a.poll(1000).unwrap(), init, "Init again");
+    let resp = b.on_handshake(1000, &hs_value(&init)).unwrap();
+    // The Response is lost; the Init comes again and gets the same Response.
+    assert_eq!(b.on_handshake(2000, &hs_value(&init)).unwrap(), resp);
+    let fin = a.on_handshake(2000, &hs_value(&resp)).unwrap();
+    // The Finish is lost: A retransmits it and B completes.
+    assert_eq!(a.poll(3000).unwrap(), fin);
+    let confirm = b.on_handshake(3000, &hs_value(&fin)).unwrap();
+    // The Confirm is lost too: the Finish again gets the same Confirm.
+    assert_eq!(b.on_handshake(4000, &hs_value(&fin)).unwrap(), confirm);
+    a.on_handshake(4000, &hs_value(&confirm));
+    assert!(a.poll(10_000).is_none(), "nothing left to retransmit");
+    let sealed = a.seal(5000, data("/secret/x", b"y")).unwrap();
+    assert!(b.open(5000, sealed).is_ok());
+}
+
+#[test]
+fn a_peer_that_lost_its_keys_gets_a_new_handshake() {
+    let p = pair(
+        SecurityLevel::ChaCha20Poly1305,
+        SecureMode::PerPrefix,
+        SecuritySettings::default(),
+    );
+    // B restarts: a fresh link with no session.
+    let b2 = SecureLink::new(
+        ctx(
+            &p.idb,
+            &[&p.ida],
+            SecurityLevel::ChaCha20Poly1305,
+            SecuritySettings::default(),
+        ),
+        None,
+    );
+    let sealed = p.a.seal(5000, data("/secret/x", b"y")).unwrap();
+    let (why, hint) = b2.open(5000, sealed).unwrap_err();
+    assert_eq!(why, SecureDrop::UnknownKey);
+    let init = p.a.on_handshake(5000, &hs_value(&hint.unwrap())).unwrap();
+    let resp = b2.on_handshake(5000, &hs_value(&init)).unwrap();
+    let fin = p.a.on_handshake(5000, &hs_value(&resp)).unwrap();
+    b2.on_handshake(5000, &hs_value(&fin)).unwrap();
+    let sealed = p.a.seal(5001, data("/secret/x", b"z")).unwrap();
+    assert!(b2.open(5001, sealed).is_ok());
+}
+
+#[test]
+fn management_output_never_shows_key_material() {
+    let p = pair(
+        SecurityLevel::ChaCha20Poly1305,
+        SecureMode::PerPrefix,
+        SecuritySettings::default(),
+    );
+    let shown = format!("{:?} {:?} {:?}", p.a, p.a.info(), p.ida);
+    assert!(shown.contains(&p.idb.public_key().to_string()) || shown.contains("PublicKey"));
+    assert!(!shown.to_lowercase().contains("secret:"));
+}
