@@ -66,6 +66,10 @@ pub struct FaceSystemConfig {
     /// non-local face (links between forwarders; a face's own [`crate::FaceOptions::fault`]
     /// applies whatever its scope). Default `None`.
     pub fault: Option<FaultConfig>,
+    /// Hop-by-hop security ([`crate::secure`]): this forwarder's identity, trusted peers,
+    /// policy and rekey settings. `None`: no secure faces, and packets carrying the security
+    /// header fields are dropped.
+    pub security: Option<std::sync::Arc<crate::secure::SecurityContext>>,
 }
 
 impl Default for FaceSystemConfig {
@@ -92,6 +96,7 @@ impl Default for FaceSystemConfig {
             reconnect_max: Duration::from_secs(60),
             shutdown_timeout: Duration::from_secs(5),
             fault: None,
+            security: None,
         }
     }
 }
@@ -115,4 +120,8 @@ pub struct FaceOptions {
     pub mtu: Option<usize>,
     /// Faults to inject on this face's egress (overrides [`FaceSystemConfig::fault`]).
     pub fault: Option<FaultConfig>,
+    /// Make the face secure: it handshakes with its peer and encrypts per the policy
+    /// ([`crate::secure::SecureMode::PerPrefix`]) or everything
+    /// ([`crate::secure::SecureMode::LinkWide`]). UDP faces only.
+    pub secure: Option<crate::secure::SecureMode>,
 }

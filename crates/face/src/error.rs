@@ -45,6 +45,14 @@ pub enum FaceError {
     /// The face system is shutting down.
     #[error("the face system is shutting down")]
     ShuttingDown,
+
+    /// A secure face was asked for and this forwarder has no `[security]` (no identity).
+    #[error("secure faces need a [security] section in the configuration (an identity and trusted peers)")]
+    SecurityNotConfigured,
+
+    /// A secure face was asked for a scheme other than UDP.
+    #[error("secure faces are UDP faces (udp4:// or udp6://)")]
+    SecureNeedsUdp,
     /// The TLS certificate or key of a `wss://` listener cannot be used.
     #[error("TLS for the WebSocket listener: {0}")]
     Tls(String),

@@ -11,6 +11,7 @@ use crate::counters::{bump, AtomicCounters};
 use crate::error::SendError;
 use crate::event::{DownReason, FaceInfo};
 use crate::id::{FaceId, FaceKind, FaceScope, LinkType, Persistency};
+use crate::secure::SecureLink;
 use crate::system::lock;
 use crate::uri::FaceUri;
 
@@ -23,6 +24,7 @@ pub(crate) struct FaceParams {
     pub(crate) scope: FaceScope,
     pub(crate) persistency: Persistency,
     pub(crate) mtu: Option<usize>,
+    pub(crate) secure: Option<Arc<SecureLink>>,
 }
 
 /// A face as seen by the table, the I/O tasks and [`FaceSender`]s.
@@ -37,6 +39,8 @@ pub(crate) struct FaceHandle {
     persistency: AtomicU8,
     connected: AtomicBool,
     pub(crate) counters: AtomicCounters,
+    /// The security state toward the peer (UDP faces of a forwarder with `[security]`).
+    pub(crate) secure: Option<Arc<SecureLink>>,
     close: watch::Sender<Option<DownReason>>,
     tx: mpsc::Sender<Bytes>,
 }
@@ -53,6 +57,7 @@ impl FaceHandle {
             persistency: AtomicU8::new(params.persistency.to_u8()),
             connected: AtomicBool::new(true),
             counters: AtomicCounters::default(),
+            secure: params.secure,
             close: watch::channel(None).0,
             tx,
         }

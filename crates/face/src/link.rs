@@ -33,6 +33,8 @@ pub enum RxOutcome {
     Deliver(Bytes),
     /// An IDLE LpPacket, consumed.
     Idle,
+    /// A LinkHandshake message (its value) for the face's secure link.
+    Handshake(Bytes),
     /// A fragment was taken by reassembly: held, or dropped (see
     /// [`LinkRx::take_reassembly_drops`]).
     Fragment,
@@ -126,7 +128,10 @@ impl LinkRx {
             Err(_) => return RxOutcome::Dropped(RxDrop::Malformed),
         };
         if lp.fragment.is_none() {
-            return RxOutcome::Idle;
+            return match lp.link_handshake {
+                Some(h) => RxOutcome::Handshake(h),
+                None => RxOutcome::Idle,
+            };
         }
         let index = lp.frag_index.unwrap_or(0);
         let count = lp.frag_count.unwrap_or(1);
@@ -164,7 +169,13 @@ impl LinkRx {
     }
 
     fn deliver_reassembled(&mut self, whole: Bytes, headers: Option<LpPacket>) -> RxOutcome {
+        // A packet encrypted whole is ciphertext until the secure link opens it.
+        let sealed_whole = headers
+            .as_ref()
+            .and_then(|h| h.link_security)
+            .is_some_and(|s| s.whole_packet);
         match Packet::classify(whole.clone()) {
+            _ if sealed_whole => {}
             Ok(Packet::Interest(_) | Packet::Data(_)) => {}
             Err(e) if e.kind == ErrorKind::TooLarge => return RxOutcome::Dropped(RxDrop::TooLarge),
             Ok(Packet::Lp(_)) | Err(_) => return RxOutcome::Dropped(RxDrop::Malformed),
@@ -296,7 +307,7 @@ fn has_network_headers(lp: &LpPacket) -> bool {
 }
 
 /// The network-layer header fields of `lp`: PitToken, Nack, local fields, CongestionMark,
-/// NonDiscovery, PrefixAnnouncement. Never HopCount.
+/// NonDiscovery, PrefixAnnouncement, LinkSecurity. Never HopCount.
 fn network_headers(lp: &LpPacket) -> LpPacket {
     LpPacket {
         pit_token: lp.pit_token.clone(),
@@ -307,6 +318,7 @@ fn network_headers(lp: &LpPacket) -> LpPacket {
         congestion_mark: lp.congestion_mark,
         non_discovery: lp.non_discovery,
         prefix_announcement: lp.prefix_announcement.clone(),
+        link_security: lp.link_security,
         ..LpPacket::default()
     }
 }

@@ -141,6 +141,8 @@ async fn drain_frames(
                 deliver(shared, face, wire, face_closed).await?;
             }
             RxOutcome::Idle => bump(&face.counters.in_idle),
+            // Secure links are UDP only: a handshake here is not understood.
+            RxOutcome::Handshake(_) => bump(&face.counters.drop_malformed),
             RxOutcome::Fragment => {}
             RxOutcome::Dropped(RxDrop::TooLarge) => bump(&face.counters.drop_too_large),
             RxOutcome::Dropped(_) => bump(&face.counters.drop_malformed),

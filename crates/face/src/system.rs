@@ -324,6 +324,9 @@ impl FaceSystem {
             existing.raise_persistency(persistency);
             return Err(FaceError::Exists(existing.id));
         }
+        if options.secure.is_some() && !matches!(uri, FaceUri::Udp(_)) {
+            return Err(FaceError::SecureNeedsUdp);
+        }
         match uri {
             // It always exists.
             FaceUri::Null => Err(FaceError::Exists(FaceId::NULL)),
@@ -417,6 +420,44 @@ impl FaceSystem {
     /// A handle to send on `face` without a table look-up per packet.
     pub fn sender(&self, face: FaceId) -> Option<FaceSender> {
         self.shared.face(face).map(FaceSender::new)
+    }
+
+    /// Hop-by-hop security: the context given in the configuration, if any.
+    pub fn security(&self) -> Option<&Arc<crate::secure::SecurityContext>> {
+        self.shared.config.security.as_ref()
+    }
+
+    /// Faces with a secure link that is doing something (a handshake started or answered, or
+    /// a session): id, remote URI and what the link shows, by increasing face id.
+    pub fn neighbours(&self) -> Vec<(FaceId, FaceUri, crate::secure::NeighbourInfo)> {
+        let mut out: Vec<_> = self
+            .shared
+            .all_faces()
+            .iter()
+            .filter_map(|f| {
+                let info = f.secure.as_ref()?.info();
+                let active = info.state != crate::secure::LinkState::Idle
+                    || info.counters != crate::secure::SecureCounters::default();
+                active.then(|| (f.id, f.remote.clone(), info))
+            })
+            .collect();
+        out.sort_by_key(|(id, _, _)| *id);
+        out
+    }
+
+    /// Stops trusting `key` and ends the sessions established with it. Returns whether the
+    /// key was trusted.
+    pub fn untrust(&self, key: &crate::secure::PublicKey) -> bool {
+        let Some(ctx) = self.security() else {
+            return false;
+        };
+        let was = ctx.untrust(key);
+        for f in self.shared.all_faces() {
+            if let Some(s) = &f.secure {
+                s.revoke(key);
+            }
+        }
+        was
     }
 
     /// The face system's own counters.

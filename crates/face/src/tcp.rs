@@ -71,6 +71,7 @@ fn params(stream: &TcpStream, peer: SocketAddr, persistency: Persistency) -> Fac
         },
         persistency,
         mtu: None,
+        secure: None,
     }
 }
 

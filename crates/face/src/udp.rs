@@ -34,6 +34,7 @@ use crate::event::{DownReason, FaceEvent};
 use crate::face::{closed, FaceHandle, FaceParams};
 use crate::id::{FaceId, FaceKind, FaceScope, Persistency};
 use crate::link::{random_u64, LinkRx, LinkTx, RxDrop, RxOutcome};
+use crate::secure::{SecureLink, SecureMode};
 use crate::sys;
 use crate::system::{is_loopback, lock, Shared};
 use crate::uri::{canonical_addr, FaceUri};
@@ -44,6 +45,8 @@ const SLOT: usize = 64 * 1024;
 const GSO_MAX_BYTES: usize = 65_000;
 /// Packets a face writer takes from its queue per round.
 const WRITE_BATCH: usize = 32;
+/// How often a secure face's writer checks for handshake work.
+const HANDSHAKE_TICK: Duration = Duration::from_millis(200);
 /// Socket buffer size asked for (the kernel may grant less).
 const SOCKET_BUFFER: usize = 4 * 1024 * 1024;
 
@@ -231,8 +234,11 @@ pub(crate) fn create(
         peer.face.raise_persistency(persistency);
         return Err(FaceError::Exists(peer.face.id));
     }
+    if options.secure.is_some() && shared.config.security.is_none() {
+        return Err(FaceError::SecurityNotConfigured);
+    }
     let mtu = options.mtu.unwrap_or(shared.config.udp_mtu);
-    let params = face_params(shared, &channel, remote, persistency, mtu);
+    let params = face_params(shared, &channel, remote, persistency, mtu, options.secure);
     let (face, queue) = shared.register_face(params, options.fault)?;
     let link = LinkRx::new(Some(shared.config.reassembly));
     let peer = Peer {
@@ -290,8 +296,15 @@ fn face_params(
     remote: SocketAddr,
     persistency: Persistency,
     mtu: usize,
+    initiate: Option<SecureMode>,
 ) -> FaceParams {
     let local_scope = shared.config.udp_loopback_is_local && is_loopback(remote);
+    // With `[security]`, every UDP face can answer a handshake; one created secure starts it.
+    let secure = shared
+        .config
+        .security
+        .as_ref()
+        .map(|ctx| Arc::new(SecureLink::new(ctx.clone(), initiate)));
     FaceParams {
         kind: FaceKind::Udp,
         remote: FaceUri::udp(remote),
@@ -303,6 +316,7 @@ fn face_params(
         },
         persistency,
         mtu: Some(mtu),
+        secure,
     }
 }
 
@@ -388,6 +402,7 @@ async fn new_face(shared: &Arc<Shared>, channel: &Arc<UdpChannel>, src: SocketAd
         src,
         Persistency::OnDemand,
         shared.config.udp_mtu,
+        None,
     );
     let Ok((face, queue)) = shared.register_face(params, None) else {
         return false;
@@ -422,7 +437,28 @@ fn on_datagram(shared: &Shared, peer: &mut Peer, wire: Bytes, now: u64) {
         bump(&counters.drop_rx_backlog);
         return;
     }
-    let outcome = peer.link.on_receive(now, wire);
+    let mut outcome = peer.link.on_receive(now, wire);
+    if let Some(secure) = &peer.face.secure {
+        outcome = match outcome {
+            RxOutcome::Deliver(wire) => match secure.open(now, wire) {
+                Ok(plain) => RxOutcome::Deliver(plain),
+                Err((_, reply)) => {
+                    // Counted by the secure link (`nameway neighbour list`).
+                    if let Some(reply) = reply {
+                        let _ = peer.face.send(reply);
+                    }
+                    return;
+                }
+            },
+            RxOutcome::Handshake(value) => {
+                if let Some(reply) = secure.on_handshake(now, &value) {
+                    let _ = peer.face.send(reply);
+                }
+                return;
+            }
+            other => other,
+        };
+    }
     // Counters first: whoever sees the event also sees them updated.
     if let Some(c) = peer.link.reassembly_counters() {
         counters
@@ -443,6 +479,8 @@ fn on_datagram(shared: &Shared, peer: &mut Peer, wire: Bytes, now: u64) {
             Err(TrySendError::Closed(())) => {}
         },
         RxOutcome::Idle => bump(&counters.in_idle),
+        // A handshake toward a forwarder without `[security]`: not understood, dropped.
+        RxOutcome::Handshake(_) => bump(&counters.drop_malformed),
         RxOutcome::Fragment => {}
         RxOutcome::Dropped(RxDrop::TooLarge) => bump(&counters.drop_too_large),
         RxOutcome::Dropped(_) => bump(&counters.drop_malformed),
@@ -487,14 +525,24 @@ async fn face_writer(
     let mut close = face.subscribe();
     let mut batch: Vec<Bytes> = Vec::with_capacity(WRITE_BATCH);
     let mut scratch = Vec::new();
+    // Handshake (re)transmissions of a secure face.
+    let mut tick = tokio::time::interval(HANDSHAKE_TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let secure = face.secure.clone();
     let reason = loop {
         tokio::select! {
             biased;
+            _ = tick.tick(), if secure.is_some() => {
+                if let Some(msg) = secure.as_ref().and_then(|s| s.poll(shared.now_ms())) {
+                    batch.push(msg);
+                    send_batch(&shared, &channel, dest, &mut batch, &mut link, &face, &mut scratch).await;
+                }
+            }
             reason = closed(&mut close) => {
                 while let Ok(pkt) = queue.try_recv() {
                     batch.push(pkt);
                 }
-                send_batch(&channel, dest, &mut batch, &mut link, &face, &mut scratch).await;
+                send_batch(&shared, &channel, dest, &mut batch, &mut link, &face, &mut scratch).await;
                 break reason;
             }
             pkt = queue.recv() => {
@@ -506,7 +554,7 @@ async fn face_writer(
                     let Ok(pkt) = queue.try_recv() else { break };
                     batch.push(pkt);
                 }
-                send_batch(&channel, dest, &mut batch, &mut link, &face, &mut scratch).await;
+                send_batch(&shared, &channel, dest, &mut batch, &mut link, &face, &mut scratch).await;
             }
         }
     };
@@ -520,6 +568,7 @@ async fn face_writer(
 }
 
 async fn send_batch(
+    shared: &Shared,
     channel: &UdpChannel,
     dest: SocketAddr,
     batch: &mut Vec<Bytes>,
@@ -528,7 +577,17 @@ async fn send_batch(
     scratch: &mut Vec<u8>,
 ) {
     let mut dgrams: SmallVec<[Bytes; WRITE_BATCH]> = SmallVec::new();
+    let now = shared.now_ms();
     for pkt in batch.drain(..) {
+        // Encrypted per the policy on a secure face; a packet that needs a session not yet
+        // there is dropped (counted by the secure link).
+        let pkt = match &face.secure {
+            Some(secure) => match secure.seal(now, pkt) {
+                Ok(p) => p,
+                Err(_) => continue,
+            },
+            None => pkt,
+        };
         bump(&face.counters.out_network);
         let frags = link.on_send(pkt);
         match frags.len() {

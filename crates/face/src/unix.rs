@@ -109,6 +109,7 @@ async fn run_face(shared: Arc<Shared>, stream: UnixStream, path: PathBuf) {
         scope: FaceScope::Local,
         persistency: Persistency::OnDemand,
         mtu: None,
+        secure: None,
     };
     let Ok((face, queue)) = shared.register_face(params, None) else {
         return; // shutting down

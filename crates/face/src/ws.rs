@@ -93,6 +93,7 @@ async fn run_accepted(
         scope,
         persistency: Persistency::OnDemand,
         mtu: None,
+        secure: None,
     };
     match tls {
         Some(acceptor) => {
@@ -234,6 +235,7 @@ where
                 }
             }
             RxOutcome::Idle => bump(&face.counters.in_idle),
+            RxOutcome::Handshake(_) => bump(&face.counters.drop_malformed),
             // No reassembly on WebSocket faces, as on NFD's: a fragment is dropped.
             RxOutcome::Fragment | RxOutcome::Dropped(RxDrop::TooLarge) => {
                 bump(&face.counters.drop_reassembly);

@@ -431,12 +431,16 @@ prop_compose! {
         (cs_policy, cs_memory_capacity, cs_disk_capacity) in (
             opt(arb_string()), opt(any::<u64>()), opt(any::<u64>()),
         ),
+        (security_level, peer_key, secure_mode) in (
+            opt(arb_string()), opt(arb_string()), opt(arb_string()),
+        ),
     ) -> ControlParameters {
         ControlParameters {
             name, face_id, uri, local_uri, origin, cost, capacity, count,
             base_congestion_marking_interval: bcmi, default_congestion_threshold: dct, mtu,
             flags, mask, strategy, expiration_period, face_persistency,
             interest_rate_limit, interest_burst, cs_policy, cs_memory_capacity, cs_disk_capacity,
+            security_level, peer_key, secure_mode,
         }
     }
 }

@@ -109,7 +109,9 @@ fn every_level_hides_the_secret_content_and_restores_it() {
                     "{level}: marker in clear"
                 );
             }
-            assert!(!sealed.windows(20).any(|w| w == &b"MARKER-the secret payload"[..20]));
+            assert!(!sealed
+                .windows(20)
+                .any(|w| w == &b"MARKER-the secret payload"[..20]));
             let lp = LpPacket::decode(&sealed).unwrap();
             assert_eq!(lp.link_security.unwrap().level, level);
             assert_eq!(to.open(1, sealed).unwrap(), plain, "{level}");

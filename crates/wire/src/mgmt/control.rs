@@ -63,6 +63,13 @@ pub struct ControlParameters {
     pub cs_memory_capacity: Option<u64>,
     /// CsDiskCapacity (0x0f38, namewayd's extension): the disk tier's bytes.
     pub cs_disk_capacity: Option<u64>,
+    /// SecurityLevel (0x0f3a, namewayd's extension): a level name (`security/set`).
+    pub security_level: Option<String>,
+    /// PeerKey (0x0f3c, namewayd's extension): a forwarder's public key, hexadecimal
+    /// (`neighbours/trust`, `neighbours/untrust`).
+    pub peer_key: Option<String>,
+    /// SecureMode (0x0f3e, namewayd's extension): `per-prefix` or `link-wide` (`faces/create`).
+    pub secure_mode: Option<String>,
 }
 
 /// python-ndn's order, which is also the encoding order.
@@ -89,6 +96,9 @@ fn rank(typ: u32) -> u8 {
         types::CS_POLICY => 19,
         types::CS_MEMORY_CAPACITY => 20,
         types::CS_DISK_CAPACITY => 21,
+        types::SECURITY_LEVEL => 22,
+        types::PEER_KEY => 23,
+        types::SECURE_MODE => 24,
         _ => 0,
     }
 }
@@ -146,6 +156,9 @@ impl ControlParameters {
                 types::CS_POLICY => p.cs_policy = Some(codec::string(&f)?),
                 types::CS_MEMORY_CAPACITY => p.cs_memory_capacity = Some(f.nni()?),
                 types::CS_DISK_CAPACITY => p.cs_disk_capacity = Some(f.nni()?),
+                types::SECURITY_LEVEL => p.security_level = Some(codec::string(&f)?),
+                types::PEER_KEY => p.peer_key = Some(codec::string(&f)?),
+                types::SECURE_MODE => p.secure_mode = Some(codec::string(&f)?),
                 _ => p.face_persistency = Some(f.nni()?),
             }
         }
@@ -186,6 +199,9 @@ impl ControlParameters {
         codec::put_opt_string(buf, types::CS_POLICY, self.cs_policy.as_deref());
         codec::put_opt_nni(buf, types::CS_MEMORY_CAPACITY, self.cs_memory_capacity);
         codec::put_opt_nni(buf, types::CS_DISK_CAPACITY, self.cs_disk_capacity);
+        codec::put_opt_string(buf, types::SECURITY_LEVEL, self.security_level.as_deref());
+        codec::put_opt_string(buf, types::PEER_KEY, self.peer_key.as_deref());
+        codec::put_opt_string(buf, types::SECURE_MODE, self.secure_mode.as_deref());
     }
 }
 

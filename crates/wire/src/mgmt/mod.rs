@@ -66,6 +66,10 @@ pub mod types {
     pub const CS_POLICY: u32 = 0x0f34;
     pub const CS_MEMORY_CAPACITY: u32 = 0x0f36;
     pub const CS_DISK_CAPACITY: u32 = 0x0f38;
+    // ... and to security/set, neighbours/trust|untrust and faces/create (secure faces)
+    pub const SECURITY_LEVEL: u32 = 0x0f3a;
+    pub const PEER_KEY: u32 = 0x0f3c;
+    pub const SECURE_MODE: u32 = 0x0f3e;
     // ControlResponse
     pub const CONTROL_RESPONSE: u32 = 0x65;
     pub const STATUS_CODE: u32 = 0x66;
