@@ -26,6 +26,8 @@ pub struct Config {
     pub mgmt: MgmtConfig,
     /// The HTTP listener: metrics, status page.
     pub http: HttpConfig,
+    /// Hop-by-hop security between forwarders.
+    pub security: SecurityConfig,
     /// Faces created at start-up (permanent).
     #[serde(rename = "face")]
     pub static_faces: Vec<StaticFace>,
@@ -232,6 +234,60 @@ pub struct HttpConfig {
 pub struct StaticFace {
     /// FaceUri, e.g. `udp4://192.0.2.1:6363`.
     pub uri: String,
+    /// Secure face: handshake with the peer and encrypt what the policy protects (UDP only;
+    /// needs `[security] identity`).
+    #[serde(default)]
+    pub secure: bool,
+    /// With `secure`: encrypt every packet whole (the link level), whatever its name.
+    #[serde(default)]
+    pub link_wide: bool,
+}
+
+/// `[security]`: hop-by-hop encryption between forwarders (docs/secure-forwarding.md).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SecurityConfig {
+    /// This forwarder's identity key file, created (mode 0600) on first start. Empty: no
+    /// secure faces, and packets carrying the security header are dropped.
+    pub identity: PathBuf,
+    /// Public keys (64 hexadecimal digits, `nameway identity show` on the peer) of the
+    /// forwarders this one accepts handshakes with.
+    pub trusted_peers: Vec<String>,
+    /// Advance the sending key after this many packets.
+    pub rekey_packets: u64,
+    /// ... or after this many seconds.
+    pub rekey_seconds: u64,
+    /// How long the previous key stays accepted after a rekey, in milliseconds.
+    pub rekey_overlap_ms: u64,
+    /// The level of link-wide secure faces.
+    pub link_level: String,
+    /// Prefix → level entries.
+    pub policy: Vec<SecurityPolicyEntry>,
+}
+
+impl Default for SecurityConfig {
+    fn default() -> Self {
+        Self {
+            identity: PathBuf::new(),
+            trusted_peers: Vec::new(),
+            rekey_packets: 1 << 20,
+            rekey_seconds: 120,
+            rekey_overlap_ms: 5000,
+            link_level: "xforro14-poly1305".into(),
+            policy: Vec::new(),
+        }
+    }
+}
+
+/// `[[security.policy]]`: the level of a name prefix.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecurityPolicyEntry {
+    /// Name prefix.
+    pub prefix: String,
+    /// `none`, `cpa`, `chacha20`, `forro14`, `chacha20-poly1305`, `xforro14-poly1305` or
+    /// `aes-256-gcm`.
+    pub level: String,
 }
 
 /// `[[route]]`: a route installed at start-up.
@@ -373,6 +429,42 @@ impl Config {
             .map_err(|e| format!("cs.policy: {e}"))?;
         if !(self.cs.filter_fp_rate > 0.0 && self.cs.filter_fp_rate < 0.5) {
             return Err("cs.filter_fp_rate must be between 0 and 0.5".into());
+        }
+        let sec = &self.security;
+        for p in &sec.trusted_peers {
+            p.parse::<nameway_face::secure::PublicKey>()
+                .map_err(|e| format!("security.trusted_peers: {e}"))?;
+        }
+        for e in &sec.policy {
+            e.prefix
+                .parse::<nameway_wire::Name>()
+                .map_err(|err| format!("security.policy prefix {:?}: {err}", e.prefix))?;
+            e.level
+                .parse::<nameway_wire::lp::SecurityLevel>()
+                .map_err(|err| format!("security.policy {:?}: {err}", e.prefix))?;
+        }
+        let link = sec
+            .link_level
+            .parse::<nameway_wire::lp::SecurityLevel>()
+            .map_err(|err| format!("security.link_level: {err}"))?;
+        if !link.encrypts() {
+            return Err("security.link_level cannot be none".into());
+        }
+        if sec.rekey_packets == 0 || sec.rekey_seconds == 0 {
+            return Err(
+                "security.rekey_packets and security.rekey_seconds must be at least 1".into(),
+            );
+        }
+        for f in &self.static_faces {
+            if (f.secure || f.link_wide) && sec.identity.as_os_str().is_empty() {
+                return Err(format!(
+                    "face {:?} is secure: set [security] identity (a key file path)",
+                    f.uri
+                ));
+            }
+            if f.link_wide && !f.secure {
+                return Err(format!("face {:?}: link_wide needs secure = true", f.uri));
+            }
         }
         for s in &self.static_strategies {
             s.prefix

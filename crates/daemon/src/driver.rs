@@ -67,6 +67,19 @@ pub fn is_null_uri(uri: &str) -> bool {
     matches!(uri.parse::<FaceUri>(), Ok(FaceUri::Null))
 }
 
+/// The face options of a `[[face]]`.
+fn static_face_options(f: &crate::config::StaticFace) -> nameway_face::FaceOptions {
+    use nameway_face::secure::SecureMode;
+    nameway_face::FaceOptions {
+        secure: match (f.secure, f.link_wide) {
+            (true, true) => Some(SecureMode::LinkWide),
+            (true, false) => Some(SecureMode::PerPrefix),
+            _ => None,
+        },
+        ..nameway_face::FaceOptions::default()
+    }
+}
+
 /// The strategy the root gets back when a reloaded file no longer chooses one for it.
 const DEFAULT_STRATEGY: &str = "/localhost/nfd/strategy/best-route";
 
@@ -105,7 +118,9 @@ impl Driver {
     /// # Errors
     /// A listener cannot be opened, or a static face cannot be created.
     pub async fn start(config: &Config) -> anyhow::Result<Self> {
-        let fc = face_config(config);
+        let security = crate::security::setup(&config.security)?;
+        let mut fc = face_config(config);
+        fc.security = security.as_ref().map(|s| s.context.clone());
         let (faces, events) = match FaceSystem::start(fc.clone()).await {
             Ok(started) => started,
             // A host without IPv6 cannot bind the default [::1] listeners: keep the others (NFD
@@ -164,6 +179,7 @@ impl Driver {
         let start = Instant::now();
         mgmt.clock_start = start;
         mgmt.set_cs(cs.as_ref().map(|h| (h.client.clone(), config.cs.clone())));
+        mgmt.security = security.map(|s| s.policy);
         let (created_tx, created_rx) = mpsc::channel(64);
         let snapshots = match config.http.listen {
             Some(addr) => {
@@ -235,7 +251,11 @@ impl Driver {
         for f in &config.static_faces {
             let created =
                 match FaceUri::canonize(&f.uri).await {
-                    Ok(uri) => match self.faces.create(&uri, Persistency::Permanent).await {
+                    Ok(uri) => match self
+                        .faces
+                        .create_with(&uri, Persistency::Permanent, static_face_options(f))
+                        .await
+                    {
                         Ok(id) | Err(nameway_face::FaceError::Exists(id)) => Ok(id),
                         Err(e) => Err(anyhow::Error::new(e)
                             .context(format!("cannot create face {:?}", f.uri))),
@@ -499,9 +519,16 @@ impl Driver {
     ) {
         let faces = self.faces.clone();
         let tx = self.created_tx.clone();
+        let options = nameway_face::FaceOptions {
+            secure: params
+                .secure_mode
+                .as_deref()
+                .and_then(crate::security::parse_mode),
+            ..nameway_face::FaceOptions::default()
+        };
         tokio::spawn(async move {
             let (result, existing) = match FaceUri::canonize(&uri).await {
-                Ok(u) => match faces.create(&u, persistency).await {
+                Ok(u) => match faces.create_with(&u, persistency, options).await {
                     Ok(id) => (
                         faces.info(id).ok_or(nameway_face::FaceError::ShuttingDown),
                         None,

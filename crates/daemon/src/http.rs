@@ -512,6 +512,37 @@ impl Collector for SnapshotCollector {
         )?;
         family(
             &mut e,
+            "nameway_secure_packets_total",
+            "Packets encrypted (sent) and decrypted (received) on secure links",
+            s.neighbours.iter().flat_map(|n| {
+                let face = n.face_id.to_string();
+                [("encrypted", n.encrypted), ("decrypted", n.decrypted)]
+                    .into_iter()
+                    .map(move |(dir, v)| {
+                        (
+                            vec![("face", face.clone()), ("result", dir.to_owned())],
+                            counter(v),
+                        )
+                    })
+            }),
+        )?;
+        family(
+            &mut e,
+            "nameway_secure_drops_total",
+            "Packets a secure link dropped, by reason (bad-tag, replay, unknown-key, \
+             untrusted-peer, no-session, clear-refused, malformed, invalid-handshake)",
+            s.neighbours.iter().flat_map(|n| {
+                let face = n.face_id.to_string();
+                n.drops.iter().map(move |(reason, &v)| {
+                    (
+                        vec![("face", face.clone()), ("reason", (*reason).to_owned())],
+                        counter(v),
+                    )
+                })
+            }),
+        )?;
+        family(
+            &mut e,
             "nameway_strategy_choice_entries",
             "Strategy choice entries",
             one(gauge(f.strategy_choices as i64)),

@@ -14,4 +14,5 @@ pub mod driver;
 pub mod http;
 pub mod mgmt;
 pub mod rib;
+pub mod security;
 pub mod status;

@@ -30,6 +30,142 @@ pub struct Snapshot {
     pub strategies: Vec<StrategyStats>,
     /// Faces opened and closed.
     pub face_system: FaceSystemStats,
+    /// Secure links (hop-by-hop encryption), when `[security]` is on.
+    pub neighbours: Vec<NeighbourView>,
+}
+
+/// `security/list`: this forwarder's identity, trust list and policy (never key material).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SecurityView {
+    /// Whether `[security]` is on (an identity is configured).
+    pub enabled: bool,
+    /// This forwarder's public key.
+    pub identity: Option<String>,
+    /// Trusted peers' public keys.
+    pub trusted_peers: Vec<String>,
+    /// The level of link-wide faces.
+    pub link_level: Option<String>,
+    /// Rekey after this many packets.
+    pub rekey_packets: Option<u64>,
+    /// ... or this many seconds.
+    pub rekey_seconds: Option<u64>,
+    /// Prefix → level.
+    pub policy: Vec<PolicyView>,
+}
+
+/// One policy entry.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PolicyView {
+    /// Name prefix.
+    pub prefix: String,
+    /// Level name.
+    pub level: String,
+    /// What the level does not protect against, if anything.
+    pub warning: Option<&'static str>,
+}
+
+/// `neighbours/list`: one secure link.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct NeighbourView {
+    /// Its face.
+    pub face_id: u64,
+    /// The face's remote URI.
+    pub remote: String,
+    /// The peer's public key, once known.
+    pub peer: Option<String>,
+    /// Whether the peer is in the trust list now.
+    pub trusted: bool,
+    /// idle, handshaking, established or refused.
+    pub state: &'static str,
+    /// per-prefix or link-wide, once established.
+    pub mode: Option<&'static str>,
+    /// Whether this side starts the handshakes (created `--secure`).
+    pub initiator: bool,
+    /// Key id of what is sent (session tag << 16 | epoch).
+    pub tx_key_id: Option<u32>,
+    /// Key ids accepted.
+    pub rx_key_ids: Vec<u32>,
+    /// Packets encrypted.
+    pub encrypted: u64,
+    /// Packets decrypted.
+    pub decrypted: u64,
+    /// Handshakes completed.
+    pub handshakes: u64,
+    /// Key epochs advanced by this side.
+    pub rekeys: u64,
+    /// Drops by reason (bad-tag, replay, unknown-key, untrusted-peer, no-session,
+    /// clear-refused, malformed, invalid-handshake), zero ones included.
+    pub drops: BTreeMap<&'static str, u64>,
+}
+
+/// The identity, trust list and policy.
+pub fn security_view(
+    faces: &FaceSystem,
+    policy: Option<&crate::security::SharedPolicy>,
+) -> SecurityView {
+    let Some(ctx) = faces.security() else {
+        return SecurityView::default();
+    };
+    let s = ctx.settings();
+    SecurityView {
+        enabled: true,
+        identity: Some(ctx.identity().public_key().to_string()),
+        trusted_peers: ctx.trusted().iter().map(ToString::to_string).collect(),
+        link_level: Some(s.link_level.to_string()),
+        rekey_packets: Some(s.rekey_packets),
+        rekey_seconds: Some(s.rekey_interval.as_secs()),
+        policy: policy
+            .map(|p| p.entries())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(prefix, level)| PolicyView {
+                prefix: prefix.to_string(),
+                level: level.to_string(),
+                warning: level.warning(),
+            })
+            .collect(),
+    }
+}
+
+/// Every secure link that is doing something.
+pub fn neighbour_views(faces: &FaceSystem) -> Vec<NeighbourView> {
+    faces
+        .neighbours()
+        .into_iter()
+        .map(|(id, remote, n)| {
+            let c = n.counters;
+            NeighbourView {
+                face_id: id.0,
+                remote: remote.to_string(),
+                peer: n.peer.map(|k| k.to_string()),
+                trusted: n
+                    .peer
+                    .zip(faces.security())
+                    .is_some_and(|(k, ctx)| ctx.is_trusted(&k)),
+                state: n.state.as_str(),
+                mode: n.mode.map(|m| m.as_str()),
+                initiator: n.initiator,
+                tx_key_id: n.tx_key_id,
+                rx_key_ids: n.rx_key_ids,
+                encrypted: c.encrypted,
+                decrypted: c.decrypted,
+                handshakes: c.handshakes_completed,
+                rekeys: c.rekeys,
+                drops: [
+                    ("bad-tag", c.bad_tag),
+                    ("replay", c.replay),
+                    ("unknown-key", c.unknown_key),
+                    ("untrusted-peer", c.untrusted_peer),
+                    ("no-session", c.no_session),
+                    ("clear-refused", c.clear_refused),
+                    ("malformed", c.malformed),
+                    ("invalid-handshake", c.handshakes_invalid),
+                ]
+                .into_iter()
+                .collect(),
+            }
+        })
+        .collect()
 }
 
 /// The forwarding core.
@@ -292,6 +428,7 @@ pub fn take(
         routes,
         strategies,
         face_system,
+        neighbours: neighbour_views(faces),
     }
 }
 

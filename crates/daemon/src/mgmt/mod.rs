@@ -60,6 +60,8 @@ pub struct Management {
     cs: Option<(crate::cs_server::CsClient, crate::config::CsConfig)>,
     /// Packet capture sessions (`capture/start`, `capture/stop`).
     pub captures: crate::capture::Captures,
+    /// The security policy (`security/set`, `security/unset`), when `[security]` is on.
+    pub security: Option<std::sync::Arc<crate::security::SharedPolicy>>,
     /// The instant the forwarder's clock counts from (the driver sets it to its own start), to
     /// turn a command's arrival time into forwarder time.
     pub clock_start: Instant,
@@ -83,6 +85,7 @@ impl Management {
             start_ms: wall_ms(),
             cs: None,
             captures: crate::capture::Captures::default(),
+            security: None,
             clock_start: Instant::now(),
         }
     }
@@ -257,6 +260,12 @@ impl Management {
                 }
                 let _ = fw.unset_strategy(&name);
                 self.respond(&interest, 200, "OK", &p)
+            }
+            ("security", "set") | ("security", "unset") => {
+                self.security_command(faces, &interest, cmd.verb == "set", p)
+            }
+            ("neighbours", "trust") | ("neighbours", "untrust") => {
+                self.trust_command(faces, &interest, cmd.verb == "trust", p)
             }
             ("cs", "config") => {
                 let tiers = p.cs_policy.is_some()
@@ -515,6 +524,11 @@ impl Management {
                 return self.respond(&interest, 409, "Invalid properties", &p);
             }
         }
+        if let Some(mode) = &p.secure_mode {
+            if crate::security::parse_mode(mode).is_none() {
+                return self.respond(&interest, 400, "SecureMode is per-prefix or link-wide", &p);
+            }
+        }
         let persistency = match p.face_persistency.map(Persistency::from_code) {
             None => Persistency::Persistent,
             Some(Some(per)) if per != Persistency::OnDemand => per,
@@ -526,6 +540,83 @@ impl Management {
             persistency,
             params: Box::new(p),
         }
+    }
+
+    /// `security/set` (Name, SecurityLevel) and `security/unset` (Name).
+    fn security_command(
+        &mut self,
+        faces: &FaceSystem,
+        interest: &Interest,
+        set: bool,
+        p: ControlParameters,
+    ) -> Outcome {
+        let Some(policy) = self.security.clone().filter(|_| faces.security().is_some()) else {
+            return self.respond(
+                interest,
+                409,
+                "security policies need [security] identity in the configuration",
+                &p,
+            );
+        };
+        let Some(name) = p.name.clone() else {
+            return self.respond(interest, 400, "Name is required", &p);
+        };
+        if !set {
+            policy.unset(&name);
+            tracing::info!(prefix = %name, "security policy unset");
+            return self.respond(interest, 200, "OK", &p);
+        }
+        let Some(level) = p.security_level.as_deref() else {
+            return self.respond(interest, 400, "SecurityLevel is required", &p);
+        };
+        let level = match level.parse::<nameway_wire::lp::SecurityLevel>() {
+            Ok(l) => l,
+            Err(e) => return self.respond(interest, 409, &e.to_string(), &p),
+        };
+        if let Err(e) = policy.set(&name, level) {
+            return self.respond(interest, 414, &e.to_string(), &p);
+        }
+        tracing::info!(prefix = %name, %level, "security policy set");
+        // The response text carries the level's warning, for the CLI to show.
+        let text = level
+            .warning()
+            .map_or_else(|| "OK".to_owned(), |w| format!("OK; warning: {w}"));
+        self.respond(interest, 200, &text, &p)
+    }
+
+    /// `neighbours/trust` and `neighbours/untrust` (PeerKey).
+    fn trust_command(
+        &mut self,
+        faces: &FaceSystem,
+        interest: &Interest,
+        trust: bool,
+        p: ControlParameters,
+    ) -> Outcome {
+        let Some(ctx) = faces.security() else {
+            return self.respond(
+                interest,
+                409,
+                "trusted peers need [security] identity in the configuration",
+                &p,
+            );
+        };
+        let key = match p
+            .peer_key
+            .as_deref()
+            .map(str::parse::<nameway_face::secure::PublicKey>)
+        {
+            Some(Ok(k)) => k,
+            Some(Err(e)) => return self.respond(interest, 400, &e.to_string(), &p),
+            None => return self.respond(interest, 400, "PeerKey is required", &p),
+        };
+        if trust {
+            ctx.trust(key);
+            tracing::info!(peer = %key, "peer trusted");
+        } else {
+            faces.untrust(&key);
+            tracing::info!(peer = %key, "peer no longer trusted; its sessions end");
+        }
+        self.respond(interest, 200, "OK", &p)
     }
 
     /// Completes a `faces/create` once the face system has answered.
@@ -554,6 +645,10 @@ impl Management {
             Err(nameway_face::FaceError::UnsupportedScheme | nameway_face::FaceError::Uri(_)) => {
                 self.respond(interest, 406, "Unsupported protocol", params)
             }
+            Err(
+                e @ (nameway_face::FaceError::SecurityNotConfigured
+                | nameway_face::FaceError::SecureNeedsUdp),
+            ) => self.respond(interest, 409, &e.to_string(), params),
             Err(e) => self.respond(interest, 504, &format!("Face creation failed: {e}"), params),
         }
     }
@@ -702,6 +797,16 @@ impl Management {
                     })
                     .collect();
                 serde_json::to_vec(&list).unwrap_or_default()
+            }
+            // Ours: the identity, trust list and policy, as JSON.
+            ("security", "list") => serde_json::to_vec(&crate::status::security_view(
+                faces,
+                self.security.as_deref(),
+            ))
+            .unwrap_or_default(),
+            // Ours: every secure link, as JSON.
+            ("neighbours", "list") => {
+                serde_json::to_vec(&crate::status::neighbour_views(faces)).unwrap_or_default()
             }
             // Ours (not NFD's): both tiers and the filter, as JSON.
             ("cs", "tiers") => {
