@@ -60,6 +60,13 @@ pub(crate) struct CreateArgs {
     /// MTU in bytes (UDP).
     #[arg(long)]
     mtu: Option<u64>,
+    /// Secure face (namewayd, UDP): handshake with the peer forwarder (whose key must be
+    /// trusted) and encrypt Data per the security policy (`nameway security`).
+    #[arg(long)]
+    secure: bool,
+    /// With --secure: encrypt every packet whole, headers and payload, whatever its name.
+    #[arg(long, requires = "secure")]
+    link_wide: bool,
     #[command(flatten)]
     limit: RateLimitArgs,
     #[command(flatten)]
@@ -282,12 +289,17 @@ async fn create(c: &mut Client, args: &CreateArgs) -> anyhow::Result<()> {
         mtu: args.mtu,
         interest_rate_limit: args.limit.rate_limit,
         interest_burst: args.limit.burst,
+        secure_mode: match (args.secure, args.link_wide) {
+            (true, true) => Some("link-wide".to_owned()),
+            (true, false) => Some("per-prefix".to_owned()),
+            _ => None,
+        },
         ..ControlParameters::default()
     };
     let response = c.command("faces", "create", &params).await?;
-    if response.status_code == 409 {
+    let existing = response.parameters().ok().flatten().and_then(|p| p.face_id);
+    if response.status_code == 409 && existing.is_some() {
         // The daemon names the existing face, as NFD does; say which one (nfdc: face-exists).
-        let existing = response.parameters().ok().flatten().and_then(|p| p.face_id);
         anyhow::bail!(
             "faces/create failed: 409 {}: face exists id={}",
             response.status_text,
@@ -305,6 +317,11 @@ async fn create(c: &mut Client, args: &CreateArgs) -> anyhow::Result<()> {
     let created = FaceChange::from(&body);
     if args.out.json {
         return print_json(&created);
+    }
+    if args.secure {
+        eprintln!(
+            "the face handshakes with its peer now: `nameway neighbour list` shows the state (the peer must trust this forwarder's key, `nameway identity show`)"
+        );
     }
     let limit = match created.interest_rate_limit {
         Some(_) => format!(" rate-limit={}", created.rate_limit_text()),

@@ -28,6 +28,7 @@ mod pcap;
 mod peek;
 mod ping;
 mod route;
+mod security;
 mod status;
 mod strategy;
 mod transfer;
@@ -60,6 +61,15 @@ enum Command {
     /// Content Store: info, config, erase.
     #[command(subcommand)]
     Cs(cs::CsCommand),
+    /// Hop-by-hop encryption policy: list, set, unset (namewayd).
+    #[command(subcommand)]
+    Security(security::SecurityCommand),
+    /// Secure neighbours: list, trust, untrust (namewayd).
+    #[command(subcommand)]
+    Neighbour(security::NeighbourCommand),
+    /// This forwarder's identity (its public key, for peers to trust).
+    #[command(subcommand)]
+    Identity(security::IdentityCommand),
     /// Reachability and round-trip time to an ndnping server (ndnping-compatible).
     Ping(ping::PingArgs),
     /// Answer ndnping probes under a prefix (ndnpingserver-compatible).
@@ -110,6 +120,9 @@ fn main() -> ExitCode {
         Command::Route(cmd) => block_on(async { done(route::run(t, cmd).await) }),
         Command::Strategy(cmd) => block_on(async { done(strategy::run(t, cmd).await) }),
         Command::Cs(cmd) => block_on(async { done(cs::run(t, cmd).await) }),
+        Command::Security(cmd) => block_on(async { done(security::security(t, cmd).await) }),
+        Command::Neighbour(cmd) => block_on(async { done(security::neighbour(t, cmd).await) }),
+        Command::Identity(cmd) => block_on(async { done(security::identity(t, cmd).await) }),
         Command::Ping(args) => block_on(ping::run(t, args)),
         Command::PingServer(args) => block_on(async { done(ping::serve(t, args).await) }),
         Command::Peek(args) => block_on(peek::peek(t, args)),
