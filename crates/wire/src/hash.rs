@@ -94,6 +94,26 @@ impl NameHasher {
         PrefixHashes { hashes }
     }
 
+    /// Hashes of the prefixes of `name` of up to `depth` components: the same values as
+    /// [`NameHasher::prefix_hashes`], cut at `depth` (`name_len()` is
+    /// `min(name.len(), depth)`).
+    ///
+    /// For a table whose deepest entry has `depth` components: a longer name costs no more
+    /// than its first `depth` components, and nothing is allocated while `depth` is under 12.
+    pub fn prefix_hashes_upto(&self, name: &Name, depth: usize) -> PrefixHashes {
+        if name.len() <= depth {
+            return self.prefix_hashes(name);
+        }
+        let mut h = self.state.build_hasher();
+        let mut hashes = SmallVec::with_capacity(depth + 1);
+        hashes.push(h.finish());
+        for wire in name.component_wires().take(depth) {
+            h.write(wire);
+            hashes.push(h.finish());
+        }
+        PrefixHashes { hashes }
+    }
+
     /// Hash of the whole name (the same value as `prefix_hashes(name).full()`).
     pub fn hash_name(&self, name: &Name) -> u64 {
         let mut h = self.state.build_hasher();
@@ -169,6 +189,27 @@ mod tests {
             }
             assert_eq!(ph.get(len + 1), None);
         }
+    }
+
+    #[test]
+    fn hashes_upto_a_depth_are_a_cut_of_all_hashes() {
+        let h = NameHasher::with_seed(7);
+        let uri: String = (0..20).map(|i| format!("/c{i}")).collect();
+        let name = n(&uri);
+        let all = h.prefix_hashes(&name);
+        for depth in [0usize, 1, 4, 11, 12, 19, 20, 21, 40] {
+            let cut = h.prefix_hashes_upto(&name, depth);
+            assert_eq!(cut.name_len(), depth.min(20), "depth {depth}");
+            assert_eq!(
+                cut.as_slice(),
+                &all.as_slice()[..=depth.min(20)],
+                "depth {depth}"
+            );
+        }
+        assert_eq!(
+            h.prefix_hashes_upto(&Name::root(), 3),
+            h.prefix_hashes(&Name::root())
+        );
     }
 
     #[test]
