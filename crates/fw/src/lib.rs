@@ -66,7 +66,7 @@ pub use counters::{
     ForwarderCounters, ForwarderStatus, PitCounters,
 };
 pub use forwarder::{Config, FaceError, Forwarder};
-pub use nameway_wire::lp::NackReason;
+pub use nameway_wire::lp::{NackReason, SecurityLevel};
 pub use pipeline::external_cs::{CsRequest, CONTENT_STORE_FACE};
 pub use pipeline::Transmit;
 pub use rate_limit::RateLimit;
@@ -80,4 +80,5 @@ pub use table::face_table::{Face, FaceId, FaceScope, LinkType};
 pub use table::fib::{FibError, NextHop};
 pub use table::name_table::MAX_PREFIX_DEPTH;
 pub use table::pit::{InRecord, OutRecord, PitEntry};
+pub use table::security_policy::{SecurityPolicy, SecurityPolicyError};
 pub use time::Time;

@@ -1,6 +1,6 @@
 //! The tables, one per file as in NFD: faces, FIB, PIT, content store, dead-nonce list,
-//! straggler list, strategy choice, and the hashed name-prefix table the FIB and strategy
-//! choice share.
+//! straggler list, strategy choice, security policy, and the hashed name-prefix table the FIB,
+//! strategy choice and security policy share.
 
 pub(crate) mod cs;
 pub(crate) mod cs_filter;
@@ -9,6 +9,7 @@ pub(crate) mod face_table;
 pub(crate) mod fib;
 pub(crate) mod name_table;
 pub(crate) mod pit;
+pub(crate) mod security_policy;
 pub(crate) mod straggler_list;
 pub(crate) mod strategy_choice;
 

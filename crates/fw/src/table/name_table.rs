@@ -1,7 +1,7 @@
 //! A name-prefix table with longest-prefix match over precomputed prefix hashes: one hash table
 //! per prefix length, probed from the longest length down, skipping lengths that hold nothing
-//! (a 64-bit mask), confirming the full prefix bytes on a hash hit. The FIB and the strategy
-//! choice table are built on it.
+//! (a 64-bit mask), confirming the full prefix bytes on a hash hit. The FIB, the strategy
+//! choice table and the security policy are built on it.
 //!
 //! Per-length tables keep the tables of sparse lengths small and hot in cache: a million routes
 //! at one length do not slow down the probe of another length.
@@ -24,7 +24,7 @@ pub(crate) struct NameEntry<V> {
 }
 
 /// Prefixes of up to [`MAX_PREFIX_DEPTH`] components, each with a value.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct NameTable<V> {
     /// `by_len[l]` maps the hash of an `l`-component prefix to its slot.
     by_len: Vec<HashTable<(u64, u32)>>,
@@ -52,6 +52,11 @@ impl<V> NameTable<V> {
 
     pub(crate) fn len(&self) -> usize {
         self.len
+    }
+
+    /// The component count of the deepest prefix in the table; `None` when it is empty.
+    pub(crate) fn max_depth(&self) -> Option<usize> {
+        (self.mask != 0).then(|| 63 - self.mask.leading_zeros() as usize)
     }
 
     /// The slot of exactly `prefix` (whose whole-name hash is `hash`).
@@ -246,6 +251,7 @@ mod tests {
         assert_eq!(lpm(&t, &h, "/b"), Some(("/".into(), 1)));
         assert_eq!(lpm(&t, &h, "/a/bc"), Some(("/a".into(), 2)));
         assert_eq!(t.len(), 3);
+        assert_eq!(t.max_depth(), Some(3));
         let a = n("/a");
         assert_eq!(t.remove(&a, h.hash_name(&a)), Some(2));
         assert_eq!(lpm(&t, &h, "/a/b"), Some(("/".into(), 1)));
@@ -256,6 +262,9 @@ mod tests {
         assert_eq!(t.remove(&root, h.hash_name(&root)), Some(1));
         assert_eq!(lpm(&t, &h, "/b"), None);
         assert_eq!(lpm(&t, &h, "/a/b/c"), Some(("/a/b/c".into(), 3)));
+        let abc = n("/a/b/c");
+        assert_eq!(t.remove(&abc, h.hash_name(&abc)), Some(3));
+        assert_eq!(t.max_depth(), None);
         insert(&mut t, &h, "/", 4);
         assert_eq!(lpm(&t, &h, "/b"), Some(("/".into(), 4)));
     }
