@@ -1,6 +1,7 @@
 //! Forwarding-plane benchmarks: one full exchange (Interest in → out upstream, Data in → CS
 //! insert → out downstream) at 4 and 11 name components with 1, 10^3 and 10^6 FIB routes; the
-//! content-store hit path; PIT insert (and expiry) with 10^5 pending entries.
+//! content-store hit path; PIT insert (and expiry) with 10^5 pending entries; the security
+//! policy's look-up (hashing inside, or from the per-packet prefix hashes).
 //!
 //! Two exchange groups: `exchange` hands the forwarder packets pre-encoded in a pool of 2^17
 //! (cold in cache, as a worst case); `exchange_rx` writes each packet into a receive buffer
@@ -15,7 +16,8 @@ use std::hint::black_box;
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use nameway_fw::{CsFilter, CsRequest, Forwarder, Time};
+use nameway_fw::{CsFilter, CsRequest, Forwarder, SecurityLevel, SecurityPolicy, Time};
+use nameway_wire::NameHasher;
 
 mod fixture;
 use fixture::{
@@ -202,12 +204,60 @@ fn pit_insert(c: &mut Criterion) {
     group.finish();
 }
 
+/// A policy of 1,000 prefixes at lengths 1 to 3 plus `/bench` (as the FIB of `setup`), looked
+/// up for names of 4 and 11 components: hashing inside (`lookup`), or from the prefix hashes
+/// the forwarder computes once per packet (`lookup_hashes`).
+fn security_policy_lookup(c: &mut Criterion) {
+    let mut group = c.benchmark_group("security_policy_lookup");
+    group.throughput(Throughput::Elements(1));
+    let mut policy = SecurityPolicy::with_hasher(NameHasher::with_seed(1));
+    policy
+        .set("/bench".parse().unwrap(), SecurityLevel::Aes256Gcm)
+        .unwrap();
+    for i in 1..1_000 {
+        let p = match i % 3 {
+            0 => format!("/x{i}"),
+            1 => format!("/bench/x{i}"),
+            _ => format!("/bench/a/x{i}"),
+        };
+        policy
+            .set(p.parse().unwrap(), SecurityLevel::ChaCha20Poly1305)
+            .unwrap();
+    }
+    for components in [4, 11] {
+        let pool = names(components, 1 << 10);
+        let hashes: Vec<_> = pool
+            .iter()
+            .map(|n| policy.hasher().prefix_hashes(n))
+            .collect();
+        let mut i = 0;
+        group.bench_function(BenchmarkId::new(format!("{components}c"), "lookup"), |b| {
+            b.iter(|| {
+                i = (i + 1) % pool.len();
+                black_box(policy.lookup(&pool[i]))
+            });
+        });
+        group.bench_function(
+            BenchmarkId::new(format!("{components}c"), "lookup_hashes"),
+            |b| {
+                b.iter(|| {
+                    i = (i + 1) % pool.len();
+                    black_box(policy.lookup_hashes(&pool[i], &hashes[i]))
+                });
+            },
+        );
+        assert_eq!(policy.lookup(&pool[0]), SecurityLevel::Aes256Gcm);
+    }
+    group.finish();
+}
+
 criterion_group!(
     benches,
     exchange,
     exchange_rx,
     cs_list_miss,
     cs_hit,
-    pit_insert
+    pit_insert,
+    security_policy_lookup
 );
 criterion_main!(benches);
