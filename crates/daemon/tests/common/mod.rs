@@ -1,6 +1,13 @@
-//! Helpers for the end-to-end tests: start the real `namewayd` on temporary sockets and run
-//! real python-ndn applications against it.
-#![allow(dead_code, unreachable_pub, clippy::unwrap_used, clippy::expect_used)]
+//! Helpers for the end-to-end tests: start the real `namewayd` on temporary sockets, run
+//! real python-ndn applications against it, and put a recording, fault-injecting UDP relay
+//! between two daemons (`relay`).
+#![allow(
+    dead_code,
+    unused_imports,
+    unreachable_pub,
+    clippy::unwrap_used,
+    clippy::expect_used
+)]
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -13,6 +20,7 @@ pub use daemon::*;
 #[path = "apps.rs"]
 mod apps;
 pub use apps::*;
+pub mod relay;
 
 impl Daemon {
     /// Starts this package's namewayd with `extra` appended to its config.
