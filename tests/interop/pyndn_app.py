@@ -4,7 +4,7 @@
 Each mode prints one JSON object per line on stdout; producers print {"ready": true} once their
 prefix is registered (after python-ndn's own registration step), then serve until killed.
 
-  produce  --api app|appv2 --prefix /p [--freshness MS] [--size N]
+  produce  --api app|appv2 --prefix /p [--freshness MS] [--size N] [--marker TEXT]
   consume  --api app|appv2 --name /p/x [--can-be-prefix] [--must-be-fresh] [--lifetime MS]
   serve-object --prefix /p --size N --segment 4000 [--freshness MS]   (legacy app, segmented, FinalBlockId)
   fetch-object --name /p                               (legacy app, ndn.app_support.segment_fetcher)
@@ -56,9 +56,16 @@ def payload(size, seed=b"nameway"):
     return bytes(out[:size])
 
 
+def content_of(args):
+    if args.marker:
+        text = args.marker.encode()
+        return (text * (args.size // len(text) + 1))[:args.size]
+    return payload(args.size)
+
+
 def produce_app(args):
     app = NDNApp(keychain=KeychainDigest())
-    content = payload(args.size)
+    content = content_of(args)
 
     @app.route(args.prefix)
     def on_interest(name, _param, _app_param):
@@ -73,7 +80,7 @@ def produce_app(args):
 
 def produce_appv2(args):
     app = appv2.NDNApp()
-    content = payload(args.size)
+    content = content_of(args)
     signer = DigestSha256Signer()
 
     @app.route(args.prefix)
@@ -262,6 +269,7 @@ def main():
     pr.add_argument("--prefix", required=True)
     pr.add_argument("--freshness", type=int, default=10000)
     pr.add_argument("--size", type=int, default=100)
+    pr.add_argument("--marker", help="content: this text repeated to --size bytes")
     co = sub.add_parser("consume")
     co.add_argument("--api", choices=["app", "appv2"], default="app")
     co.add_argument("--name", required=True)
