@@ -1,0 +1,166 @@
+//! Secure links: the link-service cost per packet of every level (seal on the sender, open on
+//! the receiver) for a Data of 1500 bytes on the wire, and the cost of one Noise XX handshake
+//! (both sides' work, in one thread).
+//!
+//! `cargo bench -p nameway-face --bench secure -- --warm-up-time 1 --measurement-time 3`
+
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
+use nameway_face::secure::{
+    Identity, LevelLookup, SecureLink, SecureMode, SecurityContext, SecuritySettings,
+};
+use nameway_wire::lp::{LpPacket, SecurityLevel};
+use nameway_wire::{Data, Name};
+
+#[derive(Debug)]
+struct All(SecurityLevel);
+
+impl LevelLookup for All {
+    fn level(&self, _: &Name) -> SecurityLevel {
+        self.0
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0 == SecurityLevel::None
+    }
+}
+
+fn ctx(me: &Identity, peer: &Identity, level: SecurityLevel) -> Arc<SecurityContext> {
+    Arc::new(SecurityContext::new(
+        me.clone(),
+        [peer.public_key()],
+        Arc::new(All(level)),
+        SecuritySettings::default(),
+    ))
+}
+
+fn value(pkt: &Bytes) -> Bytes {
+    LpPacket::decode(pkt).unwrap().link_handshake.unwrap()
+}
+
+/// Runs a whole handshake; returns the two links.
+fn handshake(a: &SecureLink, b: &SecureLink) {
+    let init = a.poll(0).unwrap();
+    let resp = b.on_handshake(0, &value(&init)).unwrap();
+    let fin = a.on_handshake(0, &value(&resp)).unwrap();
+    let confirm = b.on_handshake(0, &value(&fin)).unwrap();
+    a.on_handshake(0, &value(&confirm));
+}
+
+fn pair(level: SecurityLevel, mode: SecureMode) -> (SecureLink, SecureLink) {
+    let (ia, ib) = (Identity::generate().unwrap(), Identity::generate().unwrap());
+    let a = SecureLink::new(ctx(&ia, &ib, level), Some(mode));
+    let b = SecureLink::new(ctx(&ib, &ia, level), None);
+    handshake(&a, &b);
+    (a, b)
+}
+
+/// A Data of 1500 bytes on the wire, named like a segment.
+fn data_1500() -> Bytes {
+    let name: Name = "/bench/object/v=1/seg=42".parse().unwrap();
+    let probe = Data::new(name.clone(), Bytes::new()).encode().len();
+    let content = vec![0x5a; 1500 - probe - 4];
+    let d = Data::new(name, Bytes::from(content)).encode();
+    assert!((1490..=1510).contains(&d.len()), "{}", d.len());
+    d
+}
+
+const LEVELS: [SecurityLevel; 7] = [
+    SecurityLevel::None,
+    SecurityLevel::Cpa,
+    SecurityLevel::ChaCha20,
+    SecurityLevel::Forro14,
+    SecurityLevel::ChaCha20Poly1305,
+    SecurityLevel::XForro14Poly1305,
+    SecurityLevel::Aes256Gcm,
+];
+
+fn per_packet(c: &mut Criterion) {
+    let data = data_1500();
+    let mut group = c.benchmark_group("secure_link_1500B");
+    group.throughput(Throughput::Bytes(data.len() as u64));
+    for level in LEVELS {
+        let (a, b) = pair(level, SecureMode::PerPrefix);
+        group.bench_with_input(BenchmarkId::new("seal", level.name()), &data, |bch, d| {
+            bch.iter(|| black_box(a.seal(1, d.clone()).unwrap()));
+        });
+        group.bench_with_input(BenchmarkId::new("open", level.name()), &data, |bch, d| {
+            bch.iter_batched(
+                || a.seal(1, d.clone()).unwrap(),
+                |sealed| black_box(b.open(1, sealed).unwrap()),
+                BatchSize::SmallInput,
+            );
+        });
+    }
+    // Link-wide mode: the whole packet, with the default link level.
+    let (a, b) = pair(SecurityLevel::None, SecureMode::LinkWide);
+    group.bench_with_input(
+        BenchmarkId::new("seal", "link-wide-xforro14-poly1305"),
+        &data,
+        |bch, d| bch.iter(|| black_box(a.seal(1, d.clone()).unwrap())),
+    );
+    group.bench_with_input(
+        BenchmarkId::new("open", "link-wide-xforro14-poly1305"),
+        &data,
+        |bch, d| {
+            bch.iter_batched(
+                || a.seal(1, d.clone()).unwrap(),
+                |sealed| black_box(b.open(1, sealed).unwrap()),
+                BatchSize::SmallInput,
+            );
+        },
+    );
+    group.finish();
+}
+
+fn handshakes(c: &mut Criterion) {
+    let (ia, ib) = (Identity::generate().unwrap(), Identity::generate().unwrap());
+    let ca = ctx(&ia, &ib, SecurityLevel::ChaCha20Poly1305);
+    let cb = ctx(&ib, &ia, SecurityLevel::ChaCha20Poly1305);
+    let mut group = c.benchmark_group("handshake");
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("noise_xx_both_sides", |bch| {
+        bch.iter(|| {
+            let a = SecureLink::new(ca.clone(), Some(SecureMode::PerPrefix));
+            let b = SecureLink::new(cb.clone(), None);
+            handshake(&a, &b);
+            black_box((a, b))
+        });
+    });
+    // What a responder spends per handshake it serves: answering an Init, then taking the
+    // Finish (the two add up to its share).
+    let fresh = || {
+        let a = SecureLink::new(ca.clone(), Some(SecureMode::PerPrefix));
+        let b = SecureLink::new(cb.clone(), None);
+        let init = a.poll(0).unwrap();
+        (a, b, init)
+    };
+    group.bench_function("responder_init", |bch| {
+        bch.iter_batched(
+            fresh,
+            |(_a, b, init)| black_box(b.on_handshake(0, &value(&init)).unwrap()),
+            BatchSize::SmallInput,
+        );
+    });
+    group.bench_function("responder_finish", |bch| {
+        bch.iter_batched(
+            || {
+                let (a, b, init) = fresh();
+                let resp = b.on_handshake(0, &value(&init)).unwrap();
+                let fin = a.on_handshake(0, &value(&resp)).unwrap();
+                (b, fin)
+            },
+            |(b, fin)| black_box(b.on_handshake(0, &value(&fin)).unwrap()),
+            BatchSize::SmallInput,
+        );
+    });
+    group.finish();
+}
+
+criterion_group!(benches, per_packet, handshakes);
+criterion_main!(benches);
