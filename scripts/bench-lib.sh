@@ -11,7 +11,8 @@ bench_init() {
     cargo build --release -q -p namewayd -p nameway
     dir="$(mktemp -d)"
     pid=0
-    trap 'kill "$pid" ${bench_pids:-} 2>/dev/null || true; rm -rf "$dir"' EXIT
+    # pid 0 would signal the whole process group (this shell too): only a started daemon's.
+    trap 'if [ "$pid" != 0 ]; then kill "$pid" 2>/dev/null; fi; kill ${bench_pids:-} 2>/dev/null || true; rm -rf "$dir"' EXIT
 }
 
 start_namewayd() {

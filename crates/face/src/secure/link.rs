@@ -356,10 +356,6 @@ fn data_of(wire: &Bytes) -> Option<(Option<LpPacket>, Bytes)> {
     }
 }
 
-fn tag_array(tag: &[u8]) -> Option<[u8; LINK_SECURITY_TAG_LEN]> {
-    tag.try_into().ok()
-}
-
 fn ct_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
@@ -636,30 +632,46 @@ impl SecureLink {
     /// Takes a packet the forwarder sends on this face; returns what goes on the wire
     /// (unchanged, or encrypted), or why it must not be sent.
     ///
+    /// The packet is copied once, into the LpPacket that carries it, and encrypted there.
+    ///
     /// # Errors
     /// [`SecureDrop::NoSession`] when the packet needs protection and no session exists yet.
     pub fn seal(&self, now_ms: u64, wire: Bytes) -> Result<Bytes, SecureDrop> {
         if !self.is_engaged() {
             return Ok(wire);
         }
-        if wire.first().map(|&b| u32::from(b)) == Some(types::LP_PACKET) {
-            if let Ok(lp) = LpPacket::decode(&wire) {
-                if lp.link_handshake.is_some() {
-                    return Ok(wire);
-                }
+        let lp = if wire.first().map(|&b| u32::from(b)) == Some(types::LP_PACKET) {
+            let lp = LpPacket::decode(&wire).map_err(|_| SecureDrop::Malformed)?;
+            if lp.link_handshake.is_some() {
+                return Ok(wire);
             }
-        }
+            Some(lp)
+        } else {
+            None
+        };
         let mut tx = lock(&self.tx);
         let mode = tx.as_ref().map(|s| s.mode).or(self.initiate);
-        let (level, whole, data) = match mode {
-            Some(SecureMode::LinkWide) => (self.ctx.link_level(), true, None),
-            _ => match data_of(&wire) {
-                Some((headers, data)) => {
-                    let level = self.level_of(&data).ok_or(SecureDrop::Malformed)?;
-                    (level, false, Some((headers, data)))
+        // What to seal: (level, the Data and its Content range for Content-only sealing).
+        let (level, content) = if mode == Some(SecureMode::LinkWide) {
+            (self.ctx.link_level(), None)
+        } else {
+            let data = match &lp {
+                None if wire.first().map(|&b| u32::from(b)) == Some(types::DATA) => Some(&wire),
+                Some(lp) if lp.nack.is_none() => lp
+                    .fragment
+                    .as_ref()
+                    .filter(|f| f.first().map(|&b| u32::from(b)) == Some(types::DATA)),
+                _ => None,
+            };
+            match data {
+                Some(data) if !self.ctx.policy().is_empty() => {
+                    let view =
+                        DataView::new_checked(data.clone()).map_err(|_| SecureDrop::Malformed)?;
+                    let level = self.ctx.policy().level(view.name());
+                    (level, view.content_range().map(|r| (data.clone(), r)))
                 }
-                None => (SecurityLevel::None, false, None),
-            },
+                _ => (SecurityLevel::None, None),
+            }
         };
         if !level.encrypts() {
             return Ok(wire);
@@ -683,58 +695,62 @@ impl SecureLink {
         let id = key_id(session.tag, session.keys.epoch);
         let cipher = session.keys.cipher(level).ok_or(SecureDrop::Malformed)?;
         drop(tx);
-        let mut sec = LinkSecurity {
+        let sec = LinkSecurity {
             level,
-            whole_packet: whole,
+            whole_packet: content.is_none(),
             key_id: id,
             counter,
-            tag: None,
+            // A placeholder of the right size, filled in after encryption.
+            tag: level.authenticates().then_some([0; LINK_SECURITY_TAG_LEN]),
         };
         let mut n = [0u8; 24];
         let nonce = nonce(counter, cipher.suite().nonce_len(), &mut n);
-        let content = data.as_ref().and_then(|(headers, data)| {
-            let view = DataView::new_checked(data.clone()).ok()?;
-            Some((headers.as_ref().map(network_headers), view.content_range()?))
-        });
-        let out = match (data, content) {
-            (Some((_, data)), Some((headers, range))) => {
-                let headers = headers.unwrap_or_default();
+        // The packet as it goes out, with the payload still in clear: encrypted in place.
+        let (out, payload, range, aad) = match content {
+            Some((data, range)) => {
+                let headers = lp.as_ref().map(network_headers).unwrap_or_default();
                 let aad = content_aad(&sec, &headers, &data, &range);
-                let mut buf = BytesMut::from(&data[..]);
-                let body = buf.get_mut(range).ok_or(SecureDrop::Malformed)?;
-                let tag = cipher
-                    .seal_in_place_detached(nonce, &aad, body)
-                    .map_err(|_| SecureDrop::Malformed)?;
-                if level.authenticates() {
-                    sec.tag = tag_array(tag.as_bytes());
-                }
-                LpPacket {
+                let out = LpPacket {
                     link_security: Some(sec),
-                    fragment: Some(buf.freeze()),
+                    fragment: Some(data.clone()),
                     ..headers
                 }
-                .encode()
+                .encode();
+                (out, data, range, aad)
             }
             // Link-wide mode, or a Data without Content: the whole packet.
-            _ => {
-                sec.whole_packet = true;
-                let mut buf = BytesMut::from(&wire[..]);
-                let tag = cipher
-                    .seal_in_place_detached(nonce, &sec.header_bytes(), &mut buf)
-                    .map_err(|_| SecureDrop::Malformed)?;
-                if level.authenticates() {
-                    sec.tag = tag_array(tag.as_bytes());
-                }
-                LpPacket {
+            None => {
+                let out = LpPacket {
                     link_security: Some(sec),
-                    fragment: Some(buf.freeze()),
+                    fragment: Some(wire.clone()),
                     ..LpPacket::default()
                 }
-                .encode()
+                .encode();
+                let range = 0..wire.len();
+                (out, wire, range, sec.header_bytes().to_vec())
             }
         };
+        let mut buf = BytesMut::from(out);
+        // The Fragment is last: its value is the final `payload.len()` bytes; LinkSecurity
+        // (and its tag) ends right before the Fragment's TLV header.
+        let frag_start = buf.len() - payload.len();
+        let frag_header =
+            nameway_wire::tlv::tlv_len(types::FRAGMENT, payload.len()) - payload.len();
+        let body = buf
+            .get_mut(frag_start + range.start..frag_start + range.end)
+            .ok_or(SecureDrop::Malformed)?;
+        let tag = cipher
+            .seal_in_place_detached(nonce, &aad, body)
+            .map_err(|_| SecureDrop::Malformed)?;
+        if level.authenticates() {
+            let tag_end = frag_start - frag_header;
+            let slot = buf
+                .get_mut(tag_end - LINK_SECURITY_TAG_LEN..tag_end)
+                .ok_or(SecureDrop::Malformed)?;
+            slot.copy_from_slice(tag.as_bytes());
+        }
         bump(&self.counters.encrypted);
-        Ok(out)
+        Ok(buf.freeze())
     }
 
     /// Takes a whole received network packet (after reassembly); returns the packet for the
