@@ -172,7 +172,8 @@ impl XForro14Poly1305 {
     ///
     /// # Errors
     /// [`CryptoError::AuthenticationFailed`] if the tag does not match (`buf`
-    /// is left as ciphertext); [`CryptoError::MessageTooLong`] as for sealing.
+    /// is then overwritten with zeros, as by every AEAD suite of this crate);
+    /// [`CryptoError::MessageTooLong`] as for sealing.
     pub fn open_in_place_detached(
         &self,
         nonce: &[u8; 24],
@@ -183,6 +184,7 @@ impl XForro14Poly1305 {
         let mut run = self.start(nonce, buf.len())?;
         let expected = run.tag(aad, buf);
         if !bool::from(expected.ct_eq(tag)) {
+            buf.fill(0);
             return Err(CryptoError::AuthenticationFailed);
         }
         run.xor(buf);
