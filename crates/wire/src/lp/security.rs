@@ -235,7 +235,10 @@ mod tests {
         }
         assert!("aes-128-gcm".parse::<SecurityLevel>().is_err());
         assert!(SecurityLevel::Cpa.warning().unwrap().contains("weak"));
-        assert!(SecurityLevel::Forro14.warning().unwrap().contains("no integrity"));
+        assert!(SecurityLevel::Forro14
+            .warning()
+            .unwrap()
+            .contains("no integrity"));
         assert!(SecurityLevel::Aes256Gcm.warning().is_none());
     }
 
@@ -244,7 +247,8 @@ mod tests {
         assert!(crate::tlv::is_critical(types::LINK_SECURITY));
         assert!(!super::super::is_ignorable_field(types::LINK_SECURITY));
         assert!(!super::super::is_ignorable_field(types::LINK_HANDSHAKE));
-        assert!((super::super::HEADER3_MIN..=super::super::HEADER3_MAX)
-            .contains(&types::LINK_SECURITY));
+        assert!(
+            (super::super::HEADER3_MIN..=super::super::HEADER3_MAX).contains(&types::LINK_SECURITY)
+        );
     }
 }
