@@ -134,7 +134,7 @@ pub(crate) fn reference_for(suite: Suite) -> &'static str {
 /// suites get a second line against OpenSSL's AES-256-GCM.
 pub(crate) fn render_table(rows: &[Row], refs: &[Reference], speed: Speed) -> String {
     let mut out = format!(
-        "openssl: medians of {} run(s) of `openssl {}` (per cipher and size)\n",
+        "openssl: medians of {} run(s) per cipher and size of `openssl {}` (no -aead for chacha20)\n",
         speed.runs.max(1),
         speed
             .args("CIPHER", 0)
