@@ -2,15 +2,17 @@
 //! several payload sizes, with cycles per byte and the ratio to ChaCha20.
 //!
 //! The measuring is done by `nameway_crypto::bench`; this module only parses
-//! the arguments and prints the table (or JSON with `--json`). Needs the
-//! dependency `nameway-crypto = { path = "../crypto" }` (plus `anyhow` and
-//! `clap`, already used by the CLI).
+//! the arguments and prints the table (or JSON with `--json`). With
+//! `--openssl` it also runs `openssl speed` at the same sizes
+//! ([`crate::bench_openssl`]) and prints every suite next to OpenSSL.
 
 use std::time::Duration;
 
 use anyhow::{bail, Result};
 use clap::Args;
 use nameway_crypto::bench;
+
+use crate::bench_openssl::{self, Speed};
 
 /// Arguments of `nameway bench ciphers`.
 #[derive(Debug, Args)]
@@ -25,16 +27,43 @@ pub(crate) struct BenchCiphersArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// Also run `openssl speed` (ChaCha20-Poly1305, ChaCha20, AES-256-GCM) at
+    /// the same sizes and print every suite's MB/s next to OpenSSL's, with
+    /// the ratio. Needs the `openssl` command on PATH.
+    #[arg(long)]
+    openssl: bool,
+    /// Seconds per `openssl speed` run (whole seconds, at least 1).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    openssl_seconds: u32,
+    /// `openssl speed` runs per cipher and size; the median is printed.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..))]
+    openssl_runs: u64,
 }
 
 /// Runs `nameway bench ciphers` with parsed arguments.
 pub(crate) fn run(args: &BenchCiphersArgs) -> Result<()> {
-    run_with(&args.sizes, Duration::from_millis(args.time_ms), args.json)
+    let openssl = args.openssl.then_some(Speed {
+        seconds: args.openssl_seconds,
+        runs: usize::try_from(args.openssl_runs).unwrap_or(usize::MAX),
+    });
+    run_with(
+        &args.sizes,
+        Duration::from_millis(args.time_ms),
+        args.json,
+        openssl,
+    )
 }
 
 /// Measures every suite at every size in `sizes`, spending about `per_pair`
-/// on each pair, and prints a table, or JSON if `json` is set.
-pub(crate) fn run_with(sizes: &[usize], per_pair: Duration, json: bool) -> Result<()> {
+/// on each pair, and prints a table, or JSON if `json` is set. With `openssl`,
+/// `openssl speed` is run at the same sizes first (so a missing `openssl`
+/// fails fast) and its figures are printed beside the suites'.
+pub(crate) fn run_with(
+    sizes: &[usize],
+    per_pair: Duration,
+    json: bool,
+    openssl: Option<Speed>,
+) -> Result<()> {
     if sizes.is_empty() {
         bail!("no payload sizes given");
     }
@@ -44,11 +73,19 @@ pub(crate) fn run_with(sizes: &[usize], per_pair: Duration, json: bool) -> Resul
     if per_pair.is_zero() {
         bail!("the measuring time must be positive");
     }
+    let openssl = openssl
+        .map(|speed| Ok::<_, anyhow::Error>((speed, speed.measure(sizes)?)))
+        .transpose()?;
     let rows = bench::run(sizes, per_pair);
-    if json {
-        println!("{}", bench::render_json(&rows));
-    } else {
-        print!("{}", bench::render_table(&rows));
+    match (openssl, json) {
+        (Some((_, refs)), true) => println!("{}", bench_openssl::render_json(&rows, &refs)),
+        (Some((speed, refs)), false) => {
+            print!("{}", bench::render_table(&rows));
+            println!();
+            print!("{}", bench_openssl::render_table(&rows, &refs, speed));
+        }
+        (None, true) => println!("{}", bench::render_json(&rows)),
+        (None, false) => print!("{}", bench::render_table(&rows)),
     }
     Ok(())
 }

@@ -18,6 +18,7 @@ use clap::{Parser, Subcommand};
 mod bench;
 mod bench_ciphers;
 mod bench_load;
+mod bench_openssl;
 mod capture;
 mod client;
 mod cs;

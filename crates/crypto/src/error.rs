@@ -40,7 +40,8 @@ pub enum CryptoError {
     /// would reuse keystream. Nothing was encrypted.
     MessageTooLong,
     /// The tag does not match: the ciphertext, nonce, associated data or tag
-    /// was changed, or the key is wrong. The buffer is left as it was given.
+    /// was changed, or the key is wrong. The buffer has been overwritten with
+    /// zeros: no unauthenticated plaintext is ever handed back.
     AuthenticationFailed,
     /// The suite name is not one of [`Suite::ALL`].
     UnknownSuite,

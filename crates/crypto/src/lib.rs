@@ -22,8 +22,11 @@
 //! | `aes-256-gcm` | AEAD | 32 | 12 | 16 | yes |
 //!
 //! Forro14 and its extensions are written here from the project's spec, with
-//! portable, AVX2 and AVX-512 backends ([`forro14`]). ChaCha20, XChaCha20,
-//! Poly1305, the ChaCha AEADs and AES-GCM come from the RustCrypto crates.
+//! portable, AVX2 and AVX-512 backends ([`forro14`]). ChaCha20-Poly1305 and
+//! AES-GCM are `ring`'s (BoringSSL's assembly); XChaCha20-Poly1305 is
+//! HChaCha20 (RustCrypto `chacha20`) in front of `ring`'s ChaCha20-Poly1305;
+//! bare ChaCha20 and XForro14-Poly1305's Poly1305 are RustCrypto's `chacha20`
+//! and `poly1305`.
 //!
 //! # CPA is not encryption
 //!
@@ -36,10 +39,24 @@
 //!
 //! # Guarantees
 //!
-//! * Keys are zeroized when the cipher that holds them is dropped, and no
-//!   `Debug` output contains key bytes.
-//! * Tags are compared in constant time (`subtle`, or the RustCrypto AEADs'
-//!   own checks), and an AEAD decrypts only after the tag has matched.
+//! * Key bytes this crate holds (the stream ciphers', XChaCha20-Poly1305's
+//!   and XForro14-Poly1305's keys, every derived subkey and one-time key) are
+//!   zeroized when they are dropped, and no `Debug` output contains key bytes.
+//! * **Not zeroized: `ring`'s key schedules.** The ring-backed suites
+//!   (`chacha20-poly1305`, `aes-128-gcm`, `aes-256-gcm`, and the per-message
+//!   ChaCha20-Poly1305 key of `xchacha20-poly1305`) keep the key, the AES
+//!   round keys and the GHASH key powers inside `ring` types that do not
+//!   zeroize on drop; those bytes stay in freed heap or stack memory until it
+//!   is reused. This is the price of ring's speed (about 7x RustCrypto's
+//!   ChaCha20-Poly1305 for 64-byte payloads here); an attacker who can read
+//!   the forwarder's memory can read live keys anyway. Likewise not zeroized:
+//!   words the compiler spills inside the SIMD kernels, and HChaCha20's
+//!   internal state in the `chacha20` crate.
+//! * Tags are compared in constant time (`subtle` for XForro14-Poly1305,
+//!   `ring`'s own comparison otherwise). If a tag does not match, the buffer
+//!   is overwritten with zeros ([`CryptoError::AuthenticationFailed`]): ring
+//!   decrypts while it authenticates, so no AEAD here hands back unverified
+//!   plaintext, and XForro14-Poly1305 checks before it decrypts.
 //! * A message that would wrap a block counter (and so reuse keystream) is
 //!   refused before anything is written.
 //! * `unsafe` appears only in the private `arch` module (SIMD kernels and the

@@ -46,8 +46,11 @@ pub trait PayloadCipher: Send + Sync + fmt::Debug {
     ///
     /// # Errors
     /// [`CryptoError::AuthenticationFailed`] if the tag does not match, with
-    /// `buf` left unchanged; [`CryptoError::TagLength`] if `tag` is not
-    /// [`Suite::tag_len`] bytes; otherwise as for sealing.
+    /// `buf` overwritten with zeros (ring decrypts while it authenticates, so
+    /// every AEAD suite zeroes the buffer rather than hand back unverified
+    /// plaintext); [`CryptoError::TagLength`] if `tag` is not
+    /// [`Suite::tag_len`] bytes; otherwise as for sealing, with `buf`
+    /// unchanged.
     fn open_in_place_detached(
         &self,
         nonce: &[u8],

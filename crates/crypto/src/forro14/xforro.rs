@@ -25,15 +25,24 @@ const HFORRO_OUTPUT_WORDS: [usize; 8] = [6, 7, 14, 15, 4, 5, 12, 13];
 /// The result is secret key material; zeroize it when done.
 pub fn hforro14(key: &[u8; 32], input: &[u8; 16]) -> [u8; 32] {
     let mut k = le_words::<8>(key);
-    let [i0, i1, i2, i3] = le_words::<4>(input);
-    let mut x = initial_state(&k, i0, i1, i2, i3);
-    scalar::rounds(&mut x);
+    let mut words = hforro14_words(&k, input);
     let mut out = [0u8; 32];
-    for (o, i) in out.chunks_exact_mut(4).zip(HFORRO_OUTPUT_WORDS) {
-        o.copy_from_slice(&x[i].to_le_bytes());
+    for (o, w) in out.chunks_exact_mut(4).zip(words) {
+        o.copy_from_slice(&w.to_le_bytes());
     }
-    x.zeroize();
+    words.zeroize();
     k.zeroize();
+    out
+}
+
+/// [`hforro14`] on key words, giving the subkey as words (the layout a
+/// Forro14 state takes them in). Secret; zeroize it when done.
+pub(crate) fn hforro14_words(key: &[u32; 8], input: &[u8; 16]) -> [u32; 8] {
+    let [i0, i1, i2, i3] = le_words::<4>(input);
+    let mut x = initial_state(key, i0, i1, i2, i3);
+    scalar::rounds(&mut x);
+    let out = HFORRO_OUTPUT_WORDS.map(|i| x[i]);
+    x.zeroize();
     out
 }
 
@@ -107,10 +116,11 @@ impl Drop for XForro14 {
 
 impl ZeroizeOnDrop for XForro14 {}
 
-/// Keystream computed together with the Poly1305 key: the first pass of the
-/// SIMD kernel covers block 0 (the one-time key) and up to 31 message blocks,
-/// so short messages cost one pass instead of two.
-const HEAD_LEN: usize = 2048;
+/// Messages up to this length get their keystream from the same kernel call
+/// as block 0 (the one-time Poly1305 key): block 0 and at most 7 message
+/// blocks fill one 8-block batch. Longer messages are XORed in place from
+/// counter 1, so no long keystream is staged in (and wiped from) a buffer.
+const HEAD_MSG_MAX: usize = 7 * BLOCK_LEN;
 
 /// XForro14-Poly1305 (spec §8.4), the AEAD of the SBSeg 2023 paper: RFC 8439's
 /// construction with HForro14 for the nonce extension and Forro14 for
@@ -119,7 +129,7 @@ const HEAD_LEN: usize = 2048;
 /// A message may be at most `(2^32 - 1) * 64` bytes.
 #[derive(Clone)]
 pub struct XForro14Poly1305 {
-    key: [u8; 32],
+    key: [u32; 8],
     engine: Engine,
 }
 
@@ -134,7 +144,7 @@ impl XForro14Poly1305 {
     /// An AEAD for `key` using the fastest available Forro14 backend.
     pub fn new(key: &[u8; 32]) -> Self {
         Self {
-            key: *key,
+            key: key_words(key),
             engine: Engine::auto(),
         }
     }
@@ -145,7 +155,7 @@ impl XForro14Poly1305 {
     /// [`CryptoError::BackendUnavailable`] if this CPU cannot run `backend`.
     pub fn with_backend(key: &[u8; 32], backend: Forro14Backend) -> Result<Self, CryptoError> {
         Ok(Self {
-            key: *key,
+            key: key_words(key),
             engine: Engine::forced(backend)?,
         })
     }
@@ -162,7 +172,7 @@ impl XForro14Poly1305 {
         aad: &[u8],
         buf: &mut [u8],
     ) -> Result<[u8; 16], CryptoError> {
-        let mut run = self.start(nonce, buf.len())?;
+        let run = self.start(nonce, buf.len())?;
         run.xor(buf);
         Ok(run.tag(aad, buf))
     }
@@ -172,7 +182,8 @@ impl XForro14Poly1305 {
     ///
     /// # Errors
     /// [`CryptoError::AuthenticationFailed`] if the tag does not match (`buf`
-    /// is left as ciphertext); [`CryptoError::MessageTooLong`] as for sealing.
+    /// is then overwritten with zeros, as by every AEAD suite of this crate);
+    /// [`CryptoError::MessageTooLong`] as for sealing.
     pub fn open_in_place_detached(
         &self,
         nonce: &[u8; 24],
@@ -180,38 +191,37 @@ impl XForro14Poly1305 {
         buf: &mut [u8],
         tag: &[u8; 16],
     ) -> Result<(), CryptoError> {
-        let mut run = self.start(nonce, buf.len())?;
+        let run = self.start(nonce, buf.len())?;
         let expected = run.tag(aad, buf);
         if !bool::from(expected.ct_eq(tag)) {
+            buf.fill(0);
             return Err(CryptoError::AuthenticationFailed);
         }
         run.xor(buf);
         Ok(())
     }
 
-    /// Derives the subkey and computes block 0 together with the keystream
-    /// for the first message bytes.
+    /// Derives the subkey state and computes block 0, together with the
+    /// keystream of a short message.
     fn start(&self, nonce: &[u8; 24], len: usize) -> Result<Run, CryptoError> {
         // Counter 0 is the Poly1305 key; the message uses counters 1 ..= 2^32 - 1.
         check_counter(1, len, 1u128 << 32)?;
         let (prefix, tail) = split_nonce(nonce);
-        let mut subkey = hforro14(&self.key, &prefix);
-        let mut key_words = le_words::<8>(&subkey);
-        subkey.zeroize();
+        let mut subkey = hforro14_words(&self.key, &prefix);
         let [n0, n1] = le_words::<2>(&tail);
         // IETF layout with n12 = 00000000 || nonce[16..24]: word 5 = 0.
-        let state = initial_state(&key_words, 0, 0, n0, n1);
-        key_words.zeroize();
-        let mut head = [0u8; HEAD_LEN];
-        let head_msg = len.min(HEAD_LEN - BLOCK_LEN);
-        let ks_len = BLOCK_LEN + head_msg;
-        self.engine.xor_keystream(&state, 0, &mut head[..ks_len]);
-        Ok(Run {
+        let state = initial_state(&subkey, 0, 0, n0, n1);
+        subkey.zeroize();
+        let head_msg = if len <= HEAD_MSG_MAX { len } else { 0 };
+        let mut run = Run {
             state,
-            head,
+            head: [0u8; BLOCK_LEN + HEAD_MSG_MAX],
             head_msg,
             engine: self.engine,
-        })
+        };
+        let ks = run.head.get_mut(..BLOCK_LEN + head_msg).unwrap_or_default();
+        self.engine.xor_keystream(&run.state, 0, ks);
+        Ok(run)
     }
 }
 
@@ -231,34 +241,34 @@ impl Drop for XForro14Poly1305 {
 
 impl ZeroizeOnDrop for XForro14Poly1305 {}
 
-/// One seal or open: the subkey state, the one-time key in `head[..32]` and
-/// the keystream for the first `head_msg` message bytes in
-/// `head[64..64 + head_msg]`. Zeroized on drop.
+/// One seal or open: the subkey state, block 0 in `head[..64]` (its first 32
+/// bytes are the one-time Poly1305 key) and, for a message of at most
+/// [`HEAD_MSG_MAX`] bytes, its whole keystream in `head[64..64 + head_msg]`.
+/// The used part of `head` and the state are zeroized on drop.
 struct Run {
     state: [u32; 16],
-    head: [u8; HEAD_LEN],
+    head: [u8; BLOCK_LEN + HEAD_MSG_MAX],
     head_msg: usize,
     engine: Engine,
 }
 
 impl Run {
     /// XORs the message keystream (counter 1 onwards) into `buf`.
-    fn xor(&mut self, buf: &mut [u8]) {
-        let (first, rest) = buf.split_at_mut(self.head_msg);
-        for (b, k) in first.iter_mut().zip(&self.head[BLOCK_LEN..]) {
-            *b ^= k;
-        }
-        if !rest.is_empty() {
-            // `head_msg` is a whole number of blocks whenever `rest` is not empty.
-            let next = 1 + (self.head_msg / BLOCK_LEN) as u64;
-            self.engine.xor_keystream(&self.state, next, rest);
+    fn xor(&self, buf: &mut [u8]) {
+        if self.head_msg == buf.len() {
+            let ks = self.head.get(BLOCK_LEN..).unwrap_or_default();
+            for (b, k) in buf.iter_mut().zip(ks) {
+                *b ^= k;
+            }
+        } else {
+            self.engine.xor_keystream(&self.state, 1, buf);
         }
     }
 
     /// Poly1305 over `aad || pad16 || ct || pad16 || le64(|aad|) || le64(|ct|)`.
     fn tag(&self, aad: &[u8], ct: &[u8]) -> [u8; 16] {
         let mut otk = poly1305::Key::default();
-        otk.copy_from_slice(&self.head[..32]);
+        otk.copy_from_slice(self.head.get(..32).unwrap_or_default());
         let mut mac = Poly1305::new(&otk);
         otk.zeroize();
         mac.update_padded(aad);
@@ -274,7 +284,10 @@ impl Run {
 impl Drop for Run {
     fn drop(&mut self) {
         self.state.zeroize();
-        self.head.zeroize();
+        // Only the part the kernel wrote holds keystream; the rest is zero.
+        if let Some(used) = self.head.get_mut(..BLOCK_LEN + self.head_msg) {
+            used.zeroize();
+        }
     }
 }
 

@@ -1,61 +1,56 @@
-//! The AEAD suites: the RustCrypto ChaCha20-Poly1305, XChaCha20-Poly1305 and
-//! AES-GCM behind one adapter, and this crate's XForro14-Poly1305.
+//! The AEAD suites: ring's ChaCha20-Poly1305 and AES-GCM behind one adapter,
+//! XChaCha20-Poly1305 as HChaCha20 plus ring's ChaCha20-Poly1305, and this
+//! crate's XForro14-Poly1305.
+//!
+//! ring keeps its expanded keys (the AES round keys, the GHASH key powers,
+//! the ChaCha20 key) in memory it does not zeroize on drop; see the crate
+//! documentation's "Guarantees". Every copy of key bytes this module makes is
+//! zeroized.
 
 use core::fmt;
 
-use aes_gcm::aead::consts::U16;
-use aes_gcm::aead::{AeadCore, AeadInOut, KeyInit};
-use aes_gcm::{Aes128Gcm, Aes256Gcm};
-use chacha20poly1305::{ChaCha20Poly1305, XChaCha20Poly1305};
-use zeroize::Zeroize;
+use chacha20::R20;
+use ring::aead::{Aad, Algorithm, LessSafeKey, Nonce, UnboundKey};
+use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use super::{fixed_key, fixed_nonce, Suite};
 use crate::error::CryptoError;
 use crate::forro14::XForro14Poly1305;
 use crate::provider::{PayloadCipher, Tag};
 
-/// A RustCrypto AEAD with a 16-byte tag. The wrapped type zeroizes its key
-/// on drop (the crates' `zeroize` feature is enabled) and verifies tags in
-/// constant time before decrypting.
-pub(crate) struct RustCryptoAead<A> {
+/// A ring AEAD with a 12-byte nonce and a 16-byte tag: `chacha20-poly1305`,
+/// `aes-128-gcm` or `aes-256-gcm`.
+pub(crate) struct RingAead {
     suite: Suite,
-    aead: A,
+    key: LessSafeKey,
 }
 
-pub(crate) fn chacha20_poly1305(
-    key: &[u8],
-) -> Result<RustCryptoAead<ChaCha20Poly1305>, CryptoError> {
-    RustCryptoAead::new(Suite::ChaCha20Poly1305, key)
-}
+impl RingAead {
+    /// `chacha20-poly1305` (RFC 8439).
+    pub(crate) fn chacha20_poly1305(key: &[u8]) -> Result<Self, CryptoError> {
+        Self::new(Suite::ChaCha20Poly1305, &ring::aead::CHACHA20_POLY1305, key)
+    }
 
-pub(crate) fn xchacha20_poly1305(
-    key: &[u8],
-) -> Result<RustCryptoAead<XChaCha20Poly1305>, CryptoError> {
-    RustCryptoAead::new(Suite::XChaCha20Poly1305, key)
-}
+    /// `aes-128-gcm`.
+    pub(crate) fn aes_128_gcm(key: &[u8]) -> Result<Self, CryptoError> {
+        Self::new(Suite::Aes128Gcm, &ring::aead::AES_128_GCM, key)
+    }
 
-pub(crate) fn aes_128_gcm(key: &[u8]) -> Result<RustCryptoAead<Aes128Gcm>, CryptoError> {
-    RustCryptoAead::new(Suite::Aes128Gcm, key)
-}
+    /// `aes-256-gcm`.
+    pub(crate) fn aes_256_gcm(key: &[u8]) -> Result<Self, CryptoError> {
+        Self::new(Suite::Aes256Gcm, &ring::aead::AES_256_GCM, key)
+    }
 
-pub(crate) fn aes_256_gcm(key: &[u8]) -> Result<RustCryptoAead<Aes256Gcm>, CryptoError> {
-    RustCryptoAead::new(Suite::Aes256Gcm, key)
-}
-
-impl<A: KeyInit> RustCryptoAead<A> {
-    fn new(suite: Suite, key: &[u8]) -> Result<Self, CryptoError> {
-        let aead = A::new_from_slice(key).map_err(|_| CryptoError::KeyLength {
+    fn new(suite: Suite, algorithm: &'static Algorithm, key: &[u8]) -> Result<Self, CryptoError> {
+        let key = ring_key(algorithm, key).map_err(|_| CryptoError::KeyLength {
             expected: suite.key_len(),
             actual: key.len(),
         })?;
-        Ok(Self { suite, aead })
+        Ok(Self { suite, key })
     }
 }
 
-impl<A> PayloadCipher for RustCryptoAead<A>
-where
-    A: AeadInOut + AeadCore<TagSize = U16> + Send + Sync,
-{
+impl PayloadCipher for RingAead {
     fn suite(&self) -> Suite {
         self.suite
     }
@@ -66,12 +61,7 @@ where
         aad: &[u8],
         buf: &mut [u8],
     ) -> Result<Tag, CryptoError> {
-        let nonce = self.nonce(nonce)?;
-        let tag = self
-            .aead
-            .encrypt_inout_detached(&nonce, aad, buf.into())
-            .map_err(|_| CryptoError::MessageTooLong)?;
-        Ok(Tag::new(tag.into()))
+        ring_seal(&self.key, fixed_nonce::<12>(nonce)?, aad, buf)
     }
 
     fn open_in_place_detached(
@@ -81,32 +71,151 @@ where
         buf: &mut [u8],
         tag: &[u8],
     ) -> Result<(), CryptoError> {
-        let nonce = self.nonce(nonce)?;
-        let tag = aes_gcm::aead::Tag::<A>::try_from(tag).map_err(|_| CryptoError::TagLength {
-            expected: Tag::MAX_LEN,
-            actual: tag.len(),
-        })?;
-        self.aead
-            .decrypt_inout_detached(&nonce, aad, buf.into(), &tag)
-            .map_err(|_| CryptoError::AuthenticationFailed)
+        let nonce = fixed_nonce::<12>(nonce)?;
+        ring_open(&self.key, nonce, aad, buf, fixed_tag(tag)?)
     }
 }
 
-impl<A: AeadCore> RustCryptoAead<A> {
-    fn nonce(&self, nonce: &[u8]) -> Result<aes_gcm::aead::Nonce<A>, CryptoError> {
-        aes_gcm::aead::Nonce::<A>::try_from(nonce).map_err(|_| CryptoError::NonceLength {
-            expected: self.suite.nonce_len(),
-            actual: nonce.len(),
-        })
-    }
-}
-
-impl<A> fmt::Debug for RustCryptoAead<A> {
+impl fmt::Debug for RingAead {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RustCryptoAead")
+        f.debug_struct("RingAead")
             .field("suite", &self.suite)
             .finish_non_exhaustive()
     }
+}
+
+/// `xchacha20-poly1305` (draft-irtf-cfrg-xchacha-03): per message,
+/// `HChaCha20(key, nonce[0..16])` is the key of ring's ChaCha20-Poly1305 with
+/// nonce `0000 0000 || nonce[16..24]`.
+pub(crate) struct XChaCha20Poly1305Cipher {
+    key: [u8; 32],
+}
+
+impl XChaCha20Poly1305Cipher {
+    pub(crate) fn new(key: &[u8]) -> Result<Self, CryptoError> {
+        Ok(Self {
+            key: fixed_key::<32>(key)?,
+        })
+    }
+
+    /// The ChaCha20-Poly1305 key and 12-byte nonce for a 24-byte nonce.
+    fn subkey(&self, nonce: &[u8]) -> Result<(LessSafeKey, [u8; 12]), CryptoError> {
+        let nonce = fixed_nonce::<24>(nonce)?;
+        let mut prefix = [0u8; 16];
+        let mut inner = [0u8; 12];
+        prefix.copy_from_slice(&nonce[..16]);
+        inner[4..].copy_from_slice(&nonce[16..]);
+        let mut derived = chacha20::hchacha::<R20>((&self.key).into(), (&prefix).into());
+        let key = ring_key(&ring::aead::CHACHA20_POLY1305, &derived);
+        derived.as_mut_slice().zeroize();
+        // ring accepts every 32-byte ChaCha20-Poly1305 key, so this error
+        // cannot occur; it is mapped rather than unwrapped.
+        let key = key.map_err(|_| CryptoError::KeyLength {
+            expected: 32,
+            actual: 32,
+        })?;
+        Ok((key, inner))
+    }
+}
+
+impl PayloadCipher for XChaCha20Poly1305Cipher {
+    fn suite(&self) -> Suite {
+        Suite::XChaCha20Poly1305
+    }
+
+    fn seal_in_place_detached(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        buf: &mut [u8],
+    ) -> Result<Tag, CryptoError> {
+        let (key, nonce) = self.subkey(nonce)?;
+        ring_seal(&key, nonce, aad, buf)
+    }
+
+    fn open_in_place_detached(
+        &self,
+        nonce: &[u8],
+        aad: &[u8],
+        buf: &mut [u8],
+        tag: &[u8],
+    ) -> Result<(), CryptoError> {
+        let (key, nonce) = self.subkey(nonce)?;
+        ring_open(&key, nonce, aad, buf, fixed_tag(tag)?)
+    }
+}
+
+impl fmt::Debug for XChaCha20Poly1305Cipher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("XChaCha20Poly1305Cipher")
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for XChaCha20Poly1305Cipher {
+    fn drop(&mut self) {
+        self.key.zeroize();
+    }
+}
+
+impl ZeroizeOnDrop for XChaCha20Poly1305Cipher {}
+
+/// A ring key for `algorithm`, or ring's error if `key` has the wrong length.
+fn ring_key(
+    algorithm: &'static Algorithm,
+    key: &[u8],
+) -> Result<LessSafeKey, ring::error::Unspecified> {
+    Ok(LessSafeKey::new(UnboundKey::new(algorithm, key)?))
+}
+
+/// Seals `buf` in place. ring refuses a message longer than the algorithm's
+/// limit before writing anything, which is the only way sealing can fail.
+fn ring_seal(
+    key: &LessSafeKey,
+    nonce: [u8; 12],
+    aad: &[u8],
+    buf: &mut [u8],
+) -> Result<Tag, CryptoError> {
+    let tag = key
+        .seal_in_place_separate_tag(Nonce::assume_unique_for_key(nonce), Aad::from(aad), buf)
+        .map_err(|_| CryptoError::MessageTooLong)?;
+    let mut bytes = [0u8; Tag::MAX_LEN];
+    bytes.copy_from_slice(tag.as_ref());
+    Ok(Tag::new(bytes))
+}
+
+/// Opens `buf` in place. On a tag mismatch ring overwrites `buf` with zeros
+/// (it decrypts while it authenticates), so no unauthenticated plaintext is
+/// ever left behind.
+fn ring_open(
+    key: &LessSafeKey,
+    nonce: [u8; 12],
+    aad: &[u8],
+    buf: &mut [u8],
+    tag: [u8; Tag::MAX_LEN],
+) -> Result<(), CryptoError> {
+    key.open_in_place_separate_tag(
+        Nonce::assume_unique_for_key(nonce),
+        Aad::from(aad),
+        tag.into(),
+        buf,
+        0..,
+    )
+    .map(|_| ())
+    .map_err(|_| {
+        // ring zeroes the buffer itself; do it again so the contract does not
+        // hang on a detail of ring's implementation.
+        buf.fill(0);
+        CryptoError::AuthenticationFailed
+    })
+}
+
+/// `tag` as a 16-byte array, or [`CryptoError::TagLength`].
+fn fixed_tag(tag: &[u8]) -> Result<[u8; Tag::MAX_LEN], CryptoError> {
+    tag.try_into().map_err(|_| CryptoError::TagLength {
+        expected: Tag::MAX_LEN,
+        actual: tag.len(),
+    })
 }
 
 /// `xforro14-poly1305`: this crate's XForro14-Poly1305.
@@ -149,10 +258,7 @@ impl PayloadCipher for XForro14Poly1305Cipher {
         tag: &[u8],
     ) -> Result<(), CryptoError> {
         let nonce = fixed_nonce::<24>(nonce)?;
-        let tag: [u8; 16] = tag.try_into().map_err(|_| CryptoError::TagLength {
-            expected: Tag::MAX_LEN,
-            actual: tag.len(),
-        })?;
-        self.aead.open_in_place_detached(&nonce, aad, buf, &tag)
+        self.aead
+            .open_in_place_detached(&nonce, aad, buf, &fixed_tag(tag)?)
     }
 }

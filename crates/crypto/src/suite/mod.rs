@@ -153,11 +153,11 @@ impl Suite {
             Suite::Cpa => Box::new(Cpa::danger_new(key, 128, 8)?),
             Suite::ChaCha20 => Box::new(stream::ChaCha20Cipher::new(key)?),
             Suite::Forro14 => Box::new(stream::Forro14Cipher::new(key)?),
-            Suite::ChaCha20Poly1305 => Box::new(aead::chacha20_poly1305(key)?),
-            Suite::XChaCha20Poly1305 => Box::new(aead::xchacha20_poly1305(key)?),
+            Suite::ChaCha20Poly1305 => Box::new(aead::RingAead::chacha20_poly1305(key)?),
+            Suite::XChaCha20Poly1305 => Box::new(aead::XChaCha20Poly1305Cipher::new(key)?),
             Suite::XForro14Poly1305 => Box::new(aead::XForro14Poly1305Cipher::new(key)?),
-            Suite::Aes128Gcm => Box::new(aead::aes_128_gcm(key)?),
-            Suite::Aes256Gcm => Box::new(aead::aes_256_gcm(key)?),
+            Suite::Aes128Gcm => Box::new(aead::RingAead::aes_128_gcm(key)?),
+            Suite::Aes256Gcm => Box::new(aead::RingAead::aes_256_gcm(key)?),
         })
     }
 }

@@ -1,0 +1,265 @@
+//! `nameway bench ciphers --openssl`: the same sizes measured by the system's
+//! `openssl speed`, and every suite's throughput next to OpenSSL's.
+//!
+//! Each (cipher, size) pair runs `openssl speed -mr -elapsed [-aead] -evp
+//! CIPHER -bytes N -seconds S` as a subprocess, several times; the median of
+//! the runs is reported. `-elapsed` makes OpenSSL divide by wall-clock time,
+//! as `nameway_crypto::bench` does (by default it divides by user CPU time,
+//! which flatters it on a loaded machine). `-aead` (for the AEAD ciphers)
+//! makes every message a fresh nonce, 13 bytes of associated data, the
+//! payload and a tag, the per-packet work our suites do; without it OpenSSL
+//! streams all messages through one context and computes no tag.
+
+use std::io::ErrorKind;
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+use nameway_crypto::bench::Row;
+use nameway_crypto::Suite;
+
+/// The OpenSSL ciphers measured: the AEAD the targets are set against, the
+/// bare stream cipher, and the AES-GCM a forwarder would use.
+pub(crate) const CIPHERS: [&str; 3] = ["chacha20-poly1305", "chacha20", "aes-256-gcm"];
+
+/// One OpenSSL figure: the median of `runs` runs.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Reference {
+    /// OpenSSL's cipher name, one of [`CIPHERS`].
+    pub(crate) cipher: &'static str,
+    /// Payload size in bytes.
+    pub(crate) size: usize,
+    /// Median throughput in 10^6 bytes per second.
+    pub(crate) mb_per_s: f64,
+}
+
+/// How `openssl speed` is run.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Speed {
+    /// `-seconds` of each run (OpenSSL takes whole seconds).
+    pub(crate) seconds: u32,
+    /// Runs per (cipher, size); the median is kept.
+    pub(crate) runs: usize,
+}
+
+impl Speed {
+    /// The command line for one run, without the program name.
+    pub(crate) fn args(self, cipher: &str, size: usize) -> Vec<String> {
+        let mut args = vec!["speed".into(), "-mr".into(), "-elapsed".into()];
+        if is_aead(cipher) {
+            args.push("-aead".into());
+        }
+        args.extend([
+            "-evp".into(),
+            cipher.into(),
+            "-bytes".into(),
+            size.to_string(),
+            "-seconds".into(),
+            self.seconds.to_string(),
+        ]);
+        args
+    }
+
+    /// Measures every cipher of [`CIPHERS`] at every size.
+    ///
+    /// # Errors
+    /// If `openssl` is not on `PATH`, fails, or prints no result line.
+    pub(crate) fn measure(self, sizes: &[usize]) -> Result<Vec<Reference>> {
+        let mut refs = Vec::new();
+        for &size in sizes {
+            for cipher in CIPHERS {
+                let mut runs = (0..self.runs.max(1))
+                    .map(|_| self.run_once(cipher, size))
+                    .collect::<Result<Vec<f64>>>()?;
+                refs.push(Reference {
+                    cipher,
+                    size,
+                    mb_per_s: median(&mut runs),
+                });
+            }
+        }
+        Ok(refs)
+    }
+
+    /// One `openssl speed` run, in MB/s.
+    fn run_once(self, cipher: &str, size: usize) -> Result<f64> {
+        let args = self.args(cipher, size);
+        let out = match Command::new("openssl").args(&args).output() {
+            Ok(out) => out,
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                bail!("--openssl needs the `openssl` command-line tool, which is not on PATH")
+            }
+            Err(e) => return Err(e).context("could not run `openssl speed`"),
+        };
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let first = stderr.lines().next().unwrap_or("no message");
+            bail!("`openssl {}` failed: {first}", args.join(" "));
+        }
+        parse_speed(&stdout)
+            .map(|bytes_per_s| bytes_per_s / 1e6)
+            .with_context(|| {
+                format!(
+                    "no result line in the output of `openssl {}`",
+                    args.join(" ")
+                )
+            })
+    }
+}
+
+/// Whether OpenSSL's `cipher` is an AEAD (and so takes `-aead`).
+fn is_aead(cipher: &str) -> bool {
+    cipher != "chacha20"
+}
+
+/// Bytes per second from `openssl speed -mr` output: the last field of the
+/// `+F:` line (`+F:25:ChaCha20-Poly1305:451647360.00` with one `-bytes`).
+pub(crate) fn parse_speed(output: &str) -> Option<f64> {
+    let line = output.lines().find(|l| l.starts_with("+F:"))?;
+    let value: f64 = line.rsplit(':').next()?.trim().parse().ok()?;
+    (value.is_finite() && value > 0.0).then_some(value)
+}
+
+/// The OpenSSL cipher a suite is judged against: ChaCha20-Poly1305 for every
+/// AEAD (the target), ChaCha20 for the bare stream ciphers and CPA.
+pub(crate) fn reference_for(suite: Suite) -> &'static str {
+    if suite.authenticates() {
+        "chacha20-poly1305"
+    } else {
+        "chacha20"
+    }
+}
+
+/// The table: each suite's MB/s, its reference's and their ratio; AES-GCM
+/// suites get a second line against OpenSSL's AES-256-GCM.
+pub(crate) fn render_table(rows: &[Row], refs: &[Reference], speed: Speed) -> String {
+    let mut out = format!(
+        "openssl: medians of {} run(s) per cipher and size of `openssl {}` (no -aead for chacha20)\n",
+        speed.runs.max(1),
+        speed
+            .args("CIPHER", 0)
+            .join(" ")
+            .replace("-bytes 0", "-bytes N"),
+    );
+    out.push_str(&format!(
+        "{:<20} {:>7} {:>10}   {:<18} {:>10} {:>7}\n",
+        "suite", "bytes", "MB/s", "openssl", "MB/s", "ratio"
+    ));
+    for r in rows {
+        let mut refs_for_row = vec![reference_for(r.suite)];
+        if matches!(r.suite, Suite::Aes128Gcm | Suite::Aes256Gcm) {
+            refs_for_row.push("aes-256-gcm");
+        }
+        for (i, cipher) in refs_for_row.into_iter().enumerate() {
+            let ours = if i == 0 {
+                format!("{:<20} {:>7} {:>10.1}", r.suite.name(), r.size, r.mb_per_s)
+            } else {
+                format!("{:<20} {:>7} {:>10}", "", "", "")
+            };
+            let theirs = refs
+                .iter()
+                .find(|x| x.cipher == cipher && x.size == r.size)
+                .map(|x| x.mb_per_s);
+            let line = match theirs {
+                Some(t) => format!("{ours}   {cipher:<18} {t:>10.1} {:>6.2}x\n", r.mb_per_s / t),
+                None => format!("{ours}   {cipher:<18} {:>10} {:>7}\n", "-", "-"),
+            };
+            out.push_str(&line);
+        }
+    }
+    out
+}
+
+/// `{"suites": [...], "openssl": [...]}`: the crate's rows and OpenSSL's
+/// figures, as JSON.
+pub(crate) fn render_json(rows: &[Row], refs: &[Reference]) -> String {
+    let openssl: Vec<serde_json::Value> = refs
+        .iter()
+        .map(|r| serde_json::json!({"cipher": r.cipher, "size": r.size, "mb_per_s": r.mb_per_s}))
+        .collect();
+    let suites: serde_json::Value = serde_json::from_str(&nameway_crypto::bench::render_json(rows))
+        .unwrap_or(serde_json::Value::Null);
+    serde_json::json!({"suites": suites, "openssl": openssl}).to_string()
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_machine_readable_output() {
+        let out = "+H:64\n+F:25:ChaCha20-Poly1305:451647360.00\n";
+        assert_eq!(parse_speed(out), Some(451_647_360.0));
+        assert_eq!(parse_speed("+H:64\n"), None);
+        assert_eq!(parse_speed("+F:25:ChaCha20:nan\n"), None);
+        assert_eq!(parse_speed("+F:25:ChaCha20:0.00\n"), None);
+    }
+
+    #[test]
+    fn aeads_are_run_as_aeads() {
+        let speed = Speed {
+            seconds: 2,
+            runs: 3,
+        };
+        assert_eq!(
+            speed.args("chacha20-poly1305", 64).join(" "),
+            "speed -mr -elapsed -aead -evp chacha20-poly1305 -bytes 64 -seconds 2"
+        );
+        assert_eq!(
+            speed.args("chacha20", 1500).join(" "),
+            "speed -mr -elapsed -evp chacha20 -bytes 1500 -seconds 2"
+        );
+    }
+
+    #[test]
+    fn every_aead_is_judged_against_chacha20_poly1305() {
+        for s in Suite::ALL {
+            let expected = if s.authenticates() {
+                "chacha20-poly1305"
+            } else {
+                "chacha20"
+            };
+            assert_eq!(reference_for(s), expected);
+        }
+    }
+
+    #[test]
+    fn table_shows_ratio_and_aes_line() {
+        let rows = vec![Row {
+            suite: Suite::Aes256Gcm,
+            size: 64,
+            mb_per_s: 900.0,
+            cycles_per_byte: None,
+            ratio_vs_chacha20: 1.0,
+        }];
+        let refs = vec![
+            Reference {
+                cipher: "chacha20-poly1305",
+                size: 64,
+                mb_per_s: 450.0,
+            },
+            Reference {
+                cipher: "aes-256-gcm",
+                size: 64,
+                mb_per_s: 200.0,
+            },
+        ];
+        let speed = Speed {
+            seconds: 1,
+            runs: 3,
+        };
+        let t = render_table(&rows, &refs, speed);
+        assert!(t.contains("chacha20-poly1305       450.0   2.00x"), "{t}");
+        assert!(t.contains("aes-256-gcm             200.0   4.50x"), "{t}");
+        assert!(t.contains("-bytes N"), "{t}");
+    }
+}
