@@ -158,8 +158,13 @@ fn xforro14_poly1305_matches_its_definition_on_every_backend() {
         .into_iter()
         .filter(|b| b.is_available())
         .collect();
-    for len in lengths() {
-        let nonce: [u8; 24] = rng.bytes(24).try_into().unwrap();
+    for (i, len) in lengths().into_iter().enumerate() {
+        let mut nonce: [u8; 24] = rng.bytes(24).try_into().unwrap();
+        // Every other nonce has an all-zero prefix, a counter in its last 8 bytes (the secure
+        // links' layout, whose subkey is computed once per key).
+        if i % 2 == 0 {
+            nonce[..16].fill(0);
+        }
         let aad_len = rng.below(40);
         let aad = rng.bytes(aad_len);
         let pt = rng.bytes(len);

@@ -528,13 +528,19 @@ mod tests {
     #[test]
     fn security_settings_are_checked() {
         let bad_level = "[security]\nidentity = \"/tmp/x\"\n[[security.policy]]\nprefix = \"/a\"\nlevel = \"rot13\"\n";
-        let err = Config::from_toml(bad_level).unwrap().validate().unwrap_err();
+        let err = Config::from_toml(bad_level)
+            .unwrap()
+            .validate()
+            .unwrap_err();
         assert!(err.contains("unknown security level"), "{err}");
         let bad_key = "[security]\ntrusted_peers = [\"abc\"]\n";
         let err = Config::from_toml(bad_key).unwrap().validate().unwrap_err();
         assert!(err.contains("64 hexadecimal digits"), "{err}");
         let no_identity = "[[face]]\nuri = \"udp4://127.0.0.1:1\"\nsecure = true\n";
-        let err = Config::from_toml(no_identity).unwrap().validate().unwrap_err();
+        let err = Config::from_toml(no_identity)
+            .unwrap()
+            .validate()
+            .unwrap_err();
         assert!(err.contains("[security] identity"), "{err}");
         let ok = "[security]\nidentity = \"/tmp/x\"\n[[face]]\nuri = \"udp4://127.0.0.1:1\"\nsecure = true\nlink_wide = true\n";
         assert!(Config::from_toml(ok).unwrap().validate().is_ok());

@@ -130,6 +130,10 @@ const HEAD_MSG_MAX: usize = 7 * BLOCK_LEN;
 #[derive(Clone)]
 pub struct XForro14Poly1305 {
     key: [u32; 8],
+    /// HForro14 of the key with an all-zero nonce prefix, computed once: a sender that puts a
+    /// counter in the last 8 nonce bytes (as Nameway's secure links do) never pays the
+    /// nonce extension per message.
+    zero_prefix_subkey: [u32; 8],
     engine: Engine,
 }
 
@@ -143,8 +147,10 @@ impl XForro14Poly1305 {
 
     /// An AEAD for `key` using the fastest available Forro14 backend.
     pub fn new(key: &[u8; 32]) -> Self {
+        let key = key_words(key);
         Self {
-            key: key_words(key),
+            zero_prefix_subkey: hforro14_words(&key, &[0u8; 16]),
+            key,
             engine: Engine::auto(),
         }
     }
@@ -154,8 +160,10 @@ impl XForro14Poly1305 {
     /// # Errors
     /// [`CryptoError::BackendUnavailable`] if this CPU cannot run `backend`.
     pub fn with_backend(key: &[u8; 32], backend: Forro14Backend) -> Result<Self, CryptoError> {
+        let key = key_words(key);
         Ok(Self {
-            key: key_words(key),
+            zero_prefix_subkey: hforro14_words(&key, &[0u8; 16]),
+            key,
             engine: Engine::forced(backend)?,
         })
     }
@@ -207,7 +215,11 @@ impl XForro14Poly1305 {
         // Counter 0 is the Poly1305 key; the message uses counters 1 ..= 2^32 - 1.
         check_counter(1, len, 1u128 << 32)?;
         let (prefix, tail) = split_nonce(nonce);
-        let mut subkey = hforro14_words(&self.key, &prefix);
+        let mut subkey = if prefix == [0u8; 16] {
+            self.zero_prefix_subkey
+        } else {
+            hforro14_words(&self.key, &prefix)
+        };
         let [n0, n1] = le_words::<2>(&tail);
         // IETF layout with n12 = 00000000 || nonce[16..24]: word 5 = 0.
         let state = initial_state(&subkey, 0, 0, n0, n1);
@@ -236,6 +248,7 @@ impl fmt::Debug for XForro14Poly1305 {
 impl Drop for XForro14Poly1305 {
     fn drop(&mut self) {
         self.key.zeroize();
+        self.zero_prefix_subkey.zeroize();
     }
 }
 
