@@ -70,21 +70,11 @@ fn data_1500() -> Bytes {
     d
 }
 
-const LEVELS: [SecurityLevel; 7] = [
-    SecurityLevel::None,
-    SecurityLevel::Cpa,
-    SecurityLevel::ChaCha20,
-    SecurityLevel::Forro14,
-    SecurityLevel::ChaCha20Poly1305,
-    SecurityLevel::XForro14Poly1305,
-    SecurityLevel::Aes256Gcm,
-];
-
 fn per_packet(c: &mut Criterion) {
     let data = data_1500();
     let mut group = c.benchmark_group("secure_link_1500B");
     group.throughput(Throughput::Bytes(data.len() as u64));
-    for level in LEVELS {
+    for level in SecurityLevel::ALL {
         let (a, b) = pair(level, SecureMode::PerPrefix);
         group.bench_with_input(BenchmarkId::new("seal", level.name()), &data, |bch, d| {
             bch.iter(|| black_box(a.seal(1, d.clone()).unwrap()));

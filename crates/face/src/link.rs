@@ -308,7 +308,7 @@ fn has_network_headers(lp: &LpPacket) -> bool {
 
 /// The network-layer header fields of `lp`: PitToken, Nack, local fields, CongestionMark,
 /// NonDiscovery, PrefixAnnouncement, LinkSecurity. Never HopCount.
-fn network_headers(lp: &LpPacket) -> LpPacket {
+pub(crate) fn network_headers(lp: &LpPacket) -> LpPacket {
     LpPacket {
         pit_token: lp.pit_token.clone(),
         nack: lp.nack,

@@ -168,3 +168,43 @@ pub fn run(args: &[String], stdin: &[u8]) -> Output {
     child.stdin.take().unwrap().write_all(stdin).unwrap();
     child.wait_with_output().unwrap()
 }
+
+/// A deterministic, incompressible object.
+pub fn object(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    let mut out = Vec::with_capacity(len + 8);
+    while out.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out.truncate(len);
+    out
+}
+
+/// Lower-case hexadecimal SHA-256.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    hex::encode(sha2::Sha256::digest(bytes))
+}
+
+/// Writes `object(len, seed)` to `name` in the daemon's directory; returns the path and its
+/// sha256.
+pub fn write_object(d: &Daemon, name: &str, len: usize, seed: u64) -> (PathBuf, String) {
+    let data = object(len, seed);
+    let path = d.dir.path().join(name);
+    std::fs::write(&path, &data).unwrap();
+    (path, sha256_hex(&data))
+}
+
+/// `nameway put FILE PREFIX --json extra...` in the background; returns it and the versioned
+/// name it serves.
+pub fn put(d: &Daemon, file: &Path, prefix: &str, extra: &[&str]) -> (Background, String) {
+    let mut args = vec!["put", file.to_str().unwrap(), prefix, "--json"];
+    args.extend_from_slice(extra);
+    let bg = d.spawn(&args, b"");
+    let line = bg.next_line(300);
+    let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    (bg, v["name"].as_str().unwrap().to_owned())
+}

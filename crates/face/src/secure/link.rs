@@ -311,15 +311,8 @@ fn random_id() -> u32 {
 /// security header, fragmentation fields or Fragment.
 fn network_headers(lp: &LpPacket) -> LpPacket {
     LpPacket {
-        pit_token: lp.pit_token.clone(),
-        nack: lp.nack,
-        incoming_face_id: lp.incoming_face_id,
-        next_hop_face_id: lp.next_hop_face_id,
-        cache_policy: lp.cache_policy,
-        congestion_mark: lp.congestion_mark,
-        non_discovery: lp.non_discovery,
-        prefix_announcement: lp.prefix_announcement.clone(),
-        ..LpPacket::default()
+        link_security: None,
+        ..crate::link::network_headers(lp)
     }
 }
 
