@@ -13,6 +13,8 @@ use nameway_wire::{Component, DataView, Interest, LpPacket, Name, NameHasher};
 use proptest::prelude::*;
 
 const PIT_CAP: usize = 8;
+/// PIT entries `/localhost/nfd/x` can make past the capacity (see `check`).
+const LOCALHOST_VARIANTS: usize = 8;
 const CS_CAP: usize = 4;
 const DNL_CAP: usize = 8;
 const NAMES: [&str; 6] = [
@@ -294,7 +296,10 @@ impl World {
 
     fn check(&mut self) -> Result<(), TestCaseError> {
         let st = self.fw.status();
-        prop_assert!(st.n_pit_entries <= PIT_CAP);
+        // Management's reserve lets `/localhost` Interests from local faces past the capacity
+        // (a full table never locks out the operator); the only such name here,
+        // /localhost/nfd/x, makes at most 8 entries (CanBePrefix x MustBeFresh x digest).
+        prop_assert!(st.n_pit_entries <= PIT_CAP + LOCALHOST_VARIANTS);
         prop_assert!(st.n_cs_entries <= CS_CAP);
         prop_assert!(st.n_dead_nonces <= DNL_CAP);
         prop_assert!(st.n_straggler_nonces <= PIT_CAP);
