@@ -455,6 +455,17 @@ impl SecureLink {
         if let Some(p) = hs.pending.iter().find(|p| p.id == msg.id) {
             return Some(p.response.clone());
         }
+        // Both sides initiating at once: the lower handshake id wins on both sides, so exactly
+        // one session results. Ours is lower: ignore theirs (they give up theirs when ours
+        // arrives). Theirs is lower: give up ours and answer.
+        if let Some(i) = &hs.initiating {
+            if matches!(i.phase, Phase::AwaitResponse(_)) {
+                if msg.id > i.id {
+                    return None;
+                }
+                hs.initiating = None;
+            }
+        }
         if hs.confirmed.iter().any(|(id, _)| *id == msg.id) {
             return None; // a stale copy of a finished handshake
         }

@@ -398,3 +398,76 @@ fn management_output_never_shows_key_material() {
     assert!(shown.contains(&p.idb.public_key().to_string()) || shown.contains("PublicKey"));
     assert!(!shown.to_lowercase().contains("secret:"));
 }
+
+#[test]
+fn sealed_packets_survive_fragmentation_and_reassembly() {
+    use crate::link::{LinkRx, LinkTx, RxOutcome};
+    use nameway_wire::lp::ReassemblerConfig;
+    for mode in [SecureMode::PerPrefix, SecureMode::LinkWide] {
+        let p = pair(
+            SecurityLevel::XForro14Poly1305,
+            mode,
+            SecuritySettings::default(),
+        );
+        let plain = data("/secret/big", &[0x42; 5000]);
+        let sealed = p.a.seal(1, plain.clone()).unwrap();
+        let mut tx = LinkTx::new(Some(1200), 77);
+        let frags = tx.on_send(sealed);
+        assert!(frags.len() >= 5, "{mode:?}: {} fragments", frags.len());
+        let mut rx = LinkRx::new(Some(ReassemblerConfig::default()));
+        let mut whole = None;
+        // Out of order, as UDP may deliver them.
+        for f in frags.iter().rev() {
+            if let RxOutcome::Deliver(w) = rx.on_receive(1, f.clone()) {
+                whole = Some(w);
+            }
+        }
+        let whole = whole.expect("reassembled");
+        assert_eq!(p.b.open(1, whole).map_err(|e| e.0), Ok(plain), "{mode:?}");
+    }
+}
+
+#[test]
+fn simultaneous_initiations_end_in_one_session_used_both_ways() {
+    let (ida, idb) = (Identity::generate().unwrap(), Identity::generate().unwrap());
+    let s = SecuritySettings::default();
+    let level = SecurityLevel::ChaCha20Poly1305;
+    let a = SecureLink::new(
+        ctx(&ida, &[&idb], level, s.clone()),
+        Some(SecureMode::PerPrefix),
+    );
+    let b = SecureLink::new(ctx(&idb, &[&ida], level, s), Some(SecureMode::PerPrefix));
+    // Both send Init; each gets the other's; deliver everything until nothing is left.
+    let mut to_b = vec![a.poll(0).unwrap()];
+    let mut to_a = vec![b.poll(0).unwrap()];
+    for _ in 0..10 {
+        let next_a: Vec<Bytes> = to_b
+            .drain(..)
+            .filter_map(|m| b.on_handshake(0, &hs_value(&m)))
+            .collect();
+        let next_b: Vec<Bytes> = to_a
+            .drain(..)
+            .filter_map(|m| a.on_handshake(0, &hs_value(&m)))
+            .collect();
+        to_a = next_a;
+        to_b = next_b;
+    }
+    let (ia, ib) = (a.info(), b.info());
+    assert_eq!(ia.state, LinkState::Established);
+    assert_eq!(ib.state, LinkState::Established);
+    assert_eq!(ia.tx_key_id, ib.tx_key_id, "one session, used both ways");
+    assert_eq!(ia.counters.handshakes_completed, 1);
+    assert_eq!(ib.counters.handshakes_completed, 1);
+    // Long after any overlap, both directions still open.
+    let d = data("/secret/x", b"1");
+    assert_eq!(
+        b.open(60_000, a.seal(60_000, d.clone()).unwrap())
+            .map_err(|e| e.0),
+        Ok(d.clone())
+    );
+    assert_eq!(
+        a.open(60_000, b.seal(60_000, d.clone()).unwrap())
+            .map_err(|e| e.0),
+        Ok(d)
+    );
+}
