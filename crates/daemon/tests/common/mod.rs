@@ -47,7 +47,21 @@ pub fn refused_start(config: &Path) -> String {
 /// One GET with std only (`base` is `http://host:port`): status line, head and body.
 pub fn http_get(base: &str, path: &str) -> (String, String, Vec<u8>) {
     let addr = base.trim_start_matches("http://");
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    // The daemon opens its HTTP listener after the Unix socket the tests wait for: a
+    // connection right after start may be refused for a moment.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut s = loop {
+        match std::net::TcpStream::connect(addr) {
+            Ok(s) => break s,
+            Err(e)
+                if e.kind() == std::io::ErrorKind::ConnectionRefused
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("cannot connect to {addr}: {e}"),
+        }
+    };
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     write!(
         s,
