@@ -116,6 +116,20 @@ impl CsFilter {
         }
     }
 
+    /// Asks for every block a Data's keys touch before any is updated, so that their cache
+    /// misses overlap instead of coming one after the other.
+    #[inline]
+    fn prefetch_keys(&self, full: u64, hashes: &[u64]) {
+        if let Some(b) = self.counters.get(self.block(full ^ EXACT_SALT)) {
+            crate::prefetch::prefetch(b);
+        }
+        for &h in hashes.iter().skip(1) {
+            if let Some(b) = self.counters.get(self.block(h)) {
+                crate::prefetch::prefetch(b);
+            }
+        }
+    }
+
     #[inline]
     fn cells(&self, key: u64, block_key: u64) -> (usize, [usize; K as usize]) {
         let block = self.block(block_key);
@@ -174,6 +188,7 @@ impl CsFilter {
     /// prefix first, whole name last).
     pub fn insert_hashes(&mut self, hashes: &[u64]) {
         let Some(&full) = hashes.last() else { return };
+        self.prefetch_keys(full, hashes);
         self.add(full ^ EXACT_SALT, full ^ EXACT_SALT);
         for &h in hashes.iter().skip(1) {
             self.add(h, h);
@@ -183,6 +198,7 @@ impl CsFilter {
     /// [`CsFilter::remove`] with the hashes as [`PrefixHashes::as_slice`] gives them.
     pub fn remove_hashes(&mut self, hashes: &[u64]) {
         let Some(&full) = hashes.last() else { return };
+        self.prefetch_keys(full, hashes);
         self.sub(full ^ EXACT_SALT, full ^ EXACT_SALT);
         for &h in hashes.iter().skip(1) {
             self.sub(h, h);
