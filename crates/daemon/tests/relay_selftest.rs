@@ -80,6 +80,14 @@ fn passes_both_ways_from_stable_addresses() {
     l.a.send(b"again").unwrap();
     let (got, again) = recv_from(&l.b);
     assert_eq!((got.as_slice(), again), (&b"again"[..], from));
+    // The relay counts a datagram forwarded just after sending it: let it finish.
+    let settled = |r: &Relay| {
+        Direction::ALL.iter().all(|&d| {
+            let c = r.counters(d);
+            c.received == c.forwarded
+        })
+    };
+    assert!(l.relay.wait_until(WAIT, settled));
     for dir in Direction::ALL {
         let c = l.relay.counters(dir);
         assert_eq!(c.received, c.forwarded, "{dir:?}: {c:?}");
