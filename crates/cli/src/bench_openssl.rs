@@ -73,7 +73,7 @@ impl Speed {
                 refs.push(Reference {
                     cipher,
                     size,
-                    mb_per_s: median(&mut runs),
+                    mb_per_s: nameway_crypto::bench::median(&mut runs),
                 });
             }
         }
@@ -180,15 +180,6 @@ pub(crate) fn render_json(rows: &[Row], refs: &[Reference]) -> String {
     let suites: serde_json::Value = serde_json::from_str(&nameway_crypto::bench::render_json(rows))
         .unwrap_or(serde_json::Value::Null);
     serde_json::json!({"suites": suites, "openssl": openssl}).to_string()
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
 }
 
 #[cfg(test)]

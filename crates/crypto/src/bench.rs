@@ -236,7 +236,8 @@ impl<'a> Bench<'a> {
     }
 }
 
-fn median(v: &mut [f64]) -> f64 {
+/// The median of `v` (sorted in place; NaN when empty).
+pub fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     match v.len() {
         0 => f64::NAN,

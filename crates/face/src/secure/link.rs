@@ -336,16 +336,14 @@ fn content_aad(
 }
 
 /// The Data inside a packet to send or received in clear: (network headers, Data wire).
-fn data_of(wire: &Bytes) -> Option<(Option<LpPacket>, Bytes)> {
-    match wire.first().map(|&b| u32::from(b)) {
-        Some(types::DATA) => Some((None, wire.clone())),
-        Some(types::LP_PACKET) => {
-            let lp = LpPacket::decode(wire).ok()?;
-            let frag = lp.fragment.clone()?;
-            (lp.nack.is_none() && frag.first().map(|&b| u32::from(b)) == Some(types::DATA))
-                .then(|| (Some(lp), frag))
-        }
-        _ => None,
+/// The Data a packet carries: `wire` itself when bare, or the Fragment of its already decoded
+/// LpPacket `lp` (not a Nack).
+fn data_in<'a>(wire: &'a Bytes, lp: Option<&'a LpPacket>) -> Option<&'a Bytes> {
+    let is_data = |b: &Bytes| b.first().map(|&t| u32::from(t)) == Some(types::DATA);
+    match lp {
+        None => Some(wire).filter(|w| is_data(w)),
+        Some(lp) if lp.nack.is_none() => lp.fragment.as_ref().filter(|f| is_data(f)),
+        Some(_) => None,
     }
 }
 
@@ -659,15 +657,7 @@ impl SecureLink {
         let (level, content) = if mode == Some(SecureMode::LinkWide) {
             (self.ctx.link_level(), None)
         } else {
-            let data = match &lp {
-                None if wire.first().map(|&b| u32::from(b)) == Some(types::DATA) => Some(&wire),
-                Some(lp) if lp.nack.is_none() => lp
-                    .fragment
-                    .as_ref()
-                    .filter(|f| f.first().map(|&b| u32::from(b)) == Some(types::DATA)),
-                _ => None,
-            };
-            match data {
+            match data_in(&wire, lp.as_ref()) {
                 Some(data) if !self.ctx.policy().is_empty() => {
                     let view =
                         DataView::new_checked(data.clone()).map_err(|_| SecureDrop::Malformed)?;
@@ -782,7 +772,7 @@ impl SecureLink {
             None
         };
         let Some(sec) = lp.as_ref().and_then(|lp| lp.link_security) else {
-            return self.check_clear(now_ms, wire).map_err(|e| (e, None));
+            return self.check_clear(wire, lp.as_ref()).map_err(|e| (e, None));
         };
         let lp = lp.unwrap_or_default();
         match self.decrypt(now_ms, &lp, sec) {
@@ -814,7 +804,7 @@ impl SecureLink {
 
     /// A packet in clear: refused where the session is link-wide, or where it is a Data whose
     /// name the policy protects; passed on otherwise.
-    fn check_clear(&self, _now_ms: u64, wire: Bytes) -> Result<Bytes, SecureDrop> {
+    fn check_clear(&self, wire: Bytes, lp: Option<&LpPacket>) -> Result<Bytes, SecureDrop> {
         if !self.is_engaged() {
             return Ok(wire);
         }
@@ -823,8 +813,8 @@ impl SecureLink {
             .is_some_and(|s| s.mode == SecureMode::LinkWide);
         let refused = if link_wide {
             true
-        } else if let Some((_, data)) = data_of(&wire) {
-            self.level_of(&data).is_none_or(|l| l.encrypts())
+        } else if let Some(data) = data_in(&wire, lp) {
+            self.level_of(data).is_none_or(|l| l.encrypts())
         } else {
             false
         };
