@@ -112,6 +112,12 @@ enum BenchCommand {
 }
 
 fn main() -> ExitCode {
+    if let Some(why) = nameway_crypto::cpu_unsupported() {
+        eprintln!(
+            "nameway: error: {why}; this build targets x86-64-v3 (rebuild for this CPU with `RUSTFLAGS= cargo build --release`)"
+        );
+        return ExitCode::FAILURE;
+    }
     let cli = Cli::parse();
     let t = cli.transport.as_deref();
     let done = |r: anyhow::Result<()>| r.map(|()| ExitCode::SUCCESS);

@@ -102,6 +102,16 @@ mod provider;
 mod suite;
 
 pub use error::CryptoError;
+
+/// Why this CPU cannot run this build, or `None` if it can. The workspace compiles x86-64
+/// code for x86-64-v3 (AVX2; see `.cargo/config.toml`); on an older CPU every binary would
+/// stop with SIGILL at its first AVX2 instruction, so `namewayd` and `nameway` ask this
+/// first and print a clear message instead. Always `None` for a build without AVX2 enabled
+/// (`RUSTFLAGS= cargo build`) and on other architectures.
+#[must_use]
+pub fn cpu_unsupported() -> Option<&'static str> {
+    arch::cpu_unsupported()
+}
 pub use key::SecretKey;
 pub use provider::{PayloadCipher, Tag};
 pub use suite::Suite;

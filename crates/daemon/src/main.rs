@@ -42,6 +42,12 @@ fn load(path: Option<&PathBuf>) -> anyhow::Result<Config> {
 /// Runs the daemon; a refused configuration or a failed start is printed as one message with
 /// its cause chain (never a backtrace, whatever `RUST_BACKTRACE` says) and exits non-zero.
 fn main() -> ExitCode {
+    if let Some(why) = nameway_crypto::cpu_unsupported() {
+        eprintln!(
+            "namewayd: error: {why}; this build targets x86-64-v3 (rebuild for this CPU with `RUSTFLAGS= cargo build --release`)"
+        );
+        return ExitCode::FAILURE;
+    }
     match run(Args::parse()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -178,11 +178,24 @@ pub(super) fn transpose(x: &Rows) -> Rows {
     blocks
 }
 
-/// XORs keystream blocks into `out` (at most 8 blocks; a partial last block
-/// uses a prefix of its keystream block).
+/// Stores the first keystream block of `blocks` (vectors 0 and 1) into `head`.
 #[inline]
 #[target_feature(enable = "avx2")]
-pub(super) fn xor_blocks(blocks: &Rows, out: &mut [u8]) {
+pub(super) fn store_first_block(blocks: &Rows, head: &mut [u8; BLOCK_LEN]) {
+    let p = head.as_mut_ptr().cast::<__m256i>();
+    // SAFETY: `head` is 64 writable bytes, two __m256i; unaligned stores.
+    unsafe {
+        _mm256_storeu_si256(p, blocks[0]);
+        _mm256_storeu_si256(p.add(1), blocks[1]);
+    }
+}
+
+/// XORs keystream blocks (two vectors each) into `out` (at most
+/// `blocks.len() / 2` blocks; a partial last block uses a prefix of its
+/// keystream block).
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) fn xor_blocks(blocks: &[__m256i], out: &mut [u8]) {
     let full = out.len() / BLOCK_LEN;
     let mut chunks = out.chunks_exact_mut(BLOCK_LEN);
     for (chunk, ks) in (&mut chunks).zip(blocks.chunks_exact(2)) {

@@ -114,6 +114,57 @@ pub(super) fn xor_keystream(state: &[u32; 16], counter: u64, buf: &mut [u8]) {
     }
 }
 
+/// Keystream block `counter` into `head` and blocks `counter + 1, ...` XORed
+/// into `buf`, the first up to 31 of them from the same batch as `head`: an
+/// AEAD's one-time-key block then costs no pass of its own.
+#[target_feature(enable = "avx512f,avx512vl")]
+pub(super) fn head_and_xor_keystream(
+    state: &[u32; 16],
+    counter: u64,
+    head: &mut [u8; BLOCK_LEN],
+    buf: &mut [u8],
+) {
+    // Blocks the first pass covers: `head` and then `buf`.
+    let blocks = 1 + buf.len().div_ceil(BLOCK_LEN);
+    let rest_ctr = counter.wrapping_add(2 * LANES as u64);
+    if blocks <= LANES / 2 {
+        let y = blocks_ymm(state, counter);
+        ymm::store_first_block(&y, head);
+        ymm::xor_blocks(y.get(2..).unwrap_or_default(), buf);
+        return;
+    }
+    if blocks <= LANES {
+        let x = blocks_x1(state, counter);
+        store_first_block(&x, head);
+        xor_blocks(x.get(1..).unwrap_or_default(), buf);
+        return;
+    }
+    let (first, second) = buf.split_at_mut(BATCH - BLOCK_LEN);
+    if blocks <= LANES + LANES / 2 {
+        let (x, y) = blocks_zmm_ymm(state, counter);
+        store_first_block(&x, head);
+        xor_blocks(x.get(1..).unwrap_or_default(), first);
+        ymm::xor_blocks(&y, second);
+        return;
+    }
+    let (x, y) = blocks_x2(state, counter);
+    store_first_block(&x, head);
+    xor_blocks(x.get(1..).unwrap_or_default(), first);
+    let (second, rest) = second.split_at_mut(BATCH.min(second.len()));
+    xor_blocks(&y, second);
+    if !rest.is_empty() {
+        xor_keystream(state, rest_ctr, rest);
+    }
+}
+
+/// Stores the first keystream block of `blocks` into `head`.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn store_first_block(blocks: &Rows, head: &mut [u8; BLOCK_LEN]) {
+    // SAFETY: `head` is 64 writable bytes, exactly one __m512i; unaligned store.
+    unsafe { _mm512_storeu_si512(head.as_mut_ptr().cast::<__m512i>(), blocks[0]) };
+}
+
 /// Keystream blocks `ctr .. ctr + 16` (zmm) and `ctr + 16 .. ctr + 24`
 /// (ymm), computed together.
 #[inline]
@@ -235,11 +286,11 @@ fn transpose(x: &Rows) -> Rows {
     blocks
 }
 
-/// XORs keystream blocks into `out` (at most 16 blocks; a partial last
-/// block uses a prefix of its keystream block).
+/// XORs keystream blocks into `out` (at most `blocks.len()` blocks; a partial
+/// last block uses a prefix of its keystream block).
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl")]
-fn xor_blocks(blocks: &Rows, out: &mut [u8]) {
+fn xor_blocks(blocks: &[__m512i], out: &mut [u8]) {
     let full = out.len() / BLOCK_LEN;
     let mut chunks = out.chunks_exact_mut(BLOCK_LEN);
     for (chunk, ks) in (&mut chunks).zip(blocks) {

@@ -61,6 +61,59 @@ pub(crate) fn forro14_xor_keystream(
     scalar::xor_keystream(state, counter, buf);
 }
 
+/// With AVX-512: keystream block `counter` into `head` and blocks `counter + 1, ...` XORed
+/// into `buf`, the first pass yielding both. Returns `false` (and does nothing) where the
+/// CPU or `backend` has no such kernel.
+pub(crate) fn forro14_head_and_xor_keystream(
+    backend: Forro14Backend,
+    state: &[u32; 16],
+    counter: u64,
+    head: &mut [u8; 64],
+    buf: &mut [u8],
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if backend == Forro14Backend::Avx512 && forro14_available(Forro14Backend::Avx512) {
+        // SAFETY: the CPU supports AVX-512F and AVX-512VL, the features the kernel enables
+        // (checked on the line above).
+        unsafe { forro14_avx512::head_and_xor_keystream(state, counter, head, buf) };
+        return true;
+    }
+    let _ = (backend, state, counter, head, buf);
+    false
+}
+
+/// What this CPU lacks that the build was compiled to assume, if anything: with
+/// `-C target-cpu=x86-64-v3` (the workspace default, `.cargo/config.toml`) any function may
+/// use AVX2, so a CPU or OS without it would stop at the first such instruction with
+/// SIGILL. `is_x86_feature_detected!` cannot answer here (it folds to `true` when the
+/// feature is enabled at compile time), so this asks CPUID and XCR0 directly.
+pub(crate) fn cpu_unsupported() -> Option<&'static str> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+    {
+        use core::arch::x86_64::{__cpuid, __cpuid_count};
+        // SAFETY: CPUID exists on every x86-64 CPU and only reads identification registers.
+        #[allow(unused_unsafe)]
+        let (leaf1, leaf7) = unsafe { (__cpuid(1), __cpuid_count(7, 0)) };
+        let osxsave = leaf1.ecx & (1 << 27) != 0;
+        let avx = leaf1.ecx & (1 << 28) != 0;
+        let avx2 = leaf7.ebx & (1 << 5) != 0;
+        if !(osxsave && avx && avx2) {
+            return Some("this CPU has no AVX2");
+        }
+        #[cfg(target_feature = "xsave")]
+        {
+            // SAFETY: OSXSAVE is set (checked above), so XGETBV is enabled; register 0 is
+            // XCR0, which says which register states the OS saves.
+            #[allow(unused_unsafe)]
+            let xcr0 = unsafe { core::arch::x86_64::_xgetbv(0) };
+            if xcr0 & 0b110 != 0b110 {
+                return Some("the operating system does not enable AVX (YMM) state");
+            }
+        }
+    }
+    None
+}
+
 /// The CPU's time-stamp counter, or `None` where there is none we read.
 ///
 /// On x86-64 this is `RDTSC`: it ticks at the nominal (base) frequency, not

@@ -117,10 +117,16 @@ impl Drop for XForro14 {
 impl ZeroizeOnDrop for XForro14 {}
 
 /// Messages up to this length get their keystream from the same kernel call
-/// as block 0 (the one-time Poly1305 key): block 0 and at most 7 message
-/// blocks fill one 8-block batch. Longer messages are XORed in place from
-/// counter 1, so no long keystream is staged in (and wiped from) a buffer.
+/// as block 0 (the one-time Poly1305 key) when sealed: block 0 and at most 7
+/// message blocks fill one 8-block batch.
 const HEAD_MSG_MAX: usize = 7 * BLOCK_LEN;
+/// The head a seal stages: block 0 and a short message's keystream. Longer messages are
+/// XORed in place in the pass that makes block 0 ([`Engine::head_and_xor_keystream`]).
+const SEAL_HEAD: usize = BLOCK_LEN + HEAD_MSG_MAX;
+/// The head an open stages: block 0 and the keystream of a message of up to 31 blocks
+/// (1,984 bytes: one Ethernet-MTU packet), all from one 32-block kernel call, because the
+/// tag must be checked over the ciphertext before anything is decrypted.
+const OPEN_HEAD: usize = 32 * BLOCK_LEN;
 
 /// XForro14-Poly1305 (spec §8.4), the AEAD of the SBSeg 2023 paper: RFC 8439's
 /// construction with HForro14 for the nonce extension and Forro14 for
@@ -180,8 +186,14 @@ impl XForro14Poly1305 {
         aad: &[u8],
         buf: &mut [u8],
     ) -> Result<[u8; 16], CryptoError> {
-        let run = self.start(nonce, buf.len())?;
-        run.xor(buf);
+        let mut run = self.start::<SEAL_HEAD>(nonce, buf.len())?;
+        if buf.len() <= HEAD_MSG_MAX {
+            run.head_keystream();
+            run.xor(buf);
+        } else {
+            // Block 0 (the one-time key) comes from the message's first keystream pass.
+            run.head_and_xor(buf);
+        }
         Ok(run.tag(aad, buf))
     }
 
@@ -199,7 +211,10 @@ impl XForro14Poly1305 {
         buf: &mut [u8],
         tag: &[u8; 16],
     ) -> Result<(), CryptoError> {
-        let run = self.start(nonce, buf.len())?;
+        // The tag is over the ciphertext, so the keystream cannot be XORed in while block 0
+        // is made; up to 31 blocks of it are staged instead, from the same kernel call.
+        let mut run = self.start::<OPEN_HEAD>(nonce, buf.len())?;
+        run.head_keystream();
         let expected = run.tag(aad, buf);
         if !bool::from(expected.ct_eq(tag)) {
             buf.fill(0);
@@ -209,9 +224,12 @@ impl XForro14Poly1305 {
         Ok(())
     }
 
-    /// Derives the subkey state and computes block 0, together with the
-    /// keystream of a short message.
-    fn start(&self, nonce: &[u8; 24], len: usize) -> Result<Run, CryptoError> {
+    /// Derives the subkey state for one message of `len` bytes.
+    fn start<const HEAD: usize>(
+        &self,
+        nonce: &[u8; 24],
+        len: usize,
+    ) -> Result<Run<HEAD>, CryptoError> {
         // Counter 0 is the Poly1305 key; the message uses counters 1 ..= 2^32 - 1.
         check_counter(1, len, 1u128 << 32)?;
         let (prefix, tail) = split_nonce(nonce);
@@ -224,16 +242,12 @@ impl XForro14Poly1305 {
         // IETF layout with n12 = 00000000 || nonce[16..24]: word 5 = 0.
         let state = initial_state(&subkey, 0, 0, n0, n1);
         subkey.zeroize();
-        let head_msg = if len <= HEAD_MSG_MAX { len } else { 0 };
-        let mut run = Run {
+        Ok(Run {
             state,
-            head: [0u8; BLOCK_LEN + HEAD_MSG_MAX],
-            head_msg,
+            head: [0u8; HEAD],
+            head_msg: if BLOCK_LEN + len <= HEAD { len } else { 0 },
             engine: self.engine,
-        };
-        let ks = run.head.get_mut(..BLOCK_LEN + head_msg).unwrap_or_default();
-        self.engine.xor_keystream(&run.state, 0, ks);
-        Ok(run)
+        })
     }
 }
 
@@ -255,17 +269,36 @@ impl Drop for XForro14Poly1305 {
 impl ZeroizeOnDrop for XForro14Poly1305 {}
 
 /// One seal or open: the subkey state, block 0 in `head[..64]` (its first 32
-/// bytes are the one-time Poly1305 key) and, for a message of at most
-/// [`HEAD_MSG_MAX`] bytes, its whole keystream in `head[64..64 + head_msg]`.
+/// bytes are the one-time Poly1305 key) and, for a message that fits in the
+/// rest of `HEAD` bytes, its whole keystream in `head[64..64 + head_msg]`.
 /// The used part of `head` and the state are zeroized on drop.
-struct Run {
+struct Run<const HEAD: usize> {
     state: [u32; 16],
-    head: [u8; BLOCK_LEN + HEAD_MSG_MAX],
+    head: [u8; HEAD],
     head_msg: usize,
     engine: Engine,
 }
 
-impl Run {
+impl<const HEAD: usize> Run<HEAD> {
+    /// Block 0 into `head[..64]` and, for a short message, its whole keystream after it,
+    /// from one kernel call.
+    fn head_keystream(&mut self) {
+        let ks = self
+            .head
+            .get_mut(..BLOCK_LEN + self.head_msg)
+            .unwrap_or_default();
+        self.engine.xor_keystream(&self.state, 0, ks);
+    }
+
+    /// Block 0 into `head[..64]` and the message keystream (counter 1 onwards) XORed into
+    /// `buf`, in one pass where the backend can.
+    fn head_and_xor(&mut self, buf: &mut [u8]) {
+        if let Some((block0, _)) = self.head.split_first_chunk_mut::<BLOCK_LEN>() {
+            self.engine
+                .head_and_xor_keystream(&self.state, 0, block0, buf);
+        }
+    }
+
     /// XORs the message keystream (counter 1 onwards) into `buf`.
     fn xor(&self, buf: &mut [u8]) {
         if self.head_msg == buf.len() {
@@ -294,7 +327,7 @@ impl Run {
     }
 }
 
-impl Drop for Run {
+impl<const HEAD: usize> Drop for Run<HEAD> {
     fn drop(&mut self) {
         self.state.zeroize();
         // Only the part the kernel wrote holds keystream; the rest is zero.
