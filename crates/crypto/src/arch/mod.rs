@@ -82,6 +82,19 @@ pub(crate) fn forro14_head_and_xor_keystream(
     false
 }
 
+/// Overwrites `buf` with zeros through volatile stores the compiler cannot remove, eight
+/// bytes per store where aligned: `zeroize` on a byte slice stores byte by byte, which cost
+/// about 140 ns for the 2 KiB an XForro14-Poly1305 open stages.
+pub(crate) fn wipe(buf: &mut [u8]) {
+    use zeroize::Zeroize;
+    // SAFETY: every bit pattern is a valid u64, so viewing the aligned middle of a byte slice
+    // as u64s is sound; the three parts cover `buf` exactly.
+    let (head, words, tail) = unsafe { buf.align_to_mut::<u64>() };
+    head.zeroize();
+    words.zeroize();
+    tail.zeroize();
+}
+
 /// What this CPU lacks that the build was compiled to assume, if anything: with
 /// `-C target-cpu=x86-64-v3` (the workspace default, `.cargo/config.toml`) any function may
 /// use AVX2, so a CPU or OS without it would stop at the first such instruction with
@@ -127,5 +140,25 @@ pub(crate) fn timestamp_counter() -> Option<u64> {
     #[cfg(not(target_arch = "x86_64"))]
     {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn wipe_zeroes_every_byte_at_every_alignment_and_length() {
+        let mut backing = [0xa5u8; 200];
+        for start in 0..9 {
+            for len in 0..150 {
+                backing.fill(0xa5);
+                super::wipe(&mut backing[start..start + len]);
+                assert!(backing[start..start + len].iter().all(|&b| b == 0));
+                assert!(backing[..start].iter().all(|&b| b == 0xa5), "wrote before");
+                assert!(
+                    backing[start + len..].iter().all(|&b| b == 0xa5),
+                    "wrote after"
+                );
+            }
+        }
     }
 }

@@ -332,7 +332,7 @@ impl<const HEAD: usize> Drop for Run<HEAD> {
         self.state.zeroize();
         // Only the part the kernel wrote holds keystream; the rest is zero.
         if let Some(used) = self.head.get_mut(..BLOCK_LEN + self.head_msg) {
-            used.zeroize();
+            crate::arch::wipe(used);
         }
     }
 }
