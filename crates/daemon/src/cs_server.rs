@@ -186,8 +186,8 @@ pub fn apply(fw: &mut Forwarder, now: nameway_fw::Time, answer: Answer) {
                 };
                 // The hashes the insert carried; a packet read from disk has none: hash again.
                 match (tag, added) {
-                    (Some(h), true) => fw.cs_filter_insert_hashes(&h),
-                    (Some(h), false) => fw.cs_filter_remove_hashes(&h),
+                    (Some(h), true) => fw.cs_filter_insert_hashes(h.as_slice()),
+                    (Some(h), false) => fw.cs_filter_remove_hashes(h.as_slice()),
                     (None, _) => {
                         if let Ok(name) = Name::from_value(key, 0) {
                             if added {

@@ -102,7 +102,7 @@ fn cs_list_miss(c: &mut Criterion) {
         if mode == "cs_list" {
             fw.enable_external_cs(CsFilter::new(CS_CAPACITY, 0.01));
         }
-        let mut stored: std::collections::VecDeque<std::sync::Arc<[u64]>> =
+        let mut stored: std::collections::VecDeque<nameway_wire::PrefixHashes> =
             std::collections::VecDeque::new();
         let mut rx = RxBuffer::new(4);
         let mut i: u32 = 0;
@@ -117,11 +117,11 @@ fn cs_list_miss(c: &mut Criterion) {
                 while let Some(r) = fw.poll_cs_request() {
                     match r {
                         CsRequest::Insert { hashes, .. } => {
-                            fw.cs_filter_insert_hashes(&hashes);
+                            fw.cs_filter_insert_hashes(hashes.as_slice());
                             stored.push_back(hashes);
                             if stored.len() > CS_CAPACITY {
                                 let old = stored.pop_front().unwrap();
-                                fw.cs_filter_remove_hashes(&old);
+                                fw.cs_filter_remove_hashes(old.as_slice());
                             }
                         }
                         // A false positive of the filter (nothing here is cached): the server
@@ -169,7 +169,8 @@ fn cs_hit(c: &mut Criterion) {
                 black_box(fw.poll_transmit());
             });
         });
-        assert!(fw.status().cs.hits > 0);
+        // Only when criterion ran it (a filter on the command line may skip it).
+        assert!(i == 0 || fw.status().cs.hits > 0);
     }
     group.finish();
 }

@@ -62,7 +62,7 @@ impl Forwarder {
             // reference-count fences of sending and satisfying.
             if self.cs_admit && !lp.no_cache {
                 match &mut self.external_cs {
-                    Some(ext) => ext.admit(data.into_wire(), &hashes),
+                    Some(ext) => ext.admit(data.into_wire(), hashes),
                     None => self.cs.insert(data, &hashes, now),
                 }
             }

@@ -17,7 +17,6 @@
 //! exactly what the server holds.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Arc;
 
 use bytes::Bytes;
 use nameway_wire::{Name, PrefixHashes};
@@ -53,11 +52,11 @@ pub enum CsRequest {
     Insert {
         /// The Data.
         data: Bytes,
-        /// Its name's prefix hashes ([`nameway_wire::PrefixHashes::as_slice`]): the server
-        /// keeps them and gives them back when the name enters or leaves it, so that the
-        /// filter is updated without hashing the name again
-        /// ([`Forwarder::cs_filter_insert_hashes`]).
-        hashes: Arc<[u64]>,
+        /// Its name's prefix hashes: the server keeps them and gives them back when the name
+        /// enters or leaves it, so that the filter is updated without hashing the name again
+        /// ([`Forwarder::cs_filter_insert_hashes`]). Inline up to 11 components, so admitting
+        /// a Data allocates nothing on the forwarder's thread.
+        hashes: PrefixHashes,
     },
 }
 
@@ -81,11 +80,8 @@ pub(crate) struct ExternalCs {
 }
 
 impl ExternalCs {
-    pub(crate) fn admit(&mut self, data: Bytes, hashes: &PrefixHashes) {
-        self.requests.push_back(CsRequest::Insert {
-            data,
-            hashes: Arc::from(hashes.as_slice()),
-        });
+    pub(crate) fn admit(&mut self, data: Bytes, hashes: PrefixHashes) {
+        self.requests.push_back(CsRequest::Insert { data, hashes });
     }
 }
 
