@@ -11,8 +11,8 @@ use bytes::Bytes;
 use nameway_transport::consumer::FetchReport;
 use nameway_transport::producer::serve_registered;
 use nameway_transport::{
-    fetch, CcKind, CcOptions, FetchOptions, Progress, Publication, PublishOptions, SignatureKind,
-    SigningKey, VerifyKey,
+    fetch, CcKind, CcOptions, Certificate, FetchOptions, Progress, Publication, PublishOptions,
+    SignatureKind, SigningKey, VerifyKey,
 };
 use serde::Serialize;
 
@@ -36,6 +36,15 @@ pub(crate) struct PutArgs {
     /// `nameway key generate`.
     #[arg(long, value_name = "FILE")]
     key: Option<PathBuf>,
+    /// The certificate of --key (`nameway key cert`, or an ndnsec certificate in base64):
+    /// packets name it in their KeyLocator, and it is served with the object, so that
+    /// `get --anchor` can check the chain.
+    #[arg(long, value_name = "FILE", requires = "key")]
+    cert: Option<PathBuf>,
+    /// Another certificate to serve with the object (an issuer between --cert and the trust
+    /// anchor); repeatable.
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    serve_cert: Vec<PathBuf>,
     /// Sign manifests of N segment digests (1..=256) instead of every segment: one signature
     /// covers N packets, and segments carry DigestSha256.
     #[arg(long, value_name = "N")]
@@ -74,8 +83,13 @@ pub(crate) struct GetArgs {
     max_window: f64,
     /// Verify with this public key (SubjectPublicKeyInfo PEM or DER, from `nameway key
     /// generate`): per packet, or by manifest when the segments carry DigestSha256.
-    #[arg(long, value_name = "FILE", conflicts_with = "hmac_key")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["hmac_key", "anchor"])]
     key: Option<PathBuf>,
+    /// Verify against this trust anchor (a self-signed certificate, `nameway key cert`
+    /// without an issuer): the signer's certificate chain is fetched and checked up to it
+    /// (validity periods, each key signing only under its identity), then every packet.
+    #[arg(long, value_name = "FILE", conflicts_with = "hmac_key")]
+    anchor: Option<PathBuf>,
     /// Verify HMAC-SHA256 signatures with the secret in FILE.
     #[arg(long, value_name = "FILE")]
     hmac_key: Option<PathBuf>,
@@ -106,6 +120,35 @@ pub(crate) enum KeyCommand {
         /// Where to write the private key.
         file: PathBuf,
     },
+    /// Issue a certificate (NDN format v2) for a key: self-signed (a trust anchor) without
+    /// --issuer-key, else signed by the issuer. Prints the certificate's name.
+    Cert {
+        /// The key to certify (its private key file, as for `put --key`; the public key is
+        /// what the certificate holds).
+        #[arg(long, value_name = "FILE")]
+        key: PathBuf,
+        /// ed25519, ecdsa or rsa: the kind of --key.
+        #[arg(long)]
+        kind: SignatureKind,
+        /// The identity the key may sign under, e.g. /example/producer.
+        #[arg(long)]
+        identity: String,
+        /// The issuer's private key.
+        #[arg(long, value_name = "FILE", requires_all = ["issuer_cert", "issuer_kind"])]
+        issuer_key: Option<PathBuf>,
+        /// The kind of --issuer-key.
+        #[arg(long)]
+        issuer_kind: Option<SignatureKind>,
+        /// The issuer's certificate.
+        #[arg(long, value_name = "FILE")]
+        issuer_cert: Option<PathBuf>,
+        /// Days of validity from now.
+        #[arg(long, default_value_t = 365)]
+        days: u32,
+        /// Where to write the certificate (base64, as ndnsec).
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: PathBuf,
+    },
 }
 
 /// Runs `nameway key`.
@@ -113,14 +156,44 @@ pub(crate) enum KeyCommand {
 /// # Errors
 /// The key cannot be made or written.
 pub(crate) fn key(cmd: &KeyCommand) -> anyhow::Result<()> {
-    let KeyCommand::Generate { kind, file } = cmd;
-    if *kind == SignatureKind::Digest {
-        anyhow::bail!("digest signatures need no key");
-    }
-    let key = SigningKey::generate(*kind).context("cannot generate the key")?;
-    match key.save(file)? {
-        Some(public) => outln!("{}", public.display())?,
-        None => outln!("{}", file.display())?,
+    match cmd {
+        KeyCommand::Generate { kind, file } => {
+            if *kind == SignatureKind::Digest {
+                anyhow::bail!("digest signatures need no key");
+            }
+            let key = SigningKey::generate(*kind).context("cannot generate the key")?;
+            match key.save(file)? {
+                Some(public) => outln!("{}", public.display())?,
+                None => outln!("{}", file.display())?,
+            }
+        }
+        KeyCommand::Cert {
+            key,
+            kind,
+            identity,
+            issuer_key,
+            issuer_kind,
+            issuer_cert,
+            days,
+            output,
+        } => {
+            let subject = SigningKey::load(*kind, key)?;
+            let identity = parse_name(identity)?;
+            let issuer = match (issuer_key, issuer_kind, issuer_cert) {
+                (Some(k), Some(kind), Some(c)) => {
+                    Some((SigningKey::load(*kind, k)?, Certificate::load(c)?))
+                }
+                _ => None,
+            };
+            let cert = Certificate::issue(
+                &subject,
+                &identity,
+                issuer.as_ref().map(|(k, c)| (k, c)),
+                *days,
+            )?;
+            cert.save(output)?;
+            outln!("{}", cert.name())?;
+        }
     }
     Ok(())
 }
@@ -147,6 +220,19 @@ pub(crate) async fn put(transport: Option<&str>, args: &PutArgs) -> anyhow::Resu
         ),
         (Some(path), kind) => SigningKey::load(kind, path)?,
     };
+    let mut certs = Vec::new();
+    let key = match &args.cert {
+        Some(path) => {
+            let cert = Certificate::load(path)?;
+            let key = key.with_certificate(&cert)?;
+            certs.push(cert);
+            for p in &args.serve_cert {
+                certs.push(Certificate::load(p)?);
+            }
+            key
+        }
+        None => key,
+    };
     let options = PublishOptions {
         payload_size: args.payload,
         manifest: args.manifest,
@@ -154,7 +240,7 @@ pub(crate) async fn put(transport: Option<&str>, args: &PutArgs) -> anyhow::Resu
         version: args.version,
         memory_limit: args.memory_mib << 20,
     };
-    let mut publication = if args.file == Path::new("-") {
+    let publication = if args.file == Path::new("-") {
         let mut buf = Vec::new();
         std::io::stdin()
             .lock()
@@ -164,8 +250,12 @@ pub(crate) async fn put(transport: Option<&str>, args: &PutArgs) -> anyhow::Resu
     } else {
         Publication::from_file(prefix, &args.file, key, options)?
     };
+    let mut publication = publication.with_certificates(&certs);
     let mut c = client::connect(transport).await?;
     c.register(publication.prefix()).await?;
+    for p in publication.certificate_prefixes() {
+        c.register(&p).await?;
+    }
     let signature = match args.manifest {
         Some(_) => format!("manifest {}", args.sign),
         None => args.sign.to_string(),
@@ -310,6 +400,7 @@ pub(crate) async fn get(transport: Option<&str>, args: &GetArgs) -> anyhow::Resu
         max_retries: args.retries,
         min_rto: Duration::from_millis(args.min_rto),
         verify,
+        anchor: args.anchor.as_deref().map(Certificate::load).transpose()?,
         ..FetchOptions::default()
     };
     let mut c = client::connect(transport).await?;

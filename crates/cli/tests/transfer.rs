@@ -242,6 +242,217 @@ fn a_tampered_segment_is_refused_naming_it_and_no_output_is_left() {
     }
 }
 
+/// `nameway key generate KIND DIR/FILE`; returns the private key's path.
+fn keygen_as(d: &Daemon, kind: &str, file: &str) -> String {
+    let private = d.dir.path().join(file);
+    let out = d.nameway(&["key", "generate", kind, private.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    private.to_str().unwrap().to_owned()
+}
+
+/// `nameway key cert ...` for `key`, under `identity`, issued by `issuer` (key, kind, cert) or
+/// self-signed; returns the certificate file and the name it printed.
+fn cert(
+    d: &Daemon,
+    (key, kind): (&str, &str),
+    identity: &str,
+    issuer: Option<(&str, &str, &str)>,
+    days: &str,
+    file: &str,
+) -> (String, String) {
+    let path = d.dir.path().join(file).to_str().unwrap().to_owned();
+    let mut args = vec![
+        "key",
+        "cert",
+        "--key",
+        key,
+        "--kind",
+        kind,
+        "--identity",
+        identity,
+        "--days",
+        days,
+        "-o",
+        &path,
+    ];
+    if let Some((k, kd, c)) = issuer {
+        args.extend(["--issuer-key", k, "--issuer-kind", kd, "--issuer-cert", c]);
+    }
+    let out = d.nameway(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let name = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    assert!(name.starts_with(&format!("{identity}/KEY/")), "{name}");
+    (path, name)
+}
+
+/// `nameway get` that must fail; returns its one-line error.
+fn get_fails(d: &Daemon, name: &str, extra: &[&str]) -> String {
+    let out_file = d.dir.path().join("refused");
+    let mut args = vec!["get", name, "-o", out_file.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let out = d.nameway(&args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !out.status.success(),
+        "fetch of {name} succeeded: {extra:?}"
+    );
+    assert_eq!(err.lines().count(), 1, "one line, no backtrace: {err}");
+    assert!(!out_file.exists() && !d.dir.path().join("refused.part").exists());
+    err
+}
+
+#[test]
+fn a_certificate_chain_to_a_trust_anchor_is_checked_before_the_object_is_accepted() {
+    let d = Daemon::start("");
+    // /org (anchor, Ed25519) -> /org/site (ECDSA P-256) -> /org/site/producer (Ed25519).
+    let org_key = keygen_as(&d, "ed25519", "org.key");
+    let site_key = keygen_as(&d, "ecdsa", "site.key");
+    let prod_key = keygen_as(&d, "ed25519", "producer.key");
+    let (org, org_name) = cert(&d, (&org_key, "ed25519"), "/org", None, "365", "org.cert");
+    let issuer = Some((org_key.as_str(), "ed25519", org.as_str()));
+    let (site, _) = cert(
+        &d,
+        (&site_key, "ecdsa"),
+        "/org/site",
+        issuer,
+        "30",
+        "site.cert",
+    );
+    let site_issuer = Some((site_key.as_str(), "ecdsa", site.as_str()));
+    let (prod, prod_name) = cert(
+        &d,
+        (&prod_key, "ed25519"),
+        "/org/site/producer",
+        site_issuer,
+        "30",
+        "producer.cert",
+    );
+    let (file, sha) = write_object(&d, "signed-object", 3 * MIB + 17, 11);
+    let chain = [
+        "--sign",
+        "ed25519",
+        "--key",
+        &prod_key,
+        "--cert",
+        &prod,
+        "--serve-cert",
+        &site,
+    ];
+    // Per-packet signatures, and manifests of 32: both verified through the chain.
+    for (prefix, manifest) in [
+        ("/org/site/producer/packet", None),
+        ("/org/site/producer/manifest", Some("32")),
+    ] {
+        let mut args = chain.to_vec();
+        if let Some(m) = manifest {
+            args.extend(["--manifest", m]);
+        }
+        let (_p, _) = put(&d, &file, prefix, &args);
+        let out = d.dir.path().join("chained");
+        let summary = get(&d, prefix, &out, &["--anchor", &org]);
+        assert_eq!(file_sha(&out), sha, "{prefix}");
+        let how = summary["verification"].as_str().unwrap();
+        let mode = if manifest.is_some() {
+            "manifest ed25519"
+        } else {
+            "packet ed25519"
+        };
+        assert!(how.starts_with(mode), "{how}");
+        assert!(how.contains(&format!("certificate {prod_name}")), "{how}");
+        std::fs::remove_file(out).unwrap();
+
+        // Another anchor for the same identity (another key): the chain leads to a
+        // certificate that is not it, which nobody serves.
+        let other_key = keygen_as(&d, "ed25519", "other.key");
+        let (other, _) = cert(
+            &d,
+            (&other_key, "ed25519"),
+            "/org",
+            None,
+            "365",
+            "other.cert",
+        );
+        let err = get_fails(&d, prefix, &["--anchor", &other]);
+        assert!(
+            err.contains("untrusted signer") && err.contains("could not be fetched"),
+            "{err}"
+        );
+    }
+    assert!(org_name.starts_with("/org/KEY/"));
+
+    // A key certified for /org/site/producer may not sign under /org/elsewhere.
+    let (elsewhere, _) = put(&d, &file, "/org/elsewhere/obj", &chain);
+    let err = get_fails(&d, "/org/elsewhere/obj", &["--anchor", &org]);
+    assert!(
+        err.contains("may not sign") && err.contains("/org/elsewhere/obj"),
+        "{err}"
+    );
+
+    // A certificate out of its validity period breaks the chain.
+    let (short, _) = cert(
+        &d,
+        (&prod_key, "ed25519"),
+        "/org/site/short",
+        site_issuer,
+        "0",
+        "short.cert",
+    );
+    let short_chain = [
+        "--sign",
+        "ed25519",
+        "--key",
+        &prod_key,
+        "--cert",
+        &short,
+        "--serve-cert",
+        &site,
+    ];
+    let (short_producer, _) = put(&d, &file, "/org/site/short/obj", &short_chain);
+    std::thread::sleep(Duration::from_millis(1100));
+    let err = get_fails(&d, "/org/site/short/obj", &["--anchor", &org]);
+    assert!(err.contains("is not valid now"), "{err}");
+
+    // An intermediate nobody serves (and so in no cache either): the chain cannot be
+    // fetched, and the error says which certificate.
+    drop((elsewhere, short_producer));
+    let (hidden, hidden_name) = cert(
+        &d,
+        (&site_key, "ecdsa"),
+        "/org/hidden",
+        issuer,
+        "30",
+        "hidden.cert",
+    );
+    let hidden_issuer = Some((site_key.as_str(), "ecdsa", hidden.as_str()));
+    let (leaf, _) = cert(
+        &d,
+        (&prod_key, "ed25519"),
+        "/org/hidden/producer",
+        hidden_issuer,
+        "30",
+        "hidden-producer.cert",
+    );
+    let (_p, _) = put(
+        &d,
+        &file,
+        "/org/hidden/producer/obj",
+        &["--sign", "ed25519", "--key", &prod_key, "--cert", &leaf],
+    );
+    let err = get_fails(&d, "/org/hidden/producer/obj", &["--anchor", &org]);
+    assert!(
+        err.contains("could not be fetched") && err.contains(&hidden_name),
+        "{err}"
+    );
+}
+
 #[test]
 fn get_of_a_missing_object_or_without_route_says_so() {
     let d = Daemon::start("");

@@ -10,7 +10,11 @@
 //! - no key: nothing is verified (as ndnget does by default);
 //! - a key and segments signed by it: every segment's signature (per-packet);
 //! - a key and DigestSha256 segments: the object must have manifests; each manifest's signature
-//!   is checked with the key and each segment's implicit digest against its manifest.
+//!   is checked with the key and each segment's implicit digest against its manifest;
+//! - a trust anchor instead of a key ([`FetchOptions::anchor`]): the signer's certificate chain
+//!   is fetched and checked up to the anchor first ([`crate::cert`]), then the leaf
+//!   certificate's key is the key above, and every signed packet must name that certificate in
+//!   its KeyLocator.
 //!
 //! A segment that fails verification ends the fetch with an error naming the segment; nothing
 //! after the last verified segment reaches the sink.
@@ -22,12 +26,13 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use nameway_wire::name::ComponentRef;
 use nameway_wire::security::verify_data_wire;
-use nameway_wire::signature::signature_type;
+use nameway_wire::signature::{signature_type, KeyLocator};
 use nameway_wire::tlv::types;
 use nameway_wire::{DataView, Interest, InterestView, NackReason, Name};
 use sha2::{Digest as _, Sha256};
 
 use crate::cc::{CcOptions, Controller, RttEstimator};
+use crate::cert::{CertError, Certificate, MAX_CHAIN};
 use crate::client::{random_u32, Client, ClientError, Conn, Incoming};
 use crate::keys::VerifyKey;
 use crate::manifest::Manifest;
@@ -48,8 +53,12 @@ pub struct FetchOptions {
     pub min_rto: Duration,
     /// Upper bound of the retransmission timeout.
     pub max_rto: Duration,
-    /// The trust anchor; `None` verifies nothing.
+    /// The pinned key (the producer's own public key, or an HMAC secret); with neither this
+    /// nor [`FetchOptions::anchor`], nothing is verified.
     pub verify: Option<VerifyKey>,
+    /// A trust anchor (a self-signed certificate): the producer's key is trusted if a chain
+    /// of certificates leads from it to the anchor. Takes precedence over `verify`.
+    pub anchor: Option<Certificate>,
     /// How long to wait for each version-discovery attempt (three are made).
     pub discovery_timeout: Duration,
     /// How often the progress callback is called.
@@ -65,6 +74,7 @@ impl Default for FetchOptions {
             min_rto: Duration::from_millis(200),
             max_rto: Duration::from_secs(4),
             verify: None,
+            anchor: None,
             discovery_timeout: Duration::from_secs(2),
             progress_interval: Duration::from_millis(200),
         }
@@ -191,6 +201,14 @@ pub enum FetchError {
     /// The sink refused the bytes.
     #[error("cannot write the object: {0}")]
     Sink(#[from] std::io::Error),
+    /// The signer's certificate chain does not lead to the trust anchor.
+    #[error("untrusted signer of {name}: {detail}")]
+    Untrusted {
+        /// The packet whose signer was looked for.
+        name: Name,
+        /// What is wrong with the chain.
+        detail: String,
+    },
 }
 
 impl From<ClientError> for FetchError {
@@ -239,6 +257,8 @@ enum Mode {
 }
 
 struct Fetch<'a> {
+    /// With an anchor: the certificate that signs the object (`None` inside: the anchor itself).
+    signer: Option<Option<Certificate>>,
     conn: &'a mut Conn,
     options: &'a FetchOptions,
     versioned: Name,
@@ -282,12 +302,19 @@ pub async fn fetch(
     sink: &mut dyn Write,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<FetchReport, FetchError> {
-    let conn = client.conn();
     let started = Instant::now();
-    let (versioned, first) = discover(conn, name, options).await?;
+    let (versioned, first) = discover(client.conn(), name, options).await?;
+    let signer = match &options.anchor {
+        Some(anchor) => {
+            Some(resolve_signer(client, anchor, &versioned, first.as_ref(), options).await?)
+        }
+        None => None,
+    };
+    let conn = client.conn();
     let mut f = Fetch {
         conn,
         options,
+        signer,
         versioned: versioned.clone(),
         rtt: RttEstimator::new(options.min_rto, options.max_rto),
         cc: Controller::new(options.cc),
@@ -766,7 +793,8 @@ impl Fetch<'_> {
             self.decide_mode(n, &view)?;
         }
         if self.mode == Mode::Packet {
-            if let Some(key) = &self.options.verify {
+            if let Some(key) = self.trusted_key() {
+                self.check_locator(n, &view)?;
                 verify_data_wire(&view, key.verifier()).map_err(|e| FetchError::Verification {
                     segment: n,
                     name: view.name().clone(),
@@ -785,6 +813,36 @@ impl Fetch<'_> {
         Ok(())
     }
 
+    /// The key packets are verified with: the chain's leaf (or the anchor), else the pinned key.
+    fn trusted_key(&self) -> Option<&VerifyKey> {
+        match (&self.signer, &self.options.anchor) {
+            (Some(Some(leaf)), _) => Some(leaf.key()),
+            (Some(None), Some(anchor)) => Some(anchor.key()),
+            _ => self.options.verify.as_ref(),
+        }
+    }
+
+    /// With an anchor, a signed packet must name the certificate the chain was checked for.
+    fn check_locator(&self, n: u64, view: &DataView) -> Result<(), FetchError> {
+        let cert = match (&self.signer, &self.options.anchor) {
+            (Some(Some(leaf)), _) => leaf,
+            (Some(None), Some(anchor)) => anchor,
+            _ => return Ok(()),
+        };
+        match view.signature_info().key_locator {
+            Some(KeyLocator::Name(loc)) if cert.is_named_by(&loc) => Ok(()),
+            other => Err(FetchError::Verification {
+                segment: n,
+                name: view.name().clone(),
+                detail: format!(
+                    "KeyLocator {} is not the verified certificate {}",
+                    other.map_or("(none)".to_owned(), |l| format!("{l:?}")),
+                    cert.name()
+                ),
+            }),
+        }
+    }
+
     fn set_last(&mut self, last: u64) {
         self.last = Some(last);
         // Anything asked for beyond the end will never come.
@@ -798,26 +856,31 @@ impl Fetch<'_> {
     }
 
     fn decide_mode(&mut self, n: u64, view: &DataView) -> Result<(), FetchError> {
-        let Some(key) = &self.options.verify else {
+        let Some(kind) = self.trusted_key().map(VerifyKey::kind) else {
             self.mode = Mode::Unverified;
             return Ok(());
         };
         let found = view.signature_info().signature_type;
-        if found == key.kind().signature_type() {
+        if found == kind.signature_type() {
             self.mode = Mode::Packet;
-            self.report.verification = format!("packet {}", key.kind());
+            self.report.verification = format!("packet {}", kind);
         } else if found == signature_type::DIGEST_SHA256 {
             self.mode = Mode::Manifest;
-            self.report.verification = format!("manifest {}", key.kind());
+            self.report.verification = format!("manifest {}", kind);
         } else {
             return Err(FetchError::Verification {
                 segment: n,
                 name: view.name().clone(),
                 detail: format!(
                     "signed with SignatureType {found}, but the trusted key is {}",
-                    key.kind()
+                    kind
                 ),
             });
+        }
+        if let Some(Some(leaf)) = &self.signer {
+            self.report.verification += &format!(", certificate {}", leaf.name());
+        } else if let (Some(None), Some(anchor)) = (&self.signer, &self.options.anchor) {
+            self.report.verification += &format!(", anchor {}", anchor.name());
         }
         Ok(())
     }
@@ -831,7 +894,8 @@ impl Fetch<'_> {
             name: view.name().clone(),
             detail,
         };
-        if let Some(key) = &self.options.verify {
+        if let Some(key) = self.trusted_key() {
+            self.check_locator(k, &view)?;
             verify_data_wire(&view, key.verifier())
                 .map_err(|e| bad(format!("bad {} signature on manifest ({e})", key.kind())))?;
         }
@@ -973,6 +1037,112 @@ impl Hasher {
             self.outstanding += len;
         }
     }
+}
+
+/// The certificate whose key signed the object, found from the KeyLocator of its first signed
+/// packet (segment 0, or manifest 0 when the segments carry DigestSha256) by fetching
+/// certificates until one names `anchor`; each must be in its validity period and within its
+/// issuer's identity, and every signature from the anchor down must verify. `None` inside:
+/// the anchor signed the object itself.
+async fn resolve_signer(
+    client: &mut Client,
+    anchor: &Certificate,
+    versioned: &Name,
+    first: Option<&DataView>,
+    options: &FetchOptions,
+) -> Result<Option<Certificate>, FetchError> {
+    let untrusted = |name: &Name, detail: String| FetchError::Untrusted {
+        name: name.clone(),
+        detail,
+    };
+    let timeout = options.lifetime;
+    let segment0 = segment_name(versioned, 0).map_err(ClientError::from)?;
+    let mut signed = match first {
+        Some(v) if *v.name() == segment0 => v.clone(),
+        _ => express_view(client, &segment0, false, timeout).await?,
+    };
+    if signed.signature_info().signature_type == signature_type::DIGEST_SHA256 {
+        let manifest0 = manifest_name(versioned, 0).map_err(ClientError::from)?;
+        signed = express_view(client, &manifest0, false, timeout).await?;
+    }
+    let Some(KeyLocator::Name(mut locator)) = signed.signature_info().key_locator else {
+        return Err(untrusted(
+            signed.name(),
+            "its KeyLocator names no certificate".to_owned(),
+        ));
+    };
+    let cert_err = |name: &Name, e: CertError| untrusted(name, e.to_string());
+    let mut subject = signed.name().clone();
+    let mut chain: Vec<Certificate> = Vec::new();
+    while !anchor.is_named_by(&locator) {
+        if chain.len() == MAX_CHAIN {
+            return Err(untrusted(
+                signed.name(),
+                format!(
+                    "no certificate within {MAX_CHAIN} links is signed by the anchor {}",
+                    anchor.name()
+                ),
+            ));
+        }
+        let view = express_view(client, &locator, true, timeout)
+            .await
+            .map_err(|e| {
+                untrusted(
+                    &subject,
+                    format!("certificate {locator} could not be fetched ({e})"),
+                )
+            })?;
+        let cert = Certificate::decode(view.into_wire()).map_err(|e| cert_err(&subject, e))?;
+        if !cert.is_named_by(&locator) {
+            return Err(untrusted(
+                &subject,
+                format!("{locator} was answered with {}", cert.name()),
+            ));
+        }
+        cert.check_validity().map_err(|e| cert_err(&subject, e))?;
+        cert.check_scope(&subject)
+            .map_err(|e| cert_err(&subject, e))?;
+        subject = cert.name().clone();
+        locator = cert
+            .issuer()
+            .cloned()
+            .ok_or_else(|| untrusted(&subject, "no issuer in its KeyLocator".to_owned()))?;
+        chain.push(cert);
+    }
+    anchor.check_validity().map_err(|e| cert_err(&subject, e))?;
+    anchor
+        .check_scope(&subject)
+        .map_err(|e| cert_err(&subject, e))?;
+    for i in (0..chain.len()).rev() {
+        let issuer = chain.get(i + 1).unwrap_or(anchor);
+        chain[i]
+            .check_issued_by(issuer)
+            .map_err(|e| cert_err(signed.name(), e))?;
+    }
+    Ok(chain.into_iter().next())
+}
+
+/// One Interest, its Data as a view.
+async fn express_view(
+    client: &mut Client,
+    name: &Name,
+    can_be_prefix: bool,
+    timeout: Duration,
+) -> Result<DataView, FetchError> {
+    let interest = Interest {
+        name: name.clone(),
+        can_be_prefix,
+        nonce: Some(random_u32()),
+        lifetime_ms: Some(timeout.as_millis() as u64),
+        ..Interest::default()
+    };
+    let data = client.express(&interest, timeout).await?;
+    DataView::new_checked(data.encode()).map_err(|e| {
+        FetchError::from(ClientError::Malformed {
+            name: name.clone(),
+            detail: e.to_string(),
+        })
+    })
 }
 
 /// Finds the versioned name: `name` itself if it ends in a version; otherwise RDR metadata

@@ -15,7 +15,7 @@ use nameway_wire::security::{
     KeyError, RsaSha256Signer, RsaSha256Verifier,
 };
 use nameway_wire::signature::{signature_type, KeyLocator};
-use nameway_wire::{Signer, Verifier};
+use nameway_wire::{Name, Signer, Verifier};
 use sha2::{Digest as _, Sha256};
 
 /// RSA modulus size of keys made by [`SigningKey::generate`].
@@ -222,6 +222,33 @@ impl SigningKey {
     /// Puts KeyLocator = KeyDigest (SHA-256 of the public key's SubjectPublicKeyInfo) in
     /// what this key signs, so a consumer holding several keys can tell which one applies.
     /// HMAC keys get none: a digest of the secret would help an attacker check guesses.
+    /// Puts KeyLocator = Name (`name`: a key or certificate name, see [`crate::cert`]) in
+    /// what this key signs. HMAC and DigestSha256 keys are returned unchanged.
+    #[must_use]
+    pub fn with_name_locator(self, name: Name) -> Self {
+        let locator = KeyLocator::Name(name);
+        match self {
+            Self::Ed25519(k) => Self::Ed25519(k.with_key_locator(locator)),
+            Self::EcdsaP256(k) => Self::EcdsaP256(k.with_key_locator(locator)),
+            Self::Rsa(k) => Self::Rsa(k.with_key_locator(locator)),
+            other => other,
+        }
+    }
+
+    /// Signs with KeyLocator = `cert`'s name, after checking that `cert` holds this key.
+    ///
+    /// # Errors
+    /// [`crate::cert::CertError::KeyMismatch`].
+    pub fn with_certificate(
+        self,
+        cert: &crate::cert::Certificate,
+    ) -> Result<Self, crate::cert::CertError> {
+        if self.public_der().as_deref() != Some(cert.key_der()) {
+            return Err(crate::cert::CertError::KeyMismatch(cert.name().to_string()));
+        }
+        Ok(self.with_name_locator(cert.name().clone()))
+    }
+
     fn with_key_digest_locator(self) -> Self {
         let Some(der) = self.public_der() else {
             return self;
@@ -235,7 +262,8 @@ impl SigningKey {
         }
     }
 
-    fn public_der(&self) -> Option<Vec<u8>> {
+    /// The public key, SubjectPublicKeyInfo DER (`None` for DigestSha256 and HMAC).
+    pub fn public_der(&self) -> Option<Vec<u8>> {
         match self {
             Self::Ed25519(k) => k.verifier().to_public_key_der().ok(),
             Self::EcdsaP256(k) => k.verifier().to_public_key_der().ok(),
@@ -326,6 +354,15 @@ impl VerifyKey {
             Self::Rsa(k) => k,
             Self::Hmac(k) => k,
         }
+    }
+
+    /// A public key from SubjectPublicKeyInfo DER (the algorithm found from the key itself).
+    pub fn from_public_der(der: &[u8]) -> Option<Self> {
+        Ed25519Verifier::from_public_key_der(der)
+            .map(Self::Ed25519)
+            .or_else(|_| EcdsaP256Verifier::from_public_key_der(der).map(Self::EcdsaP256))
+            .or_else(|_| RsaSha256Verifier::from_public_key_der(der).map(Self::Rsa))
+            .ok()
     }
 
     /// Reads a public key (SubjectPublicKeyInfo, PEM or DER: the algorithm is found from the

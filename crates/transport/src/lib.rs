@@ -7,10 +7,12 @@
 //! - [`consumer`]: a pipelined fetch with congestion control ([`cc`]), retransmission and
 //!   verification, written in order into any [`std::io::Write`] ([`consumer::fetch`]).
 //! - [`keys`]: signing and verification keys (Ed25519, ECDSA P-256, RSA, HMAC, DigestSha256).
+//! - [`cert`]: NDN certificates (v2) and the chain from a packet to a trust anchor.
 //! - [`naming`]: the names of segments, manifests and version-discovery metadata.
 #![forbid(unsafe_code)]
 
 pub mod cc;
+pub mod cert;
 pub mod client;
 pub mod consumer;
 pub mod keys;
@@ -19,6 +21,7 @@ pub mod naming;
 pub mod producer;
 
 pub use cc::{CcKind, CcOptions};
+pub use cert::{CertError, Certificate};
 pub use consumer::{fetch, FetchError, FetchOptions, FetchReport, Progress};
 pub use keys::{SignatureKind, SigningKey, VerifyKey};
 pub use producer::{serve, Publication, PublishError, PublishOptions};

@@ -109,6 +109,8 @@ pub struct Publication {
     /// Set once every segment has been built: later builds are rebuilds.
     built: bool,
     stats: ServeStats,
+    /// Certificates answered besides the object (the signer's chain), as (name, TLV).
+    certificates: Vec<(Name, Bytes)>,
 }
 
 /// What a producer has answered.
@@ -124,6 +126,8 @@ pub struct ServeStats {
     pub metadata: u64,
     /// Interests not answered (not ours, or beyond the last segment).
     pub unanswered: u64,
+    /// Certificates sent.
+    pub certificates: u64,
     /// Segments rebuilt from the file because they were not resident.
     pub rebuilt: u64,
 }
@@ -224,6 +228,7 @@ impl Publication {
             metadata: Bytes::new(),
             built: false,
             stats: ServeStats::default(),
+            certificates: Vec::new(),
         };
         // One pass over the object: every segment is built (signed) once; with manifests
         // its digest is kept for the manifest that covers it.
@@ -295,6 +300,31 @@ impl Publication {
             freshness_period: Some(self.options.freshness.as_millis() as u64),
             final_block_id: Some(Component::segment(last)),
         }
+    }
+
+    /// Also answers Interests for these certificates (the signer's and its issuers', so that
+    /// a consumer holding only the trust anchor can fetch the chain): an Interest matches a
+    /// certificate whose name it is, or with CanBePrefix its key name or longer.
+    #[must_use]
+    pub fn with_certificates(mut self, certs: &[crate::cert::Certificate]) -> Self {
+        self.certificates = certs
+            .iter()
+            .map(|c| (c.name().clone(), c.wire().clone()))
+            .collect();
+        self
+    }
+
+    /// The prefixes to register for [`Publication::with_certificates`]: each certificate's
+    /// `<identity>/KEY`.
+    pub fn certificate_prefixes(&self) -> Vec<Name> {
+        let mut out: Vec<Name> = Vec::new();
+        for (name, _) in &self.certificates {
+            let p = name.prefix(name.len().saturating_sub(3));
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+        out
     }
 
     /// The prefix the object is registered under (without the version).
@@ -415,6 +445,15 @@ impl Publication {
 
     fn lookup(&mut self, interest: &InterestView) -> Option<Bytes> {
         let name = interest.name();
+        let cert = self.certificates.iter().find(|(n, _)| {
+            // With CanBePrefix, the key name `<identity>/KEY/<key-id>` at least.
+            *name == *n
+                || (interest.can_be_prefix() && name.len() + 2 >= n.len() && name.is_prefix_of(n))
+        });
+        if let Some((_, wire)) = cert {
+            self.stats.certificates += 1;
+            return Some(wire.clone());
+        }
         // A trailing implicit digest is the forwarder's to check: look up the name without it.
         let digest = name
             .last()
