@@ -662,6 +662,23 @@ impl Client {
         interest: &Interest,
         timeout: Duration,
     ) -> Result<Data, ClientError> {
+        let wire = self.express_wire(interest, timeout).await?;
+        Data::decode(&wire).map_err(|e| ClientError::Malformed {
+            name: interest.name.clone(),
+            detail: e.to_string(),
+        })
+    }
+
+    /// As [`Client::express`], returning the Data exactly as it arrived (what a signature
+    /// covers; decoding and encoding again need not give the same bytes).
+    ///
+    /// # Errors
+    /// As [`Client::express`].
+    pub async fn express_wire(
+        &mut self,
+        interest: &Interest,
+        timeout: Duration,
+    ) -> Result<Bytes, ClientError> {
         self.conn.send(&interest.encode()).await?;
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
@@ -678,10 +695,7 @@ impl Client {
                         continue;
                     };
                     if satisfies(interest, &view) {
-                        return Data::decode(&wire).map_err(|e| ClientError::Malformed {
-                            name: interest.name.clone(),
-                            detail: e.to_string(),
-                        });
+                        return Ok(wire);
                     }
                 }
                 Incoming::Nack {

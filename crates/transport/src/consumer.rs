@@ -1136,8 +1136,8 @@ async fn express_view(
         lifetime_ms: Some(timeout.as_millis() as u64),
         ..Interest::default()
     };
-    let data = client.express(&interest, timeout).await?;
-    DataView::new_checked(data.encode()).map_err(|e| {
+    let wire = client.express_wire(&interest, timeout).await?;
+    DataView::new_checked(wire).map_err(|e| {
         FetchError::from(ClientError::Malformed {
             name: name.clone(),
             detail: e.to_string(),
