@@ -60,7 +60,7 @@ pub(crate) struct CreateArgs {
     /// MTU in bytes (UDP).
     #[arg(long)]
     mtu: Option<u64>,
-    /// Secure face (namewayd, UDP): handshake with the peer forwarder (whose key must be
+    /// Secure face (namewayd, UDP or TCP): handshake with the peer forwarder (whose key must be
     /// trusted) and encrypt Data per the security policy (`nameway security`).
     #[arg(long)]
     secure: bool,

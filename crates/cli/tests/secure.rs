@@ -8,7 +8,8 @@
 //!
 //! Applications see plaintext, the wire shows ciphertext for protected names; tampered and
 //! replayed packets are dropped and counted; untrusted peers and peers without the feature get
-//! nothing; a rekey every 100 packets loses nothing.
+//! nothing; a rekey every 100 packets loses nothing. The last test runs the same link over TCP,
+//! through a recording TCP proxy.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -569,4 +570,111 @@ fn a_rekey_every_100_packets_loses_nothing() {
     for reason in ["bad-tag", "replay", "unknown-key", "malformed"] {
         assert_eq!(drops(&a, reason), 0, "{reason}: {a} {summary}");
     }
+}
+
+/// A TCP proxy of the test's own: forwards every connection to `upstream` and records the
+/// bytes that come back from it (the Data direction: B toward A).
+fn tcp_recorder(upstream: SocketAddr) -> (SocketAddr, std::sync::Arc<std::sync::Mutex<Vec<u8>>>) {
+    use std::io::{Read as _, Write as _};
+    use std::net::{TcpListener, TcpStream};
+    use std::sync::{Arc, Mutex};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let record = Arc::new(Mutex::new(Vec::new()));
+    let rec = record.clone();
+    std::thread::spawn(move || {
+        for down in listener.incoming() {
+            let Ok(down) = down else { return };
+            let Ok(up) = TcpStream::connect(upstream) else {
+                return;
+            };
+            let (mut d_r, mut u_w) = (down.try_clone().unwrap(), up.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 65536];
+                while let Ok(n @ 1..) = d_r.read(&mut buf) {
+                    if u_w.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+            let (mut u_r, mut d_w) = (up, down);
+            let rec = rec.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 65536];
+                while let Ok(n @ 1..) = u_r.read(&mut buf) {
+                    rec.lock().unwrap().extend_from_slice(&buf[..n]);
+                    if d_w.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    (addr, record)
+}
+
+#[test]
+fn a_secure_tcp_face_carries_ciphertext_for_secret_names_and_plaintext_for_public_ones() {
+    let keys = tempfile::tempdir().unwrap();
+    let a = Daemon::start(&security_section(keys.path(), "a", ""));
+    // B accepts the connection from loopback: not an application's local face here.
+    let b = Daemon::start(&format!(
+        "tcp_loopback_is_local = false\n{}",
+        security_section(keys.path(), "b", "")
+    ));
+    let ka = ok(&a, &["identity", "show"]).trim().to_owned();
+    let kb = ok(&b, &["identity", "show"]).trim().to_owned();
+    ok(&a, &["neighbour", "trust", &kb]);
+    ok(&b, &["neighbour", "trust", &ka]);
+    for d in [&a, &b] {
+        ok(d, &["security", "set", "/secret", "xforro14-poly1305"]);
+    }
+    let (proxy, record) = tcp_recorder(SocketAddr::from(([127, 0, 0, 1], b.tcp)));
+    let created = a.json(&[
+        "face",
+        "create",
+        &format!("tcp4://{proxy}"),
+        "--secure",
+        "--json",
+    ]);
+    let face = created["face_id"].as_u64().unwrap();
+    for prefix in ["/secret", "/public"] {
+        ok(&a, &["route", "add", prefix, &face.to_string()]);
+    }
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while neighbour(&a, face).is_none_or(|n| n["state"] != "established") {
+        assert!(
+            Instant::now() < deadline,
+            "no session over TCP: {:?}\nA log:\n{}\nB log:\n{}",
+            neighbour(&a, face),
+            a.log(),
+            b.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for (prefix, marker) in [
+        ("/secret/tcp", "SECRET-TCP-5b1e"),
+        ("/public/tcp", "PUBLIC-TCP-c07d"),
+    ] {
+        let content = marker.as_bytes().repeat(300_000 / marker.len());
+        let file = b.dir.path().join(marker);
+        std::fs::write(&file, &content).unwrap();
+        let (_producer, name) = put(&b, &file, prefix, &["--payload", "4400"]);
+        let out = a.dir.path().join(format!("{marker}.out"));
+        a.json(&["get", &name, "-o", out.to_str().unwrap(), "--json"]);
+        assert_eq!(std::fs::read(&out).unwrap(), content, "{prefix}");
+    }
+    let wire = record.lock().unwrap().clone();
+    let has = |m: &str| wire.windows(m.len()).any(|w| w == m.as_bytes());
+    assert!(
+        has("PUBLIC-TCP-c07d"),
+        "the public payload crosses in clear"
+    );
+    assert!(
+        !has("SECRET-TCP-5b1e"),
+        "the secret payload crossed the TCP link in clear"
+    );
+    let n = neighbour(&a, face).unwrap();
+    assert!(n["decrypted"].as_u64().unwrap() >= 69, "{n}");
+    assert_eq!(drops(&n, "bad-tag") + drops(&n, "replay"), 0, "{n}");
 }

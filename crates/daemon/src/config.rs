@@ -67,6 +67,9 @@ pub struct FacesConfig {
     pub websocket_key: PathBuf,
     /// Give UDP faces from loopback local scope (NFD does not).
     pub udp_loopback_is_local: bool,
+    /// Give TCP faces from loopback local scope (NFD does; local TCP faces are applications,
+    /// never secure links).
+    pub tcp_loopback_is_local: bool,
     /// MTU of UDP faces; larger packets are fragmented with NDNLPv2.
     pub udp_mtu: usize,
     /// Close on-demand UDP faces idle this long (milliseconds).
@@ -336,6 +339,7 @@ impl Default for FacesConfig {
             websocket_cert: PathBuf::new(),
             websocket_key: PathBuf::new(),
             udp_loopback_is_local: false,
+            tcp_loopback_is_local: true,
             udp_mtu: 8800,
             udp_idle_timeout_ms: 600_000,
             tx_queue: 1024,

@@ -98,6 +98,7 @@ pub fn face_config(config: &Config) -> FaceSystemConfig {
     fc.websocket_tls = (!f.websocket_cert.as_os_str().is_empty())
         .then(|| (f.websocket_cert.clone(), f.websocket_key.clone()));
     fc.udp_loopback_is_local = f.udp_loopback_is_local;
+    fc.tcp_loopback_is_local = f.tcp_loopback_is_local;
     fc.udp_mtu = f.udp_mtu;
     fc.udp_idle_timeout = config.udp_idle_timeout();
     fc.tx_queue = f.tx_queue;

@@ -38,6 +38,10 @@ pub struct FaceSystemConfig {
     /// Give UDP faces from loopback local scope. Default `false`, as NFD (python-ndn over
     /// `udp://127.0.0.1` then cannot use `/localhost/nfd`).
     pub udp_loopback_is_local: bool,
+    /// Give TCP faces from loopback local scope. Default `true`, as NFD (nfdc and apps over
+    /// `tcp://127.0.0.1` may use `/localhost/nfd`). Local-scope TCP faces are applications and
+    /// never secure links; set `false` to run secure forwarder links over loopback (tests).
+    pub tcp_loopback_is_local: bool,
     /// Close on-demand UDP faces that received nothing for this long. Default 600 s (NFD
     /// `face_system.udp.idle_timeout`).
     pub udp_idle_timeout: Duration,
@@ -85,6 +89,7 @@ impl Default for FaceSystemConfig {
             websocket: Vec::new(),
             websocket_tls: None,
             udp_loopback_is_local: false,
+            tcp_loopback_is_local: true,
             udp_idle_timeout: Duration::from_secs(600),
             udp_mtu: DEFAULT_UDP_MTU,
             reassembly: ReassemblerConfig::default(),

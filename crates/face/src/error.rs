@@ -50,8 +50,8 @@ pub enum FaceError {
     #[error("secure faces need a [security] section in the configuration (an identity and trusted peers)")]
     SecurityNotConfigured,
 
-    /// A secure face was asked for a scheme other than UDP.
-    #[error("secure faces are UDP faces (udp4:// or udp6://)")]
+    /// A secure face was asked for a scheme other than UDP or TCP.
+    #[error("secure faces are UDP or TCP faces (udp4://, udp6://, tcp4://, tcp6://)")]
     SecureNeedsUdp,
     /// The TLS certificate or key of a `wss://` listener cannot be used.
     #[error("TLS for the WebSocket listener: {0}")]

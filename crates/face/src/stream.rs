@@ -42,7 +42,13 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let conn: CloseTx = Arc::new(watch::channel(None).0);
-    let mut write_task = tokio::spawn(write_loop(writer, queue, face.clone(), conn.clone()));
+    let mut write_task = tokio::spawn(write_loop(
+        writer,
+        queue,
+        face.clone(),
+        conn.clone(),
+        shared.clone(),
+    ));
     let reason = read_loop(reader, shared, face, &conn).await;
     if face.close_reason().is_some() {
         // The face is closing: give the writer time to flush the queue.
@@ -127,7 +133,29 @@ async fn drain_frames(
             }
         };
         face.counters.received(pkt.len());
-        let outcome = link.on_receive(now, pkt);
+        let mut outcome = link.on_receive(now, pkt);
+        // A secure link (TCP faces with `[security]`) opens sealed packets and answers
+        // handshakes before anything goes up; its drops are counted by the link.
+        if let Some(secure) = &face.secure {
+            outcome = match outcome {
+                RxOutcome::Deliver(wire) => match secure.open(now, wire) {
+                    Ok(plain) => RxOutcome::Deliver(plain),
+                    Err((_, reply)) => {
+                        if let Some(reply) = reply {
+                            let _ = face.send(reply);
+                        }
+                        continue;
+                    }
+                },
+                RxOutcome::Handshake(value) => {
+                    if let Some(reply) = secure.on_handshake(now, &value) {
+                        let _ = face.send(reply);
+                    }
+                    continue;
+                }
+                other => other,
+            };
+        }
         // Counters first: whoever sees the event also sees them updated.
         if let Some(c) = link.reassembly_counters() {
             face.counters
@@ -141,7 +169,7 @@ async fn drain_frames(
                 deliver(shared, face, wire, face_closed).await?;
             }
             RxOutcome::Idle => bump(&face.counters.in_idle),
-            // Secure links are UDP only: a handshake here is not understood.
+            // A handshake on a face without a secure link (Unix, local TCP) is not understood.
             RxOutcome::Handshake(_) => bump(&face.counters.drop_malformed),
             RxOutcome::Fragment => {}
             RxOutcome::Dropped(RxDrop::TooLarge) => bump(&face.counters.drop_too_large),
@@ -176,6 +204,7 @@ async fn write_loop<W>(
     mut queue: mpsc::Receiver<Bytes>,
     face: Arc<FaceHandle>,
     conn: CloseTx,
+    shared: Arc<Shared>,
 ) -> mpsc::Receiver<Bytes>
 where
     W: AsyncWrite + Unpin,
@@ -184,11 +213,20 @@ where
     let mut conn_closed = conn.subscribe();
     let mut link = LinkTx::new(None, 0);
     let mut batch: Vec<Bytes> = Vec::with_capacity(WRITE_BATCH);
+    // Handshake (re)transmissions of a secure face.
+    let mut tick = tokio::time::interval(crate::udp::HANDSHAKE_TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let secure = face.secure.clone();
     loop {
         tokio::select! {
             biased;
             _ = closed(&mut conn_closed) => return queue,
             _ = closed(&mut face_closed) => break,
+            _ = tick.tick(), if secure.is_some() => {
+                if let Some(msg) = secure.as_ref().and_then(|s| s.poll(shared.now_ms())) {
+                    batch.push(msg);
+                }
+            }
             pkt = queue.recv() => {
                 let Some(pkt) = pkt else { break };
                 batch.push(pkt);
@@ -196,16 +234,19 @@ where
                     let Ok(pkt) = queue.try_recv() else { break };
                     batch.push(pkt);
                 }
-                let result = tokio::select! {
-                    result = write_batch(&mut writer, &mut batch, &mut link, &face) => result,
-                    _ = closed(&mut conn_closed) => return queue,
-                };
-                if let Err(e) = result {
-                    bump(&face.counters.drop_send_error);
-                    end(&conn, DownReason::Io(e.kind()));
-                    return queue;
-                }
             }
+        }
+        if batch.is_empty() {
+            continue;
+        }
+        let result = tokio::select! {
+            result = write_batch(&mut writer, &mut batch, &mut link, &face, &shared) => result,
+            _ = closed(&mut conn_closed) => return queue,
+        };
+        if let Err(e) = result {
+            bump(&face.counters.drop_send_error);
+            end(&conn, DownReason::Io(e.kind()));
+            return queue;
         }
     }
     // The face is closing: flush what is queued, then close the write side.
@@ -214,7 +255,7 @@ where
     }
     tokio::select! {
         _ = async {
-            if write_batch(&mut writer, &mut batch, &mut link, &face).await.is_ok() {
+            if write_batch(&mut writer, &mut batch, &mut link, &face, &shared).await.is_ok() {
                 let _ = writer.shutdown().await;
             }
         } => {}
@@ -223,19 +264,30 @@ where
     queue
 }
 
-/// Writes a batch of packets (passed through the link service, which never fragments on a
-/// stream) with as few system calls as possible.
+/// Writes a batch of packets (sealed on a secure face, then passed through the link service,
+/// which never fragments on a stream) with as few system calls as possible.
 async fn write_batch<W>(
     writer: &mut W,
     batch: &mut Vec<Bytes>,
     link: &mut LinkTx,
     face: &FaceHandle,
+    shared: &Shared,
 ) -> io::Result<()>
 where
     W: AsyncWrite + Unpin,
 {
     let mut out: SmallVec<[Bytes; WRITE_BATCH]> = SmallVec::new();
+    let now = shared.now_ms();
     for pkt in batch.drain(..) {
+        // Encrypted per the policy on a secure face; a packet that needs a session not yet
+        // there is dropped (counted by the secure link).
+        let pkt = match &face.secure {
+            Some(secure) => match secure.seal(now, pkt) {
+                Ok(p) => p,
+                Err(_) => continue,
+            },
+            None => pkt,
+        };
         bump(&face.counters.out_network);
         out.extend(link.on_send(pkt));
     }

@@ -324,7 +324,7 @@ impl FaceSystem {
             existing.raise_persistency(persistency);
             return Err(FaceError::Exists(existing.id));
         }
-        if options.secure.is_some() && !matches!(uri, FaceUri::Udp(_)) {
+        if options.secure.is_some() && !matches!(uri, FaceUri::Udp(_) | FaceUri::Tcp(_)) {
             return Err(FaceError::SecureNeedsUdp);
         }
         match uri {

@@ -1,7 +1,10 @@
 //! TCP listeners and outgoing TCP faces (NFD `TcpChannel`).
 //!
 //! Faces whose peer is on loopback (127.0.0.0/8, ::1) are local, as NFD's default
-//! `face_system.tcp.local` whitelist makes them. A permanent face whose connection fails
+//! `face_system.tcp.local` whitelist makes them (unless
+//! [`crate::FaceSystemConfig::tcp_loopback_is_local`] is off). With `[security]`, non-local
+//! faces carry a secure link (they answer a handshake; one created secure starts it), run by
+//! the stream I/O exactly as on UDP faces. A permanent face whose connection fails
 //! reconnects with exponential backoff, keeping its FaceId (and routes); packets sent to it
 //! meanwhile are dropped and counted as `drop_link_down`.
 
@@ -22,6 +25,7 @@ use crate::error::FaceError;
 use crate::event::DownReason;
 use crate::face::{closed, FaceHandle, FaceParams};
 use crate::id::{FaceId, FaceKind, FaceScope, Persistency};
+use crate::secure::{SecureLink, SecureMode};
 use crate::stream;
 use crate::system::{is_loopback, Shared};
 use crate::uri::FaceUri;
@@ -58,28 +62,44 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
     }
 }
 
-fn params(stream: &TcpStream, peer: SocketAddr, persistency: Persistency) -> FaceParams {
+fn params(
+    shared: &Shared,
+    stream: &TcpStream,
+    peer: SocketAddr,
+    persistency: Persistency,
+    initiate: Option<SecureMode>,
+) -> FaceParams {
     let local = stream.local_addr().unwrap_or(peer);
+    let local_scope = shared.config.tcp_loopback_is_local && is_loopback(peer);
+    // With `[security]`, a non-local TCP face (another forwarder) can answer a handshake, and
+    // one created secure starts it; local faces are applications and stay plain.
+    let secure = shared
+        .config
+        .security
+        .as_ref()
+        .filter(|_| !local_scope || initiate.is_some())
+        .map(|ctx| Arc::new(SecureLink::new(ctx.clone(), initiate)));
     FaceParams {
         kind: FaceKind::Tcp,
         remote: FaceUri::tcp(peer),
         local: FaceUri::tcp(local),
-        scope: if is_loopback(peer) {
+        scope: if local_scope {
             FaceScope::Local
         } else {
             FaceScope::NonLocal
         },
         persistency,
         mtu: None,
-        secure: None,
+        secure,
     }
 }
 
 async fn run_accepted(shared: Arc<Shared>, stream: TcpStream, peer: SocketAddr) {
     let _ = stream.set_nodelay(true);
-    let Ok((face, queue)) =
-        shared.register_face(params(&stream, peer, Persistency::OnDemand), None)
-    else {
+    let Ok((face, queue)) = shared.register_face(
+        params(&shared, &stream, peer, Persistency::OnDemand, None),
+        None,
+    ) else {
         return; // shutting down
     };
     shared.announce_up(&face).await;
@@ -95,10 +115,16 @@ pub(crate) async fn connect(
     persistency: Persistency,
     options: FaceOptions,
 ) -> Result<FaceId, FaceError> {
+    if options.secure.is_some() && shared.config.security.is_none() {
+        return Err(FaceError::SecurityNotConfigured);
+    }
     let stream = connect_once(shared, addr)
         .await
         .map_err(FaceError::Connect)?;
-    let (face, queue) = shared.register_face(params(&stream, addr, persistency), options.fault)?;
+    let (face, queue) = shared.register_face(
+        params(shared, &stream, addr, persistency, options.secure),
+        options.fault,
+    )?;
     let id = face.id;
     shared.spawn(supervise(shared.clone(), face, stream, queue, addr));
     Ok(id)

@@ -46,7 +46,7 @@ const GSO_MAX_BYTES: usize = 65_000;
 /// Packets a face writer takes from its queue per round.
 const WRITE_BATCH: usize = 32;
 /// How often a secure face's writer checks for handshake work.
-const HANDSHAKE_TICK: Duration = Duration::from_millis(200);
+pub(crate) const HANDSHAKE_TICK: Duration = Duration::from_millis(200);
 /// Socket buffer size asked for (the kernel may grant less).
 const SOCKET_BUFFER: usize = 4 * 1024 * 1024;
 
