@@ -237,7 +237,7 @@ pub struct HttpConfig {
 pub struct StaticFace {
     /// FaceUri, e.g. `udp4://192.0.2.1:6363`.
     pub uri: String,
-    /// Secure face: handshake with the peer and encrypt what the policy protects (UDP only;
+    /// Secure face: handshake with the peer and encrypt what the policy protects (UDP or TCP;
     /// needs `[security] identity`).
     #[serde(default)]
     pub secure: bool,
