@@ -8,6 +8,9 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
+# Nothing here reads standard input; a stray one once reached rustc's target probe (`rustc -`)
+# and failed the lint step.
+exec </dev/null
 
 step() { printf '\n==> %s\n' "$*"; }
 
