@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Goodput of `nameway put` -> `nameway get` through namewayd: 16 MiB at 1400-B and 8000-B
 # segments, unsigned / per-packet Ed25519 / Ed25519 manifests of 32 and 256 digests, under each
-# congestion controller; medians of RUNS fetches, with same-run ratios (manifest / unsigned).
+# congestion controller; medians of RUNS interleaved rounds, with same-round ratios (signed / unsigned).
 # Neither forwarder caches (CS serve and admit off), so every fetch reaches the producer.
 #
 # When NFD and ndn-tools are built (../shared/anchors/build-nfd.sh writes $NAMEWAY_ANCHORS,
@@ -46,39 +46,62 @@ serve() {
     name="$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['name'])" "$dir/put.out")"
 }
 
-# fetch TRANSPORT NAME ARGS...: RUNS fetches, prints the median goodput in Mbit/s.
-fetch() {
+# fetch_once TRANSPORT NAME ARGS...: one fetch, checked against the object; prints Mbit/s.
+fetch_once() {
     local transport="$1" name="$2"
     shift 2
+    "$bin/nameway" --transport "$transport" get "$name" -o "$dir/got" --json "$@" \
+        | python3 -c "import json,sys; print(json.load(sys.stdin)['goodput_mbps'])"
+    cmp -s "$dir/obj" "$dir/got" || { echo "bench-transport: fetched object differs" >&2; exit 1; }
+}
+
+# fetch TRANSPORT NAME ARGS...: RUNS fetches, prints the median goodput in Mbit/s.
+fetch() {
     local rates=()
-    for _ in $(seq "$RUNS"); do
-        rates+=("$("$bin/nameway" --transport "$transport" get "$name" -o "$dir/got" --json "$@" \
-            | python3 -c "import json,sys; print(json.load(sys.stdin)['goodput_mbps'])")")
-        cmp -s "$dir/obj" "$dir/got" || { echo "bench-transport: fetched object differs" >&2; exit 1; }
-    done
+    for _ in $(seq "$RUNS"); do rates+=("$(fetch_once "$@")"); done
     median "${rates[@]}"
 }
 
+# The signature table. All four producers of a payload size serve at once, and each round
+# fetches once with every signature kind in turn, so a ratio compares fetches made seconds
+# apart (a shared machine drifts over minutes): "vs-unsigned" is the median of the rounds'
+# ratios, "Mbit/s" the median goodput.
+sigs=(unsigned ed25519 manifest32 manifest256)
 printf '\n%-8s %-12s %-7s %12s %10s\n' payload signature cc "Mbit/s" "vs-unsigned"
-declare -A unsigned
 for payload in 1400 8000; do
-    for sig in unsigned ed25519 manifest32 manifest256; do
+    declare -A names=() puts=()
+    for sig in "${sigs[@]}"; do
         case "$sig" in
-            unsigned) put_args=(); get_args=() ;;
-            ed25519) put_args=(--sign ed25519 --key "$dir/ed.key"); get_args=(--key "$dir/ed.key.pub") ;;
-            manifest*) put_args=(--sign ed25519 --key "$dir/ed.key" --manifest "${sig#manifest}")
-                get_args=(--key "$dir/ed.key.pub") ;;
+            unsigned) put_args=() ;;
+            ed25519) put_args=(--sign ed25519 --key "$dir/ed.key") ;;
+            manifest*) put_args=(--sign ed25519 --key "$dir/ed.key" --manifest "${sig#manifest}") ;;
         esac
         serve "unix://$sock" "$dir/obj" "/bench/$payload/$sig" --payload "$payload" "${put_args[@]}"
-        for cc in fixed aimd cubic delay; do
-            w=(); [ "$cc" = fixed ] && w=(-w 64)
-            m="$(fetch "unix://$sock" "$name" --cc "$cc" "${w[@]}" "${get_args[@]}")"
-            [ "$sig" = unsigned ] && unsigned["$payload/$cc"]="$m"
-            ratio="$(python3 -c "print(f'{$m / ${unsigned[$payload/$cc]}:.2f}')")"
-            printf '%-8s %-12s %-7s %12.0f %10s\n' "$payload" "$sig" "$cc" "$m" "$ratio"
-        done
-        kill "$put_pid" 2>/dev/null || true
+        names[$sig]="$name"
+        puts[$sig]="$put_pid"
     done
+    for cc in fixed aimd cubic delay; do
+        w=(); [ "$cc" = fixed ] && w=(-w 64)
+        declare -A rates=() ratios=()
+        for _ in $(seq "$RUNS"); do
+            base=""
+            for sig in "${sigs[@]}"; do
+                get_args=(); [ "$sig" = unsigned ] || get_args=(--key "$dir/ed.key.pub")
+                m="$(fetch_once "unix://$sock" "${names[$sig]}" --cc "$cc" "${w[@]}" "${get_args[@]}")"
+                [ "$sig" = unsigned ] && base="$m"
+                rates[$sig]="${rates[$sig]:-} $m"
+                ratios[$sig]="${ratios[$sig]:-} $(python3 -c "print($m / $base)")"
+            done
+        done
+        for sig in "${sigs[@]}"; do
+            # shellcheck disable=SC2086
+            printf '%-8s %-12s %-7s %12.0f %10.2f\n' "$payload" "$sig" "$cc" \
+                "$(median ${rates[$sig]})" "$(median ${ratios[$sig]})"
+        done
+        unset rates ratios
+    done
+    for sig in "${sigs[@]}"; do kill "${puts[$sig]}" 2>/dev/null || true; done
+    unset names puts
 done
 
 if [ ! -f "$ANCHORS/env.sh" ]; then
