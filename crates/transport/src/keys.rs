@@ -318,6 +318,7 @@ impl SigningKey {
 }
 
 /// A consumer's trust anchor: the producer's public key (or HMAC secret).
+#[derive(Clone)]
 pub enum VerifyKey {
     /// Ed25519.
     Ed25519(Ed25519Verifier),

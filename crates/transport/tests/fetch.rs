@@ -247,6 +247,37 @@ async fn a_wrong_key_is_refused_before_any_byte_is_written() {
 }
 
 #[tokio::test]
+async fn a_manifest_signed_by_another_key_is_refused_naming_it_and_nothing_is_written() {
+    // Manifests are checked on the consumer's worker thread; its answer must still stop the
+    // fetch with the manifest's name and the reason, before any segment reaches the sink.
+    let data = object(100_000);
+    let publication = publish(
+        &data,
+        SigningKey::generate(SignatureKind::Ed25519).unwrap(),
+        1000,
+        Some(32),
+    );
+    let (transport, _) = producer(publication, |_| false).await;
+    let other = SigningKey::generate(SignatureKind::Ed25519).unwrap();
+    let options = FetchOptions {
+        verify: other.verify_key(),
+        ..FetchOptions::default()
+    };
+    let (out, report) = get(transport, "/obj/v=7", &options).await;
+    let err = report.unwrap_err();
+    assert!(
+        matches!(err, FetchError::Verification { segment: 0, .. }),
+        "{err:?}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("bad ed25519 signature on manifest") && text.contains("manifest"),
+        "{text}"
+    );
+    assert!(out.is_empty());
+}
+
+#[tokio::test]
 async fn nothing_there_is_not_found_after_three_discovery_tries() {
     let data = object(10);
     let publication = publish(&data, SigningKey::Digest, 1000, None);
