@@ -234,10 +234,12 @@ enum State {
         sent: Instant,
         generation: u32,
     },
-    /// A segment's content (and, with manifests, its implicit digest) awaiting its turn.
+    /// A segment's content awaiting its turn: with manifests, once its implicit digest is
+    /// known; with per-packet signatures, once `checked` (by the worker thread).
     Received {
         content: Bytes,
         digest: Option<[u8; 32]>,
+        checked: bool,
     },
     Done,
 }
@@ -612,18 +614,20 @@ impl Fetch<'_> {
         if !allowed {
             return None;
         }
-        if self.mode == Mode::Manifest {
-            // Unverified segments wait for their manifest; when manifests are slow they must
-            // not pile up without end. Allow as much as a full window (what an unsigned fetch
-            // may hold out of order) or four manifests, whichever is more: a cap of a few small
-            // manifests would throttle the window itself (32-digest manifests at 1400 B held a
-            // fetch to 160 segments ahead, half the unsigned goodput).
-            // Plus two batches for the worker (one queued, one being hashed).
-            let ahead = match self.per_manifest {
-                Some(per) => (4 * per).max(self.options.cc.max_window as u64),
-                None => 256,
-            } + 2 * BATCH_JOBS as u64;
-            if n >= self.deliver + ahead {
+        // Unverified segments wait for their manifest or their signature check; when those
+        // are slower than the network, segments must not pile up without end. Allow as much
+        // as a full window (what an unsigned fetch may hold out of order) or four manifests,
+        // whichever is more: a cap of a few small manifests would throttle the window itself
+        // (32-digest manifests at 1400 B held a fetch to 160 segments ahead, half the
+        // unsigned goodput); plus two batches for the worker (one queued, one at work).
+        let ahead = match (self.mode, self.per_manifest) {
+            (Mode::Manifest, Some(per)) => Some((4 * per).max(self.options.cc.max_window as u64)),
+            (Mode::Manifest, None) => Some(256),
+            (Mode::Packet, _) => Some(self.options.cc.max_window as u64),
+            _ => None,
+        };
+        if let Some(ahead) = ahead {
+            if n >= self.deliver + ahead + 2 * BATCH_JOBS as u64 {
                 return None;
             }
         }
@@ -800,23 +804,26 @@ impl Fetch<'_> {
         if self.mode == Mode::Undecided {
             self.decide_mode(n, &view)?;
         }
-        if self.mode == Mode::Packet {
-            if let Some(key) = self.trusted_key() {
-                self.check_locator(n, &view)?;
-                verify_data_wire(&view, key.verifier()).map_err(|e| FetchError::Verification {
-                    segment: n,
-                    name: view.name().clone(),
-                    detail: format!("bad {} signature ({e})", key.kind()),
-                })?;
-            }
-        }
         let content = view.content();
-        if self.mode == Mode::Manifest {
-            self.hasher.queue(Job::Digest(n, view.into_wire()));
+        let mut checked = true;
+        match self.mode {
+            Mode::Packet if self.trusted_key().is_some() => {
+                self.check_locator(n, &view)?;
+                if self.worker_key.is_none() {
+                    self.worker_key = self.trusted_key().cloned().map(Arc::new);
+                }
+                if let Some(key) = self.worker_key.clone() {
+                    checked = false;
+                    self.hasher.queue(Job::Verify { n, view, key });
+                }
+            }
+            Mode::Manifest => self.hasher.queue(Job::Digest(n, view.into_wire())),
+            _ => {}
         }
         self.slot_mut(Item::Segment(n)).state = State::Received {
             content,
             digest: None,
+            checked,
         };
         Ok(())
     }
@@ -911,6 +918,7 @@ impl Fetch<'_> {
         self.slot_mut(Item::Manifest(k)).state = State::Received {
             content: Bytes::new(),
             digest: None,
+            checked: false,
         };
         self.hasher.queue(Job::Manifest {
             k,
@@ -974,6 +982,18 @@ impl Fetch<'_> {
                         *digest = Some(d);
                     }
                 }
+                Worked::Verified { n, name, result } => {
+                    result.map_err(|detail| FetchError::Verification {
+                        segment: n,
+                        name,
+                        detail,
+                    })?;
+                    if let Some(State::Received { checked, .. }) =
+                        self.segments.get_mut(n as usize).map(|s| &mut s.state)
+                    {
+                        *checked = true;
+                    }
+                }
                 Worked::Manifest { k, name, checked } => {
                     self.on_manifest_checked(k, name, checked)?;
                 }
@@ -986,11 +1006,17 @@ impl Fetch<'_> {
     fn deliver_ready(&mut self, sink: &mut dyn Write) -> Result<(), FetchError> {
         loop {
             let n = self.deliver;
-            let Some(State::Received { content, digest }) =
-                self.segments.get(n as usize).map(|s| &s.state)
+            let Some(State::Received {
+                content,
+                digest,
+                checked,
+            }) = self.segments.get(n as usize).map(|s| &s.state)
             else {
                 return Ok(());
             };
+            if !checked {
+                return Ok(()); // its signature is being checked
+            }
             if self.mode == Mode::Manifest {
                 let Some(per) = self.per_manifest else {
                     return Ok(());
@@ -1032,6 +1058,12 @@ const BATCH_BYTES: usize = 256 * 1024;
 enum Job {
     /// A segment's implicit digest (its whole packet's SHA-256), for manifest verification.
     Digest(u64, Bytes),
+    /// A segment's own signature to check against the trusted key.
+    Verify {
+        n: u64,
+        view: DataView,
+        key: Arc<VerifyKey>,
+    },
     /// A manifest to check against the trusted key (if any) and decode.
     Manifest {
         k: u64,
@@ -1043,6 +1075,11 @@ enum Job {
 /// What the worker thread returns for a [`Job`].
 enum Worked {
     Digest(u64, [u8; 32]),
+    Verified {
+        n: u64,
+        name: Name,
+        result: Result<(), String>,
+    },
     Manifest {
         k: u64,
         name: Name,
@@ -1054,6 +1091,12 @@ impl Job {
     fn run(self) -> Worked {
         match self {
             Self::Digest(n, wire) => Worked::Digest(n, Sha256::digest(&wire).into()),
+            Self::Verify { n, view, key } => Worked::Verified {
+                n,
+                result: verify_data_wire(&view, key.verifier())
+                    .map_err(|e| format!("bad {} signature ({e})", key.kind())),
+                name: view.name().clone(),
+            },
             Self::Manifest { k, view, key } => {
                 let checked = key
                     .as_deref()
@@ -1076,26 +1119,35 @@ impl Job {
 /// digest costs about 4 µs and an Ed25519 verification about 35 µs, more than everything else
 /// the consumer does for a packet, and the fetch loop should not wait for them.
 struct Hasher {
-    jobs: Option<std::sync::mpsc::Sender<Vec<Job>>>,
+    /// One sender per worker thread (started on first use), fed in turn.
+    jobs: Vec<std::sync::mpsc::Sender<Vec<Job>>>,
+    next: usize,
     results: tokio::sync::mpsc::UnboundedReceiver<Vec<Worked>>,
-    results_tx: Option<tokio::sync::mpsc::UnboundedSender<Vec<Worked>>>,
+    results_tx: tokio::sync::mpsc::UnboundedSender<Vec<Worked>>,
     batch: Vec<Job>,
-    /// Bytes to hash in `batch`, and whether it holds a manifest.
-    batch_bytes: usize,
+    /// What `batch` costs, in bytes hashed or their equivalent, and whether it holds a
+    /// manifest.
+    batch_cost: usize,
     batch_urgent: bool,
-    /// Jobs sent to the thread whose results have not come back.
+    /// Jobs sent to the threads whose results have not come back.
     outstanding: usize,
 }
+
+/// What a signature check counts for in a batch, in bytes of hashing: an Ed25519 verification
+/// takes about as long as hashing 64 KiB, so a batch of checks holds a few hundred
+/// microseconds of work (and several threads share them evenly).
+const VERIFY_COST: usize = 32 * 1024;
 
 impl Hasher {
     fn new() -> Self {
         let (results_tx, results) = tokio::sync::mpsc::unbounded_channel();
         Self {
-            jobs: None,
+            jobs: Vec::new(),
+            next: 0,
             results,
-            results_tx: Some(results_tx),
+            results_tx,
             batch: Vec::new(),
-            batch_bytes: 0,
+            batch_cost: 0,
             batch_urgent: false,
             outstanding: 0,
         }
@@ -1103,18 +1155,23 @@ impl Hasher {
 
     fn queue(&mut self, job: Job) {
         match &job {
-            Job::Digest(_, wire) => self.batch_bytes += wire.len(),
+            Job::Digest(_, wire) => self.batch_cost += wire.len(),
+            Job::Verify { .. } => self.batch_cost += VERIFY_COST,
             Job::Manifest { .. } => self.batch_urgent = true,
         }
         self.batch.push(job);
     }
 
-    /// Hands the queued jobs to the thread (started on first use) when there are enough of
-    /// them, when one is a manifest (it gates the delivery of all its segments), or when
-    /// `force`d. Each hand-off wakes the thread and then the fetch loop, a few microseconds
-    /// each: at 8000 B a batch per loop turn held about four segments, and the wake-ups cost
-    /// more than a tenth of the fetch. Segments waiting for their digest are not in flight,
-    /// so a batch's wait does not hold the window back.
+    /// Hands the queued jobs to a thread when there are enough of them, when one is a
+    /// manifest (it gates the delivery of all its segments), or when `force`d. Each hand-off
+    /// wakes a thread and then the fetch loop, a few microseconds each: at 8000 B a batch per
+    /// loop turn held about four segments, and the wake-ups cost more than a tenth of the
+    /// fetch. Segments waiting for the worker are not in flight, so a batch's wait does not
+    /// hold the window back.
+    ///
+    /// Hashing needs one thread (SHA-256 of a segment is cheap next to receiving it);
+    /// per-packet signature checks are the fetch's heaviest work, so the first batch that
+    /// holds one starts a thread per core (at most four).
     fn submit(&mut self, force: bool) {
         if self.batch.is_empty() {
             return;
@@ -1122,29 +1179,39 @@ impl Hasher {
         if !force
             && !self.batch_urgent
             && self.batch.len() < BATCH_JOBS
-            && self.batch_bytes < BATCH_BYTES
+            && self.batch_cost < BATCH_BYTES
         {
             return;
         }
-        self.batch_bytes = 0;
-        self.batch_urgent = false;
-        if self.jobs.is_none() {
+        let verifying = self.batch.iter().any(|j| matches!(j, Job::Verify { .. }));
+        let threads = if verifying {
+            std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4))
+        } else {
+            1
+        };
+        while self.jobs.len() < threads {
             let (jobs, rx) = std::sync::mpsc::channel::<Vec<Job>>();
-            if let Some(results) = self.results_tx.take() {
-                std::thread::spawn(move || {
-                    while let Ok(batch) = rx.recv() {
-                        let done = batch.into_iter().map(Job::run).collect();
-                        if results.send(done).is_err() {
-                            return;
-                        }
+            let results = self.results_tx.clone();
+            std::thread::spawn(move || {
+                while let Ok(batch) = rx.recv() {
+                    let done = batch.into_iter().map(Job::run).collect();
+                    if results.send(done).is_err() {
+                        return;
                     }
-                });
-            }
-            self.jobs = Some(jobs);
+                }
+            });
+            self.jobs.push(jobs);
         }
+        self.batch_cost = 0;
+        self.batch_urgent = false;
         let batch = std::mem::take(&mut self.batch);
         let len = batch.len();
-        if self.jobs.as_ref().is_some_and(|j| j.send(batch).is_ok()) {
+        self.next = (self.next + 1) % self.jobs.len();
+        if self
+            .jobs
+            .get(self.next)
+            .is_some_and(|j| j.send(batch).is_ok())
+        {
             self.outstanding += len;
         }
     }
