@@ -235,7 +235,7 @@ enum State {
         generation: u32,
     },
     /// A segment's content awaiting its turn: with manifests, once its implicit digest is
-    /// known; with per-packet signatures, once `checked` (by the worker thread).
+    /// known; with per-packet signatures, once `checked` (by a worker thread).
     Received {
         content: Bytes,
         digest: Option<[u8; 32]>,
@@ -274,7 +274,7 @@ struct Fetch<'a> {
     manifests: Vec<Slot>,
     verified: Vec<Option<Manifest>>,
     per_manifest: Option<u64>,
-    hasher: Hasher,
+    workers: Workers,
     /// The key manifests are checked with on the worker thread (set at the first manifest).
     worker_key: Option<Arc<VerifyKey>>,
     /// The next manifest never asked for (they are asked for in order).
@@ -330,7 +330,7 @@ pub async fn fetch(
         manifests: Vec::new(),
         verified: Vec::new(),
         per_manifest: None,
-        hasher: Hasher::new(),
+        workers: Workers::new(),
         worker_key: None,
         next_manifest: 0,
         retx: VecDeque::new(),
@@ -380,12 +380,12 @@ impl Fetch<'_> {
         loop {
             self.fill_window()?;
             // Nothing in flight: no packet will wake the loop, so the worker gets everything.
-            self.hasher.submit(self.in_flight == 0);
+            self.workers.submit(self.in_flight == 0);
             self.conn.flush().await?;
             if self.is_done() {
                 return Ok(());
             }
-            if self.in_flight == 0 && self.retx.is_empty() && self.hasher.outstanding == 0 {
+            if self.in_flight == 0 && self.retx.is_empty() && self.workers.outstanding == 0 {
                 // Nothing asked for and nothing to ask: waiting would never end.
                 return Err(FetchError::Stalled {
                     name: self.versioned.clone(),
@@ -393,10 +393,10 @@ impl Fetch<'_> {
                 });
             }
             let deadline = self.next_deadline();
-            let hashing = self.hasher.outstanding > 0;
+            let working = self.workers.outstanding > 0;
             let incoming = tokio::select! {
                 r = self.conn.recv() => Some(r?),
-                Some(done) = self.hasher.results.recv(), if hashing => {
+                Some(done) = self.workers.results.recv(), if working => {
                     self.on_worked(done, sink)?;
                     None
                 }
@@ -407,8 +407,8 @@ impl Fetch<'_> {
                 self.on_packet(packet, sink)?;
                 next = self.conn.try_recv()?;
             }
-            self.hasher.submit(false);
-            while let Ok(done) = self.hasher.results.try_recv() {
+            self.workers.submit(false);
+            while let Ok(done) = self.workers.results.try_recv() {
                 self.on_worked(done, sink)?;
             }
             let now = Instant::now();
@@ -814,10 +814,10 @@ impl Fetch<'_> {
                 }
                 if let Some(key) = self.worker_key.clone() {
                     checked = false;
-                    self.hasher.queue(Job::Verify { n, view, key });
+                    self.workers.queue(Job::Verify { n, view, key });
                 }
             }
-            Mode::Manifest => self.hasher.queue(Job::Digest(n, view.into_wire())),
+            Mode::Manifest => self.workers.queue(Job::Digest(n, view.into_wire())),
             _ => {}
         }
         self.slot_mut(Item::Segment(n)).state = State::Received {
@@ -920,7 +920,7 @@ impl Fetch<'_> {
             digest: None,
             checked: false,
         };
-        self.hasher.queue(Job::Manifest {
+        self.workers.queue(Job::Manifest {
             k,
             view,
             key: self.worker_key.clone(),
@@ -972,7 +972,7 @@ impl Fetch<'_> {
     /// Records what the worker thread computed (implicit digests, checked manifests), then
     /// delivers what that allows.
     fn on_worked(&mut self, done: Vec<Worked>, sink: &mut dyn Write) -> Result<(), FetchError> {
-        self.hasher.outstanding = self.hasher.outstanding.saturating_sub(done.len());
+        self.workers.outstanding = self.workers.outstanding.saturating_sub(done.len());
         for w in done {
             match w {
                 Worked::Digest(n, d) => {
@@ -1050,7 +1050,7 @@ impl Fetch<'_> {
 }
 
 /// A batch goes to the worker thread at this many jobs or bytes to hash (unless sooner
-/// needed: [`Hasher::submit`]).
+/// needed: [`Workers::submit`]).
 const BATCH_JOBS: usize = 64;
 const BATCH_BYTES: usize = 256 * 1024;
 
@@ -1115,10 +1115,12 @@ impl Job {
     }
 }
 
-/// Hashes segments and checks manifests on a thread of its own, in batches: at 8000 bytes a
-/// digest costs about 4 µs and an Ed25519 verification about 35 µs, more than everything else
-/// the consumer does for a packet, and the fetch loop should not wait for them.
-struct Hasher {
+/// The fetch's worker threads: they hash segments, check manifests and check per-packet
+/// signatures, in batches. At 8000 bytes a digest costs about 4 µs and a signature check 35 µs
+/// (Ed25519) to 75 µs (ECDSA P-256), more than everything else the consumer does for a packet,
+/// and the fetch loop should not wait for them. The threads end with the fetch (their channels
+/// close).
+struct Workers {
     /// One sender per worker thread (started on first use), fed in turn.
     jobs: Vec<std::sync::mpsc::Sender<Vec<Job>>>,
     next: usize,
@@ -1138,7 +1140,7 @@ struct Hasher {
 /// microseconds of work (and several threads share them evenly).
 const VERIFY_COST: usize = 32 * 1024;
 
-impl Hasher {
+impl Workers {
     fn new() -> Self {
         let (results_tx, results) = tokio::sync::mpsc::unbounded_channel();
         Self {
