@@ -96,7 +96,8 @@ pub(crate) struct GetArgs {
     /// InterestLifetime in milliseconds.
     #[arg(long, default_value_t = 4000)]
     lifetime: u64,
-    /// Retransmissions of one segment before giving up.
+    /// Retransmissions of one segment after a timeout or a Nack before giving up (early
+    /// retransmissions, by RACK or a tail loss probe, do not count, up to four times this).
     #[arg(long, default_value_t = 15)]
     retries: u32,
     /// Smallest retransmission timeout in milliseconds.

@@ -48,7 +48,8 @@ pub struct FetchOptions {
     pub cc: CcOptions,
     /// InterestLifetime of segment Interests.
     pub lifetime: Duration,
-    /// Retransmissions of one segment before the fetch fails.
+    /// Retransmissions of one segment after a timeout or a Nack before the fetch fails (early
+    /// retransmissions, by RACK or a tail loss probe, are not counted, up to four times this).
     pub max_retries: u32,
     /// Bounds of the retransmission timeout.
     pub min_rto: Duration,
@@ -247,7 +248,14 @@ enum State {
 #[derive(Default)]
 struct Slot {
     state: State,
+    /// Times sent again, for any reason (Karn's rule: no RTT sample after the first).
     retries: u32,
+    /// Retransmissions after a timeout or a Nack: what `max_retries` bounds. Early ones (RACK,
+    /// tail loss probes) do not count: they can come every few milliseconds, faster than a
+    /// forwarder lets a retransmitted Interest through again (NFD-style retransmission
+    /// suppression), and a segment lost on a lossy link a few times in a row used to run out
+    /// of retries in a fraction of a second.
+    failures: u32,
     generation: u32,
 }
 
@@ -536,7 +544,7 @@ impl Fetch<'_> {
                 }
             }
             self.cc.on_loss(now, sent);
-            self.retransmit(item)?;
+            self.retransmit(item, !rack)?;
         }
         self.maybe_probe(now)
     }
@@ -558,7 +566,7 @@ impl Fetch<'_> {
         if let Some(item) = newest {
             self.probed = true;
             self.report.probes += 1;
-            self.retransmit(item)?;
+            self.retransmit(item, false)?;
         }
         Ok(())
     }
@@ -568,16 +576,25 @@ impl Fetch<'_> {
         (self.rtt.srtt() * 2).max(Duration::from_millis(10))
     }
 
-    /// Takes `item` out of flight and queues it again, or fails after too many tries.
-    fn retransmit(&mut self, item: Item) -> Result<(), FetchError> {
+    /// Takes `item` out of flight and queues it again, or fails after too many tries:
+    /// `failed` is a timeout or a Nack (counted against `max_retries`), else an early
+    /// retransmission (counted only against a bound four times as high).
+    fn retransmit(&mut self, item: Item, failed: bool) -> Result<(), FetchError> {
         let max = self.options.max_retries;
         let slot = self.slot_mut(item);
         if !matches!(slot.state, State::InFlight { .. }) {
             return Ok(());
         }
         slot.retries += 1;
-        if slot.retries > max {
-            let retries = slot.retries - 1;
+        if failed {
+            slot.failures += 1;
+        }
+        if slot.failures > max || slot.retries > 4 * max + 4 {
+            let retries = if slot.failures > max {
+                max
+            } else {
+                slot.retries - 1
+            };
             return Err(FetchError::Timeout {
                 name: self
                     .item_name(item)
@@ -722,9 +739,9 @@ impl Fetch<'_> {
                 match reason {
                     NackReason::Congestion => {
                         self.cc.on_loss(Instant::now(), sent);
-                        self.retransmit(item)?;
+                        self.retransmit(item, true)?;
                     }
-                    NackReason::Duplicate => self.retransmit(item)?,
+                    NackReason::Duplicate => self.retransmit(item, true)?,
                     other => {
                         return Err(FetchError::Nack {
                             name: view.name().clone(),
