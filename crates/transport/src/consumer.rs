@@ -283,7 +283,7 @@ struct Fetch<'a> {
     verified: Vec<Option<Manifest>>,
     per_manifest: Option<u64>,
     workers: Workers,
-    /// The key manifests are checked with on the worker thread (set at the first manifest).
+    /// The trusted key, shared with the worker threads (set when the mode is decided).
     worker_key: Option<Arc<VerifyKey>>,
     /// The next manifest never asked for (they are asked for in order).
     next_manifest: u64,
@@ -824,11 +824,8 @@ impl Fetch<'_> {
         let content = view.content();
         let mut checked = true;
         match self.mode {
-            Mode::Packet if self.trusted_key().is_some() => {
+            Mode::Packet => {
                 self.check_locator(n, &view)?;
-                if self.worker_key.is_none() {
-                    self.worker_key = self.trusted_key().cloned().map(Arc::new);
-                }
                 if let Some(key) = self.worker_key.clone() {
                     checked = false;
                     self.workers.queue(Job::Verify { n, view, key });
@@ -892,6 +889,7 @@ impl Fetch<'_> {
             self.mode = Mode::Unverified;
             return Ok(());
         };
+        self.worker_key = self.trusted_key().cloned().map(Arc::new);
         let found = view.signature_info().signature_type;
         if found == kind.signature_type() {
             self.mode = Mode::Packet;
@@ -924,12 +922,7 @@ impl Fetch<'_> {
         if self.mode != Mode::Manifest {
             return Ok(());
         }
-        if self.trusted_key().is_some() {
-            self.check_locator(k, &view)?;
-        }
-        if self.worker_key.is_none() {
-            self.worker_key = self.trusted_key().cloned().map(Arc::new);
-        }
+        self.check_locator(k, &view)?;
         // Received (with nothing to deliver) while the worker checks it: not in flight, so
         // not retransmitted, and a duplicate is ignored.
         self.slot_mut(Item::Manifest(k)).state = State::Received {
@@ -1157,6 +1150,13 @@ struct Workers {
 /// microseconds of work (and several threads share them evenly).
 const VERIFY_COST: usize = 32 * 1024;
 
+/// Worker threads for per-packet signature checks: one per core, at most four (asked of the
+/// system once per process: it may read cgroup files).
+fn verify_threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4)))
+}
+
 impl Workers {
     fn new() -> Self {
         let (results_tx, results) = tokio::sync::mpsc::unbounded_channel();
@@ -1203,11 +1203,7 @@ impl Workers {
             return;
         }
         let verifying = self.batch.iter().any(|j| matches!(j, Job::Verify { .. }));
-        let threads = if verifying {
-            std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4))
-        } else {
-            1
-        };
+        let threads = if verifying { verify_threads() } else { 1 };
         while self.jobs.len() < threads {
             let (jobs, rx) = std::sync::mpsc::channel::<Vec<Job>>();
             let results = self.results_tx.clone();
