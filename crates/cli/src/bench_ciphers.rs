@@ -12,6 +12,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 use nameway_crypto::bench;
 
+use crate::bench_libcrypto::Libcrypto;
 use crate::bench_openssl::{self, Speed};
 
 /// Arguments of `nameway bench ciphers`.
@@ -73,19 +74,32 @@ pub(crate) fn run_with(
     if per_pair.is_zero() {
         bail!("the measuring time must be positive");
     }
-    let openssl = openssl
-        .map(|speed| Ok::<_, anyhow::Error>((speed, speed.measure(sizes)?)))
-        .transpose()?;
-    let rows = bench::run(sizes, per_pair);
-    match (openssl, json) {
-        (Some((_, refs)), true) => println!("{}", bench_openssl::render_json(&rows, &refs)),
-        (Some((speed, refs)), false) => {
+    let Some(speed) = openssl else {
+        let rows = bench::run(sizes, per_pair);
+        if json {
+            println!("{}", bench::render_json(&rows));
+        } else {
             print!("{}", bench::render_table(&rows));
-            println!();
-            print!("{}", bench_openssl::render_table(&rows, &refs, speed));
         }
-        (None, true) => println!("{}", bench::render_json(&rows)),
-        (None, false) => print!("{}", bench::render_table(&rows)),
+        return Ok(());
+    };
+    // Load libcrypto and check it against our suites before anything is timed.
+    let lib = Libcrypto::load()?;
+    let mut baselines: Vec<Box<dyn bench::Baseline>> = Vec::new();
+    for suite in bench_openssl::PER_MESSAGE {
+        baselines.push(Box::new(lib.sealer(suite)?));
+    }
+    let refs = speed.measure(sizes)?;
+    let (rows, per_message) = bench::run_with_baselines(sizes, per_pair, &mut baselines);
+    if json {
+        println!("{}", bench_openssl::render_json(&rows, &per_message, &refs));
+    } else {
+        print!("{}", bench::render_table(&rows));
+        println!();
+        print!(
+            "{}",
+            bench_openssl::render_table(&rows, &per_message, &lib.version(), &refs, speed)
+        );
     }
     Ok(())
 }

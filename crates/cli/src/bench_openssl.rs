@@ -14,7 +14,7 @@ use std::io::ErrorKind;
 use std::process::Command;
 
 use anyhow::{bail, Context, Result};
-use nameway_crypto::bench::Row;
+use nameway_crypto::bench::{BaselineRow, Row};
 use nameway_crypto::Suite;
 
 /// The OpenSSL ciphers measured: the AEAD the targets are set against, the
@@ -130,11 +130,38 @@ pub(crate) fn reference_for(suite: Suite) -> &'static str {
     }
 }
 
-/// The table: each suite's MB/s, its reference's and their ratio; AES-GCM
-/// suites get a second line against OpenSSL's AES-256-GCM.
-pub(crate) fn render_table(rows: &[Row], refs: &[Reference], speed: Speed) -> String {
+/// The in-process per-message baselines, in the order they are measured
+/// (their index is the index into [`Row::vs_baselines`]).
+pub(crate) const PER_MESSAGE: [Suite; 2] = [Suite::ChaCha20Poly1305, Suite::Aes256Gcm];
+
+/// The per-message baselines a suite is compared with (indices into
+/// [`PER_MESSAGE`]): OpenSSL's ChaCha20-Poly1305 for every AEAD (the target),
+/// and its AES-256-GCM too for the AES-GCM suites; none for the rest.
+fn per_message_refs(suite: Suite) -> &'static [usize] {
+    match suite {
+        Suite::Aes128Gcm | Suite::Aes256Gcm => &[0, 1],
+        s if s.authenticates() => &[0],
+        _ => &[],
+    }
+}
+
+/// The comparison table. For each suite and size: its MB/s; OpenSSL sealing
+/// one message at a time in the same rounds (`openssl-evp`, the same work)
+/// with the median same-round ratio; and `openssl speed`'s figure with the
+/// plain ratio. AES-GCM suites get a second line against AES-256-GCM.
+pub(crate) fn render_table(
+    rows: &[Row],
+    per_message: &[BaselineRow],
+    version: &str,
+    refs: &[Reference],
+    speed: Speed,
+) -> String {
     let mut out = format!(
-        "openssl: medians of {} run(s) per cipher and size of `openssl {}` (no -aead for chacha20)\n",
+        "openssl-evp: {version}, per message EVP_EncryptInit_ex(nonce) + EVP_EncryptUpdate(13-B AAD) + \
+         EVP_EncryptUpdate(payload) + EVP_EncryptFinal_ex + GET_TAG, the work each suite does; \
+         sampled in the same rounds as the suites, ratio = median of same-round ratios\n\
+         openssl speed: medians of {} run(s) per cipher and size of `openssl {}` (no -aead for chacha20); \
+         for chacha20-poly1305 it streams EVP_EncryptUpdate calls with no per-message nonce or tag\n",
         speed.runs.max(1),
         speed
             .args("CIPHER", 0)
@@ -142,44 +169,116 @@ pub(crate) fn render_table(rows: &[Row], refs: &[Reference], speed: Speed) -> St
             .replace("-bytes 0", "-bytes N"),
     );
     out.push_str(&format!(
-        "{:<20} {:>7} {:>10}   {:<18} {:>10} {:>7}\n",
-        "suite", "bytes", "MB/s", "openssl", "MB/s", "ratio"
+        "{:<20} {:>6} {:>9}   {:<31} {:>8} {:>6}   {:<18} {:>8} {:>6}\n",
+        "suite", "bytes", "MB/s", "per message", "MB/s", "ratio", "openssl speed", "MB/s", "ratio"
     ));
     for r in rows {
-        let mut refs_for_row = vec![reference_for(r.suite)];
+        let mut lines: Vec<(Option<usize>, Option<&'static str>)> = Vec::new();
+        let evp = per_message_refs(r.suite);
+        let mut speed_refs = vec![reference_for(r.suite)];
         if matches!(r.suite, Suite::Aes128Gcm | Suite::Aes256Gcm) {
-            refs_for_row.push("aes-256-gcm");
+            speed_refs.push("aes-256-gcm");
         }
-        for (i, cipher) in refs_for_row.into_iter().enumerate() {
+        for i in 0..evp.len().max(speed_refs.len()) {
+            lines.push((evp.get(i).copied(), speed_refs.get(i).copied()));
+        }
+        for (i, (evp, cipher)) in lines.into_iter().enumerate() {
             let ours = if i == 0 {
-                format!("{:<20} {:>7} {:>10.1}", r.suite.name(), r.size, r.mb_per_s)
+                format!("{:<20} {:>6} {:>9.1}", r.suite.name(), r.size, r.mb_per_s)
             } else {
-                format!("{:<20} {:>7} {:>10}", "", "", "")
+                format!("{:<20} {:>6} {:>9}", "", "", "")
             };
-            let theirs = refs
-                .iter()
-                .find(|x| x.cipher == cipher && x.size == r.size)
-                .map(|x| x.mb_per_s);
-            let line = match theirs {
-                Some(t) => format!("{ours}   {cipher:<18} {t:>10.1} {:>6.2}x\n", r.mb_per_s / t),
-                None => format!("{ours}   {cipher:<18} {:>10} {:>7}\n", "-", "-"),
+            let evp_part = match evp {
+                Some(k) => {
+                    let name = format!("openssl-evp {}", PER_MESSAGE[k].name());
+                    let theirs = per_message
+                        .iter()
+                        .find(|b| b.name == name && b.size == r.size)
+                        .map_or(f64::NAN, |b| b.mb_per_s);
+                    let ratio = r.vs_baselines.get(k).copied().unwrap_or(f64::NAN);
+                    format!("{name:<31} {} {}", fixed(theirs, 8, 1), ratio_cell(ratio))
+                }
+                None => format!("{:<31} {:>8} {:>6}", "-", "-", "-"),
             };
-            out.push_str(&line);
+            let speed_part = match cipher {
+                Some(cipher) => {
+                    let theirs = refs
+                        .iter()
+                        .find(|x| x.cipher == cipher && x.size == r.size)
+                        .map_or(f64::NAN, |x| x.mb_per_s);
+                    format!(
+                        "{cipher:<18} {} {}",
+                        fixed(theirs, 8, 1),
+                        ratio_cell(r.mb_per_s / theirs)
+                    )
+                }
+                None => String::new(),
+            };
+            out.push_str(format!("{ours}   {evp_part}   {speed_part}").trim_end());
+            out.push('\n');
         }
     }
     out
 }
 
-/// `{"suites": [...], "openssl": [...]}`: the crate's rows and OpenSSL's
-/// figures, as JSON.
-pub(crate) fn render_json(rows: &[Row], refs: &[Reference]) -> String {
-    let openssl: Vec<serde_json::Value> = refs
+/// `x` right-aligned in `width` with `decimals`, or `-` if not finite.
+fn fixed(x: f64, width: usize, decimals: usize) -> String {
+    if x.is_finite() {
+        format!("{x:>width$.decimals$}")
+    } else {
+        format!("{:>width$}", "-")
+    }
+}
+
+/// A ratio as `0.85x` in a 6-wide cell, or `-`.
+fn ratio_cell(r: f64) -> String {
+    if r.is_finite() {
+        format!("{r:>5.2}x")
+    } else {
+        format!("{:>6}", "-")
+    }
+}
+
+/// `{"suites": [...], "openssl_per_message": [...], "openssl_speed": [...]}`:
+/// the crate's rows (with `vs_openssl_per_message`, ratios in the order of
+/// [`PER_MESSAGE`]) and OpenSSL's figures, as JSON.
+pub(crate) fn render_json(rows: &[Row], per_message: &[BaselineRow], refs: &[Reference]) -> String {
+    let speed: Vec<serde_json::Value> = refs
         .iter()
         .map(|r| serde_json::json!({"cipher": r.cipher, "size": r.size, "mb_per_s": r.mb_per_s}))
         .collect();
-    let suites: serde_json::Value = serde_json::from_str(&nameway_crypto::bench::render_json(rows))
-        .unwrap_or(serde_json::Value::Null);
-    serde_json::json!({"suites": suites, "openssl": openssl}).to_string()
+    let evp: Vec<serde_json::Value> = per_message
+        .iter()
+        .map(
+            |b| serde_json::json!({"name": b.name, "size": b.size, "mb_per_s": finite(b.mb_per_s)}),
+        )
+        .collect();
+    let mut suites: serde_json::Value =
+        serde_json::from_str(&nameway_crypto::bench::render_json(rows))
+            .unwrap_or(serde_json::Value::Null);
+    if let Some(list) = suites.as_array_mut() {
+        for (v, r) in list.iter_mut().zip(rows) {
+            let by_name: serde_json::Map<String, serde_json::Value> = PER_MESSAGE
+                .iter()
+                .zip(&r.vs_baselines)
+                .map(|(s, x)| (s.name().to_string(), finite(*x)))
+                .collect();
+            if let Some(obj) = v.as_object_mut() {
+                obj.insert("vs_openssl_per_message".into(), by_name.into());
+            }
+        }
+    }
+    serde_json::json!({"suites": suites, "openssl_per_message": evp, "openssl_speed": speed})
+        .to_string()
+}
+
+/// `x` as a JSON number, or null if not finite.
+fn finite(x: f64) -> serde_json::Value {
+    if x.is_finite() {
+        serde_json::json!(x)
+    } else {
+        serde_json::Value::Null
+    }
 }
 
 #[cfg(test)]
@@ -224,14 +323,27 @@ mod tests {
     }
 
     #[test]
-    fn table_shows_ratio_and_aes_line() {
+    fn table_shows_both_baselines_and_aes_line() {
         let rows = vec![Row {
             suite: Suite::Aes256Gcm,
             size: 64,
             mb_per_s: 900.0,
             cycles_per_byte: None,
             ratio_vs_chacha20: 1.0,
+            vs_baselines: vec![9.0, 3.0],
         }];
+        let per_message = vec![
+            BaselineRow {
+                name: "openssl-evp chacha20-poly1305".into(),
+                size: 64,
+                mb_per_s: 100.0,
+            },
+            BaselineRow {
+                name: "openssl-evp aes-256-gcm".into(),
+                size: 64,
+                mb_per_s: 300.0,
+            },
+        ];
         let refs = vec![
             Reference {
                 cipher: "chacha20-poly1305",
@@ -248,9 +360,23 @@ mod tests {
             seconds: 1,
             runs: 3,
         };
-        let t = render_table(&rows, &refs, speed);
-        assert!(t.contains("chacha20-poly1305       450.0   2.00x"), "{t}");
-        assert!(t.contains("aes-256-gcm             200.0   4.50x"), "{t}");
-        assert!(t.contains("-bytes N"), "{t}");
+        let t = render_table(&rows, &per_message, "OpenSSL 3.0.19", &refs, speed);
+        assert!(
+            t.contains("openssl-evp chacha20-poly1305      100.0  9.00x   chacha20-poly1305     450.0  2.00x"),
+            "{t}"
+        );
+        assert!(
+            t.contains("openssl-evp aes-256-gcm            300.0  3.00x   aes-256-gcm           200.0  4.50x"),
+            "{t}"
+        );
+        assert!(
+            t.contains("-bytes N") && t.contains("OpenSSL 3.0.19"),
+            "{t}"
+        );
+        let j: serde_json::Value =
+            serde_json::from_str(&render_json(&rows, &per_message, &refs)).unwrap();
+        assert_eq!(j["suites"][0]["vs_openssl_per_message"]["aes-256-gcm"], 3.0);
+        assert_eq!(j["openssl_per_message"][1]["mb_per_s"], 300.0);
+        assert_eq!(j["openssl_speed"][0]["mb_per_s"], 450.0);
     }
 }

@@ -17,6 +17,7 @@ use clap::{Parser, Subcommand};
 
 mod bench;
 mod bench_ciphers;
+mod bench_libcrypto;
 mod bench_load;
 mod bench_openssl;
 mod capture;

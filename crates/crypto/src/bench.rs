@@ -12,8 +12,13 @@
 //!   faster than ChaCha20), taken per round of samples (see [`run`]).
 //!
 //! Every suite is measured through [`PayloadCipher::seal_in_place_detached`]
-//! with empty associated data, so stream ciphers, AEADs and CPA do the work a
-//! forwarder would do per packet. CPA is included (through
+//! with 13 bytes of associated data ([`AAD`], as `openssl speed -aead` uses;
+//! ignored by the suites that do not authenticate), so stream ciphers, AEADs
+//! and CPA do the work a forwarder would do per packet.
+//!
+//! [`run_with_baselines`] also measures other implementations (a
+//! [`Baseline`], such as OpenSSL sealing one message at a time) in the same
+//! rounds, and gives every suite's ratio to each of them. CPA is included (through
 //! [`Suite::danger_new_cipher`]) as the published baseline; it is not
 //! encryption.
 //!
@@ -39,6 +44,34 @@ pub const DEFAULT_SIZES: [usize; 5] = [64, 128, 1500, 8800, 65536];
 /// medians.
 pub const SAMPLES: usize = 5;
 
+/// The associated data every message is sealed with: 13 bytes, the length
+/// `openssl speed -aead` uses (a TLS record header's).
+pub const AAD: [u8; 13] = [0xcc; 13];
+
+/// Another implementation measured in the same rounds as the suites, to
+/// compare them with: it seals one message per call, as a suite does.
+pub trait Baseline {
+    /// A short label for tables (`openssl-evp chacha20-poly1305`).
+    fn name(&self) -> &str;
+    /// Nonce length in bytes.
+    fn nonce_len(&self) -> usize;
+    /// Encrypts `buf` in place under `nonce`, authenticating `aad`, and
+    /// computes the tag. Returns `false` if the implementation reported an
+    /// error (the measurement is then worthless; see [`run_with_baselines`]).
+    fn seal(&mut self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> bool;
+}
+
+/// One baseline at one size, with each suite's ratio to it.
+#[derive(Clone, Debug)]
+pub struct BaselineRow {
+    /// [`Baseline::name`].
+    pub name: String,
+    /// Payload size in bytes.
+    pub size: usize,
+    /// Median throughput in 10^6 bytes per second.
+    pub mb_per_s: f64,
+}
+
 /// One measured (suite, size) pair.
 #[derive(Clone, Debug)]
 pub struct Row {
@@ -53,6 +86,10 @@ pub struct Row {
     pub cycles_per_byte: Option<f64>,
     /// `mb_per_s` divided by ChaCha20's at the same size.
     pub ratio_vs_chacha20: f64,
+    /// `mb_per_s` divided by each baseline's at the same size (in the order
+    /// the baselines were given; empty without baselines), the median of the
+    /// per-round ratios.
+    pub vs_baselines: Vec<f64>,
 }
 
 /// Measures every suite of [`Suite::ALL`] at every size in `sizes`, spending
@@ -63,37 +100,70 @@ pub struct Row {
 /// suite once per round), so a change in machine load hits all suites alike;
 /// the ratio to ChaCha20 is the median of the per-round ratios.
 pub fn run(sizes: &[usize], min_time: Duration) -> Vec<Row> {
+    run_with_baselines(sizes, min_time, &mut []).0
+}
+
+/// [`run`], with `baselines` sampled in the same rounds as the suites: each
+/// row's [`Row::vs_baselines`] holds its ratio to every baseline (medians of
+/// the per-round ratios), and one [`BaselineRow`] per (baseline, size) gives
+/// the baselines' own figures. A baseline whose [`Baseline::seal`] ever fails
+/// gets a NaN throughput (printed as `-`).
+pub fn run_with_baselines(
+    sizes: &[usize],
+    min_time: Duration,
+    baselines: &mut [Box<dyn Baseline>],
+) -> (Vec<Row>, Vec<BaselineRow>) {
     let ciphers: Vec<Box<dyn PayloadCipher>> = Suite::ALL
         .into_iter()
         .filter_map(|s| s.danger_new_cipher(&bench_key(s)).ok())
         .collect();
     let mut rows = Vec::new();
+    let mut base_rows = Vec::new();
     for &size in sizes {
         let mut benches: Vec<Bench<'_>> = ciphers
             .iter()
-            .map(|c| Bench::new(c.as_ref(), size, min_time))
+            .map(|c| Bench::new(Target::Suite(c.as_ref()), size, min_time))
             .collect();
+        let n_suites = benches.len();
+        for b in baselines.iter_mut() {
+            benches.push(Bench::new(Target::Baseline(b.as_mut()), size, min_time));
+        }
         let mut rounds: Vec<Vec<Sample>> = Vec::with_capacity(SAMPLES);
         for _ in 0..SAMPLES {
             rounds.push(benches.iter_mut().map(Bench::sample).collect());
         }
+        drop(benches);
         let base = ciphers.iter().position(|c| c.suite() == Suite::ChaCha20);
-        for (i, c) in ciphers.iter().enumerate() {
-            let mut rates: Vec<f64> = rounds.iter().map(|r| r[i].mb_per_s).collect();
-            let mut cycles: Vec<f64> = rounds.iter().filter_map(|r| r[i].cycles_per_byte).collect();
-            let mut ratios: Vec<f64> = match base {
+        let ratio_to = |i: usize, b: Option<usize>| -> f64 {
+            let mut ratios: Vec<f64> = match b {
                 Some(b) => rounds
                     .iter()
                     .map(|r| r[i].mb_per_s / r[b].mb_per_s)
                     .collect(),
                 None => Vec::new(),
             };
+            median(&mut ratios)
+        };
+        for (i, c) in ciphers.iter().enumerate() {
+            let mut rates: Vec<f64> = rounds.iter().map(|r| r[i].mb_per_s).collect();
+            let mut cycles: Vec<f64> = rounds.iter().filter_map(|r| r[i].cycles_per_byte).collect();
             rows.push(Row {
                 suite: c.suite(),
                 size,
                 mb_per_s: median(&mut rates),
                 cycles_per_byte: (cycles.len() == SAMPLES).then(|| median(&mut cycles)),
-                ratio_vs_chacha20: median(&mut ratios),
+                ratio_vs_chacha20: ratio_to(i, base),
+                vs_baselines: (0..baselines.len())
+                    .map(|k| ratio_to(i, Some(n_suites + k)))
+                    .collect(),
+            });
+        }
+        for (k, b) in baselines.iter().enumerate() {
+            let mut rates: Vec<f64> = rounds.iter().map(|r| r[n_suites + k].mb_per_s).collect();
+            base_rows.push(BaselineRow {
+                name: b.name().to_string(),
+                size,
+                mb_per_s: median(&mut rates),
             });
         }
     }
@@ -102,7 +172,7 @@ pub fn run(sizes: &[usize], min_time: Duration) -> Vec<Row> {
         let size = sizes.iter().position(|s| *s == r.size);
         (suite, size)
     });
-    rows
+    (rows, base_rows)
 }
 
 /// A human-readable table of `rows`, with a header naming the Forro14
@@ -177,23 +247,37 @@ struct Sample {
     cycles_per_byte: Option<f64>,
 }
 
+/// What one [`Bench`] seals with.
+enum Target<'a> {
+    /// One of this crate's suites.
+    Suite(&'a dyn PayloadCipher),
+    /// Another implementation; `failed` once it has reported an error.
+    Baseline(&'a mut dyn Baseline),
+}
+
 /// Sealing `size`-byte payloads with one cipher, in batches of `iters`.
 struct Bench<'a> {
-    cipher: &'a dyn PayloadCipher,
+    target: Target<'a>,
     nonce: Vec<u8>,
     buf: Vec<u8>,
     iters: u64,
+    failed: bool,
 }
 
 impl<'a> Bench<'a> {
     /// Warms up and calibrates the batch so one sample takes about
     /// `min_time / SAMPLES`.
-    fn new(cipher: &'a dyn PayloadCipher, size: usize, min_time: Duration) -> Self {
+    fn new(target: Target<'a>, size: usize, min_time: Duration) -> Self {
+        let nonce_len = match &target {
+            Target::Suite(c) => c.suite().nonce_len(),
+            Target::Baseline(b) => b.nonce_len(),
+        };
         let mut bench = Self {
-            cipher,
-            nonce: vec![0x24; cipher.suite().nonce_len()],
+            target,
+            nonce: vec![0x24; nonce_len],
             buf: vec![0xa5; size],
             iters: 1,
+            failed: false,
         };
         // Double the batch until it takes at least 2 ms.
         let per_op = loop {
@@ -211,14 +295,24 @@ impl<'a> Bench<'a> {
     }
 
     fn batch(&mut self) {
-        for _ in 0..self.iters {
-            // Cannot fail for these sizes; the result is consumed so the work
-            // is not optimised away.
-            let _ = black_box(self.cipher.seal_in_place_detached(
-                black_box(&self.nonce),
-                &[],
-                &mut self.buf,
-            ));
+        match &mut self.target {
+            Target::Suite(cipher) => {
+                for _ in 0..self.iters {
+                    // Cannot fail for these sizes; the result is consumed so the work
+                    // is not optimised away.
+                    let _ = black_box(cipher.seal_in_place_detached(
+                        black_box(&self.nonce),
+                        black_box(&AAD),
+                        &mut self.buf,
+                    ));
+                }
+            }
+            Target::Baseline(b) => {
+                for _ in 0..self.iters {
+                    let ok = b.seal(black_box(&self.nonce), black_box(&AAD), &mut self.buf);
+                    self.failed |= !black_box(ok);
+                }
+            }
         }
     }
 
@@ -230,7 +324,11 @@ impl<'a> Bench<'a> {
         let c1 = crate::arch::timestamp_counter();
         let bytes = (self.buf.len() as f64 * self.iters as f64).max(1.0);
         Sample {
-            mb_per_s: bytes / secs.max(1e-12) / 1e6,
+            mb_per_s: if self.failed {
+                f64::NAN
+            } else {
+                bytes / secs.max(1e-12) / 1e6
+            },
             cycles_per_byte: c0.zip(c1).map(|(a, b)| b.wrapping_sub(a) as f64 / bytes),
         }
     }
