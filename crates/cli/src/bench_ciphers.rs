@@ -12,7 +12,7 @@ use anyhow::{bail, Result};
 use clap::Args;
 use nameway_crypto::bench;
 
-use crate::bench_libcrypto::Libcrypto;
+use crate::bench_libcrypto;
 use crate::bench_openssl::{self, Speed};
 
 /// Arguments of `nameway bench ciphers`.
@@ -84,10 +84,10 @@ pub(crate) fn run_with(
         return Ok(());
     };
     // Load libcrypto and check it against our suites before anything is timed.
-    let lib = Libcrypto::load()?;
+    let lib = bench_libcrypto::load()?;
     let mut baselines: Vec<Box<dyn bench::Baseline>> = Vec::new();
     for suite in bench_openssl::PER_MESSAGE {
-        baselines.push(Box::new(lib.sealer(suite)?));
+        baselines.push(Box::new(bench_libcrypto::sealer(lib, suite)?));
     }
     let refs = speed.measure(sizes)?;
     let (rows, per_message) = bench::run_with_baselines(sizes, per_pair, &mut baselines);

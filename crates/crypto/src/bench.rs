@@ -191,6 +191,16 @@ pub fn render_table(rows: &[Row]) -> String {
     );
     let _ = writeln!(
         out,
+        "messages of {} B or more (chacha20-poly1305, xchacha20-poly1305; xforro14-poly1305's \
+         Poly1305): {}",
+        crate::libcrypto::LARGE,
+        match crate::libcrypto::load() {
+            Ok(lib) => format!("through {}", lib.version()),
+            Err(why) => format!("Rust path only ({why})"),
+        }
+    );
+    let _ = writeln!(
+        out,
         "{:<20} {:>7} {:>10} {:>8} {:>11}",
         "suite", "bytes", "MB/s", "cyc/B", "vs chacha20"
     );

@@ -63,6 +63,11 @@ pub enum CryptoError {
     WeakKey,
     /// A CPA parameter is out of range.
     InvalidParameter(&'static str),
+    /// OpenSSL failed in the middle of sealing a long message and the
+    /// buffer could not be restored; it has been overwritten with zeros.
+    /// (Not seen in practice: kept so that such a failure is an error, never
+    /// a wrong ciphertext.)
+    BackendFailed,
 }
 
 impl fmt::Display for CryptoError {
@@ -96,6 +101,9 @@ impl fmt::Display for CryptoError {
             }
             Self::WeakKey => f.write_str("key selects the identity permutation"),
             Self::InvalidParameter(what) => write!(f, "invalid parameter: {what}"),
+            Self::BackendFailed => {
+                f.write_str("OpenSSL failed while sealing; the buffer was wiped")
+            }
         }
     }
 }

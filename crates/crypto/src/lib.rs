@@ -60,7 +60,9 @@
 //! * A message that would wrap a block counter (and so reuse keystream) is
 //!   refused before anything is written.
 //! * `unsafe` appears only in the private `arch` module (SIMD kernels and the
-//!   time-stamp counter); everything else is `#![deny(unsafe_code)]`.
+//!   time-stamp counter) and in [`libcrypto`] (OpenSSL, loaded at run time
+//!   for messages of [`libcrypto::LARGE`] bytes or more); everything else is
+//!   `#![deny(unsafe_code)]`.
 //!
 //! ```
 //! use nameway_crypto::Suite;
@@ -98,6 +100,7 @@ pub mod cpa;
 mod error;
 pub mod forro14;
 mod key;
+pub mod libcrypto;
 mod provider;
 mod suite;
 

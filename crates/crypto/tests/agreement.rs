@@ -7,7 +7,11 @@
 //!   crate's public parts (HForro14, the IETF-layout Forro14) and the
 //!   `poly1305` crate, on every backend and across the length where it stops
 //!   staging the keystream next to the one-time key;
-//! * every AEAD rejects bad nonce and tag lengths without touching the buffer.
+//! * every AEAD rejects bad nonce and tag lengths without touching the buffer;
+//! * where OpenSSL is installed, messages of `libcrypto::LARGE` bytes or more
+//!   go through it (the comparisons above then check OpenSSL's output too),
+//!   tampering is still caught, and threads sharing one key (which fall back
+//!   to the Rust path when the OpenSSL context is busy) all get right output.
 //!
 //! RFC 8439 and draft-irtf-cfrg-xchacha vectors are in `chacha20_vectors.rs`,
 //! tamper rejection in `roundtrip.rs`.
@@ -28,7 +32,7 @@ fn lengths() -> Vec<usize> {
     let mut v: Vec<usize> = (0..=130).collect();
     v.extend([
         255, 256, 257, 447, 448, 449, 511, 512, 513, 959, 960, 961, 1471, 1472, 1473, 1500, 1983,
-        1984, 1985, 2047, 2048, 2049, 4096, 8800, 9000,
+        1984, 1985, 2047, 2048, 2049, 4095, 4096, 4097, 8800, 9000, 16384, 65541,
     ]);
     v
 }
@@ -99,8 +103,13 @@ fn ring_suites_agree_with_rustcrypto_both_ways() {
     for (suite, seal, open) in cases {
         let key = rng.bytes(suite.key_len());
         let ours = suite.new_cipher(&key).unwrap();
-        for len in lengths() {
-            let nonce = rng.bytes(suite.nonce_len());
+        for (i, len) in lengths().into_iter().enumerate() {
+            let mut nonce = rng.bytes(suite.nonce_len());
+            // XChaCha20: every other nonce has the secure links' all-zero prefix, whose
+            // subkey is derived once per key.
+            if suite == Suite::XChaCha20Poly1305 && i % 2 == 0 {
+                nonce[..16].fill(0);
+            }
             let aad_len = rng.below(40);
             let aad = rng.bytes(aad_len);
             let pt = rng.bytes(len);
@@ -235,5 +244,103 @@ fn bad_nonce_or_tag_lengths_leave_the_buffer_alone() {
             "{suite}"
         );
         assert_eq!(buf, vec![0; 100], "{suite}");
+    }
+}
+
+/// Whether the `openssl` tool runs here (then its libcrypto is installed).
+fn openssl_installed() -> bool {
+    std::process::Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+#[test]
+fn long_messages_take_openssl_where_it_is_installed_and_tampering_is_caught() {
+    if openssl_installed() {
+        let lib = nameway_crypto::libcrypto::load().expect("openssl is installed, libcrypto loads");
+        assert!(lib.version().starts_with("OpenSSL 3"), "{lib:?}");
+    }
+    let mut rng = Rng::new(0x7a4);
+    let len = nameway_crypto::libcrypto::LARGE * 2 + 5;
+    for suite in [
+        Suite::ChaCha20Poly1305,
+        Suite::XChaCha20Poly1305,
+        Suite::XForro14Poly1305,
+    ] {
+        let c = suite.new_cipher(&rng.bytes(32)).unwrap();
+        for zero_prefix in [false, true] {
+            let mut nonce = rng.bytes(suite.nonce_len());
+            if zero_prefix && suite.nonce_len() == 24 {
+                nonce[..16].fill(0);
+            }
+            let aad = rng.bytes(21);
+            let pt = rng.bytes(len);
+            let mut sealed = pt.clone();
+            let tag = c.seal_in_place_detached(&nonce, &aad, &mut sealed).unwrap();
+            assert_ne!(sealed, pt);
+            // One flipped bit anywhere (ciphertext, associated data, tag) is refused and the
+            // buffer wiped.
+            for (what, bit) in [
+                ("ciphertext", 0usize),
+                ("ciphertext", len * 8 - 1),
+                ("aad", 3),
+                ("tag", 100),
+            ] {
+                let mut buf = sealed.clone();
+                let mut a = aad.clone();
+                let mut t = tag.as_bytes().to_vec();
+                match what {
+                    "ciphertext" => buf[bit / 8] ^= 1 << (bit % 8),
+                    "aad" => a[bit / 8] ^= 1 << (bit % 8),
+                    _ => t[(bit / 8) % 16] ^= 1 << (bit % 8),
+                }
+                assert_eq!(
+                    c.open_in_place_detached(&nonce, &a, &mut buf, &t),
+                    Err(CryptoError::AuthenticationFailed),
+                    "{suite}: flipped {what} bit {bit}"
+                );
+                assert!(buf.iter().all(|&b| b == 0), "{suite}: buffer not wiped");
+            }
+            let mut buf = sealed.clone();
+            c.open_in_place_detached(&nonce, &aad, &mut buf, tag.as_bytes())
+                .unwrap();
+            assert_eq!(buf, pt, "{suite}");
+        }
+    }
+}
+
+#[test]
+fn threads_sharing_one_key_all_get_the_right_output() {
+    let mut rng = Rng::new(0x7b5);
+    let key = rng.bytes(32);
+    let c = std::sync::Arc::new(Suite::ChaCha20Poly1305.new_cipher(&key).unwrap());
+    let x = std::sync::Arc::new(Suite::XForro14Poly1305.new_cipher(&key).unwrap());
+    let handles: Vec<_> = (0..4u8)
+        .map(|t| {
+            let (c, x, key) = (c.clone(), x.clone(), key.clone());
+            std::thread::spawn(move || {
+                let mut rng = Rng::new(1000 + u64::from(t));
+                let xkey: [u8; 32] = key.clone().try_into().unwrap();
+                for _ in 0..150 {
+                    let pt = rng.bytes(8800);
+                    let nonce = rng.bytes(12);
+                    let mut buf = pt.clone();
+                    let tag = c.seal_in_place_detached(&nonce, b"ad", &mut buf).unwrap();
+                    let (ct, their_tag) =
+                        rustcrypto_seal::<ChaCha20Poly1305>(&key, &nonce, b"ad", &pt);
+                    assert_eq!((buf, tag.as_bytes().to_vec()), (ct, their_tag));
+
+                    let xnonce: [u8; 24] = rng.bytes(24).try_into().unwrap();
+                    let mut buf = pt.clone();
+                    let tag = x.seal_in_place_detached(&xnonce, b"ad", &mut buf).unwrap();
+                    let (ct, model_tag) = xforro14_poly1305_model(&xkey, &xnonce, b"ad", &pt);
+                    assert_eq!((buf, tag.as_bytes()), (ct, &model_tag[..]));
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
     }
 }

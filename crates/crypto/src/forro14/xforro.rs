@@ -13,6 +13,7 @@ use super::{
     BLOCK_LEN,
 };
 use crate::error::CryptoError;
+use crate::libcrypto::{self, EvpPoly1305, LARGE};
 
 /// Output words of HForro14, in order: the four constant positions, then the
 /// four input positions (fork commit aaf667fb; spec §8.2).
@@ -133,7 +134,10 @@ const OPEN_HEAD: usize = 32 * BLOCK_LEN;
 /// ChaCha20. 32-byte key, 24-byte nonce (random nonces are safe), 16-byte tag.
 ///
 /// A message may be at most `(2^32 - 1) * 64` bytes.
-#[derive(Clone)]
+///
+/// For messages of [`LARGE`] bytes or more the tag is computed by OpenSSL's
+/// Poly1305 when OpenSSL is loaded ([`crate::libcrypto`]); the tag is the
+/// same either way.
 pub struct XForro14Poly1305 {
     key: [u32; 8],
     /// HForro14 of the key with an all-zero nonce prefix, computed once: a sender that puts a
@@ -141,6 +145,25 @@ pub struct XForro14Poly1305 {
     /// nonce extension per message.
     zero_prefix_subkey: [u32; 8],
     engine: Engine,
+    /// OpenSSL's Poly1305, for long messages, if OpenSSL is loaded.
+    mac: Option<EvpPoly1305>,
+}
+
+impl Clone for XForro14Poly1305 {
+    fn clone(&self) -> Self {
+        Self {
+            key: self.key,
+            zero_prefix_subkey: self.zero_prefix_subkey,
+            engine: self.engine,
+            // A context of its own, so clones on other threads never wait.
+            mac: self.mac.as_ref().and_then(|_| large_mac()),
+        }
+    }
+}
+
+/// OpenSSL's Poly1305, if OpenSSL is loaded.
+fn large_mac() -> Option<EvpPoly1305> {
+    EvpPoly1305::new(libcrypto::get()?)
 }
 
 impl XForro14Poly1305 {
@@ -158,6 +181,7 @@ impl XForro14Poly1305 {
             zero_prefix_subkey: hforro14_words(&key, &[0u8; 16]),
             key,
             engine: Engine::auto(),
+            mac: large_mac(),
         }
     }
 
@@ -171,6 +195,7 @@ impl XForro14Poly1305 {
             zero_prefix_subkey: hforro14_words(&key, &[0u8; 16]),
             key,
             engine: Engine::forced(backend)?,
+            mac: large_mac(),
         })
     }
 
@@ -194,7 +219,7 @@ impl XForro14Poly1305 {
             // Block 0 (the one-time key) comes from the message's first keystream pass.
             run.head_and_xor(buf);
         }
-        Ok(run.tag(aad, buf))
+        Ok(run.tag(self.mac.as_ref(), aad, buf))
     }
 
     /// Checks `tag` over `aad` and the ciphertext in `buf` in constant time,
@@ -215,7 +240,7 @@ impl XForro14Poly1305 {
         // is made; up to 31 blocks of it are staged instead, from the same kernel call.
         let mut run = self.start::<OPEN_HEAD>(nonce, buf.len())?;
         run.head_keystream();
-        let expected = run.tag(aad, buf);
+        let expected = run.tag(self.mac.as_ref(), aad, buf);
         if !bool::from(expected.ct_eq(tag)) {
             buf.fill(0);
             return Err(CryptoError::AuthenticationFailed);
@@ -311,8 +336,18 @@ impl<const HEAD: usize> Run<HEAD> {
         }
     }
 
-    /// Poly1305 over `aad || pad16 || ct || pad16 || le64(|aad|) || le64(|ct|)`.
-    fn tag(&self, aad: &[u8], ct: &[u8]) -> [u8; 16] {
+    /// Poly1305 over `aad || pad16 || ct || pad16 || le64(|aad|) || le64(|ct|)`,
+    /// by OpenSSL (`mac`) for a message of [`LARGE`] bytes or more if it can.
+    fn tag(&self, mac: Option<&EvpPoly1305>, aad: &[u8], ct: &[u8]) -> [u8; 16] {
+        if let Some(mac) = mac.filter(|_| ct.len() >= LARGE) {
+            let mut otk = [0u8; 32];
+            otk.copy_from_slice(self.head.get(..32).unwrap_or_default());
+            let tag = mac.aead_tag(&otk, aad, ct);
+            otk.zeroize();
+            if let Some(tag) = tag {
+                return tag;
+            }
+        }
         let mut otk = poly1305::Key::default();
         otk.copy_from_slice(self.head.get(..32).unwrap_or_default());
         let mut mac = Poly1305::new(&otk);

@@ -16,13 +16,18 @@ use zeroize::{Zeroize, ZeroizeOnDrop};
 use super::{fixed_key, fixed_nonce, Suite};
 use crate::error::CryptoError;
 use crate::forro14::XForro14Poly1305;
+use crate::libcrypto::{self, EvpAead, EvpCipher, Outcome, LARGE};
 use crate::provider::{PayloadCipher, Tag};
 
 /// A ring AEAD with a 12-byte nonce and a 16-byte tag: `chacha20-poly1305`,
 /// `aes-128-gcm` or `aes-256-gcm`.
+///
+/// ChaCha20-Poly1305 also keeps an OpenSSL context, if OpenSSL can be
+/// loaded, for messages of [`LARGE`] bytes or more (see [`crate::libcrypto`]).
 pub(crate) struct RingAead {
     suite: Suite,
     key: LessSafeKey,
+    large: Option<EvpAead>,
 }
 
 impl RingAead {
@@ -42,11 +47,19 @@ impl RingAead {
     }
 
     fn new(suite: Suite, algorithm: &'static Algorithm, key: &[u8]) -> Result<Self, CryptoError> {
-        let key = ring_key(algorithm, key).map_err(|_| CryptoError::KeyLength {
+        let ring = ring_key(algorithm, key).map_err(|_| CryptoError::KeyLength {
             expected: suite.key_len(),
             actual: key.len(),
         })?;
-        Ok(Self { suite, key })
+        let large = match (suite, <&[u8; 32]>::try_from(key)) {
+            (Suite::ChaCha20Poly1305, Ok(k)) => large_aead(k),
+            _ => None,
+        };
+        Ok(Self {
+            suite,
+            key: ring,
+            large,
+        })
     }
 }
 
@@ -61,7 +74,11 @@ impl PayloadCipher for RingAead {
         aad: &[u8],
         buf: &mut [u8],
     ) -> Result<Tag, CryptoError> {
-        ring_seal(&self.key, fixed_nonce::<12>(nonce)?, aad, buf)
+        let nonce = fixed_nonce::<12>(nonce)?;
+        if let Some(tag) = seal_large(self.large.as_ref(), None, &nonce, aad, buf)? {
+            return Ok(tag);
+        }
+        ring_seal(&self.key, nonce, aad, buf)
     }
 
     fn open_in_place_detached(
@@ -72,7 +89,11 @@ impl PayloadCipher for RingAead {
         tag: &[u8],
     ) -> Result<(), CryptoError> {
         let nonce = fixed_nonce::<12>(nonce)?;
-        ring_open(&self.key, nonce, aad, buf, fixed_tag(tag)?)
+        let tag = fixed_tag(tag)?;
+        if open_large(self.large.as_ref(), None, &nonce, aad, buf, &tag)? {
+            return Ok(());
+        }
+        ring_open(&self.key, nonce, aad, buf, tag)
     }
 }
 
@@ -87,34 +108,113 @@ impl fmt::Debug for RingAead {
 /// `xchacha20-poly1305` (draft-irtf-cfrg-xchacha-03): per message,
 /// `HChaCha20(key, nonce[0..16])` is the key of ring's ChaCha20-Poly1305 with
 /// nonce `0000 0000 || nonce[16..24]`.
+///
+/// The subkey for an all-zero `nonce[0..16]` (the nonces Nameway's secure
+/// links use: a counter in the last 8 bytes) is derived once, so those
+/// messages pay no HChaCha20 and no key set-up. Messages of [`LARGE`] bytes
+/// or more go through OpenSSL when it is loaded.
 pub(crate) struct XChaCha20Poly1305Cipher {
     key: [u8; 32],
+    zero_prefix_subkey: [u8; 32],
+    zero_prefix: LessSafeKey,
+    large: Option<EvpAead>,
 }
 
 impl XChaCha20Poly1305Cipher {
     pub(crate) fn new(key: &[u8]) -> Result<Self, CryptoError> {
+        let key = fixed_key::<32>(key)?;
+        let zero_prefix_subkey = hchacha20(&key, &[0u8; 16]);
+        let zero_prefix = chacha_key(&zero_prefix_subkey)?;
         Ok(Self {
-            key: fixed_key::<32>(key)?,
+            large: large_aead(&zero_prefix_subkey),
+            key,
+            zero_prefix_subkey,
+            zero_prefix,
         })
     }
 
-    /// The ChaCha20-Poly1305 key and 12-byte nonce for a 24-byte nonce.
-    fn subkey(&self, nonce: &[u8]) -> Result<(LessSafeKey, [u8; 12]), CryptoError> {
+    /// Calls `f` with the subkey (as bytes and as a ring key) and 12-byte
+    /// nonce for a 24-byte nonce.
+    fn with_subkey<T>(
+        &self,
+        nonce: &[u8],
+        f: impl FnOnce(&[u8; 32], &LessSafeKey, [u8; 12]) -> Result<T, CryptoError>,
+    ) -> Result<T, CryptoError> {
         let nonce = fixed_nonce::<24>(nonce)?;
         let mut prefix = [0u8; 16];
         let mut inner = [0u8; 12];
         prefix.copy_from_slice(&nonce[..16]);
         inner[4..].copy_from_slice(&nonce[16..]);
-        let mut derived = chacha20::hchacha::<R20>((&self.key).into(), (&prefix).into());
-        let key = ring_key(&ring::aead::CHACHA20_POLY1305, &derived);
-        derived.as_mut_slice().zeroize();
-        // ring accepts every 32-byte ChaCha20-Poly1305 key, so this error
-        // cannot occur; it is mapped rather than unwrapped.
-        let key = key.map_err(|_| CryptoError::KeyLength {
-            expected: 32,
-            actual: 32,
-        })?;
-        Ok((key, inner))
+        if prefix == [0u8; 16] {
+            return f(&self.zero_prefix_subkey, &self.zero_prefix, inner);
+        }
+        let mut derived = hchacha20(&self.key, &prefix);
+        let result = chacha_key(&derived).and_then(|key| f(&derived, &key, inner));
+        derived.zeroize();
+        result
+    }
+}
+
+/// HChaCha20(key, input): secret; zeroize it when done.
+fn hchacha20(key: &[u8; 32], input: &[u8; 16]) -> [u8; 32] {
+    let mut derived = chacha20::hchacha::<R20>(key.into(), input.into());
+    let mut out = [0u8; 32];
+    out.copy_from_slice(derived.as_slice());
+    derived.as_mut_slice().zeroize();
+    out
+}
+
+/// ring's ChaCha20-Poly1305 key for `key`.
+fn chacha_key(key: &[u8; 32]) -> Result<LessSafeKey, CryptoError> {
+    // ring accepts every 32-byte ChaCha20-Poly1305 key, so this error cannot
+    // occur; it is mapped rather than unwrapped.
+    ring_key(&ring::aead::CHACHA20_POLY1305, key).map_err(|_| CryptoError::KeyLength {
+        expected: 32,
+        actual: 32,
+    })
+}
+
+/// OpenSSL's ChaCha20-Poly1305 under `key`, if OpenSSL is loaded.
+fn large_aead(key: &[u8; 32]) -> Option<EvpAead> {
+    EvpAead::new(libcrypto::get()?, EvpCipher::ChaCha20Poly1305, key)
+}
+
+/// Seals through OpenSSL if `buf` is long and OpenSSL is there and free:
+/// `Ok(None)` means "not done, `buf` unchanged, use ring".
+fn seal_large(
+    evp: Option<&EvpAead>,
+    key: Option<&[u8; 32]>,
+    nonce: &[u8; 12],
+    aad: &[u8],
+    buf: &mut [u8],
+) -> Result<Option<Tag>, CryptoError> {
+    let Some(evp) = evp.filter(|_| buf.len() >= LARGE) else {
+        return Ok(None);
+    };
+    match evp.seal(key, nonce, aad, buf) {
+        Outcome::Done(tag) => Ok(Some(Tag::new(tag))),
+        Outcome::NotDone => Ok(None),
+        Outcome::BadTag | Outcome::Lost => Err(CryptoError::BackendFailed),
+    }
+}
+
+/// Opens through OpenSSL if `buf` is long and OpenSSL is there and free:
+/// `Ok(false)` means "not done, `buf` unchanged, use ring".
+fn open_large(
+    evp: Option<&EvpAead>,
+    key: Option<&[u8; 32]>,
+    nonce: &[u8; 12],
+    aad: &[u8],
+    buf: &mut [u8],
+    tag: &[u8; 16],
+) -> Result<bool, CryptoError> {
+    let Some(evp) = evp.filter(|_| buf.len() >= LARGE) else {
+        return Ok(false);
+    };
+    match evp.open(key, nonce, aad, buf, tag) {
+        Outcome::Done(()) => Ok(true),
+        Outcome::NotDone => Ok(false),
+        Outcome::BadTag | Outcome::Lost => Err(CryptoError::AuthenticationFailed),
     }
 }
 
@@ -129,8 +229,12 @@ impl PayloadCipher for XChaCha20Poly1305Cipher {
         aad: &[u8],
         buf: &mut [u8],
     ) -> Result<Tag, CryptoError> {
-        let (key, nonce) = self.subkey(nonce)?;
-        ring_seal(&key, nonce, aad, buf)
+        self.with_subkey(nonce, |subkey, key, nonce| {
+            if let Some(tag) = seal_large(self.large.as_ref(), Some(subkey), &nonce, aad, buf)? {
+                return Ok(tag);
+            }
+            ring_seal(key, nonce, aad, buf)
+        })
     }
 
     fn open_in_place_detached(
@@ -140,8 +244,13 @@ impl PayloadCipher for XChaCha20Poly1305Cipher {
         buf: &mut [u8],
         tag: &[u8],
     ) -> Result<(), CryptoError> {
-        let (key, nonce) = self.subkey(nonce)?;
-        ring_open(&key, nonce, aad, buf, fixed_tag(tag)?)
+        let tag = fixed_tag(tag)?;
+        self.with_subkey(nonce, |subkey, key, nonce| {
+            if open_large(self.large.as_ref(), Some(subkey), &nonce, aad, buf, &tag)? {
+                return Ok(());
+            }
+            ring_open(key, nonce, aad, buf, tag)
+        })
     }
 }
 
@@ -155,6 +264,7 @@ impl fmt::Debug for XChaCha20Poly1305Cipher {
 impl Drop for XChaCha20Poly1305Cipher {
     fn drop(&mut self) {
         self.key.zeroize();
+        self.zero_prefix_subkey.zeroize();
     }
 }
 
