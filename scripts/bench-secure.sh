@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Goodput of a 16 MiB `nameway get` across two namewayd joined by a secure UDP face, at 1400-B
 # and 8000-B segments with a fixed window of 64: plain (level none) against every level of the
-# security policy, medians of RUNS fetches, with same-run ratios to plain. The producer runs on
+# security policy, RUNS rounds of one fetch per level, medians, and the median of the same-round
+# ratios to plain (the first level of LEVELS). The producer runs on
 # B, the consumer on A; B seals every Data, A opens it. Neither forwarder caches.
 #
 #   bash scripts/bench-secure.sh            # RUNS=5 SIZE_MIB=16
@@ -54,31 +55,47 @@ serve() {
     name="$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['name'])" "$dir/put.out")"
 }
 
-# fetch NAME: RUNS fetches through A, prints the median goodput in Mbit/s.
-fetch() {
-    local rates=()
-    for _ in $(seq "$RUNS"); do
-        rates+=("$(na get "$1" -o "$dir/got" --json --cc fixed -w 64 \
-            | python3 -c "import json,sys; print(json.load(sys.stdin)['goodput_mbps'])")")
-        cmp -s "$dir/obj" "$dir/got" || { echo "bench-secure: fetched object differs" >&2; exit 1; }
-    done
-    median "${rates[@]}"
+# fetch_once NAME: one fetch through A, prints its goodput in Mbit/s.
+fetch_once() {
+    na get "$1" -o "$dir/got" --json --cc fixed -w 64 \
+        | python3 -c "import json,sys; print(json.load(sys.stdin)['goodput_mbps'])"
+    cmp -s "$dir/obj" "$dir/got" || { echo "bench-secure: fetched object differs" >&2; exit 1; }
 }
 
+# set_level LEVEL: the policy of /bench on both forwarders.
+set_level() {
+    if [ "$1" = none ]; then
+        na security unset /bench >/dev/null; nb security unset /bench >/dev/null
+    else
+        na security set /bench "$1" >/dev/null 2>&1; nb security set /bench "$1" >/dev/null 2>&1
+    fi
+}
+
+# The levels are interleaved round by round (one fetch of each per round), so a change of load
+# on the shared machine hits them alike; "vs-plain" is the median of the same-round ratios.
 printf '\n%-8s %-20s %10s %9s\n' payload level "Mbit/s" "vs-plain"
 for payload in 1400 8000; do
     serve "$dir/obj" "/bench/$payload" --payload "$payload"
-    plain=""
-    for level in $LEVELS; do
-        if [ "$level" = none ]; then
-            na security unset /bench >/dev/null; nb security unset /bench >/dev/null
-        else
-            na security set /bench "$level" >/dev/null 2>&1; nb security set /bench "$level" >/dev/null 2>&1
-        fi
-        m="$(fetch "$name")"
-        [ -z "$plain" ] && plain="$m"
-        printf '%-8s %-20s %10.0f %9s\n' "$payload" "$level" "$m" "$(python3 -c "print(f'{$m / $plain:.2f}')")"
+    : > "$dir/rounds"
+    for round in $(seq "$RUNS"); do
+        for level in $LEVELS; do
+            set_level "$level"
+            echo "$round $level $(fetch_once "$name")" >> "$dir/rounds"
+        done
     done
+    python3 - "$dir/rounds" "$payload" $LEVELS <<'PY'
+import statistics, sys
+path, payload, levels = sys.argv[1], sys.argv[2], sys.argv[3:]
+rate = {}
+for line in open(path):
+    r, level, m = line.split()
+    rate[(r, level)] = float(m)
+rounds = sorted({r for r, _ in rate}, key=int)
+for level in levels:
+    ms = [rate[(r, level)] for r in rounds]
+    ratios = [rate[(r, level)] / rate[(r, levels[0])] for r in rounds]
+    print(f"{payload:<8} {level:<20} {statistics.median(ms):10.0f} {statistics.median(ratios):9.2f}")
+PY
     kill "$put_pid" 2>/dev/null || true
 done
 echo

@@ -28,6 +28,12 @@ pub(crate) struct BenchCiphersArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// Seal under the secure links' nonces (zeros, then a counter in the last
+    /// 8 bytes), so the 24-byte-nonce suites derive their subkey once per key;
+    /// by default every nonce byte is 0x24 and each message pays HChaCha20 or
+    /// HForro14.
+    #[arg(long)]
+    link_nonces: bool,
     /// Also run `openssl speed` (ChaCha20-Poly1305, ChaCha20, AES-256-GCM) at
     /// the same sizes and print every suite's MB/s next to OpenSSL's, with
     /// the ratio. Needs the `openssl` command on PATH.
@@ -47,10 +53,16 @@ pub(crate) fn run(args: &BenchCiphersArgs) -> Result<()> {
         seconds: args.openssl_seconds,
         runs: usize::try_from(args.openssl_runs).unwrap_or(usize::MAX),
     });
+    let nonces = if args.link_nonces {
+        bench::Nonces::Link
+    } else {
+        bench::Nonces::Random
+    };
     run_with(
         &args.sizes,
         Duration::from_millis(args.time_ms),
         args.json,
+        nonces,
         openssl,
     )
 }
@@ -63,6 +75,7 @@ pub(crate) fn run_with(
     sizes: &[usize],
     per_pair: Duration,
     json: bool,
+    nonces: bench::Nonces,
     openssl: Option<Speed>,
 ) -> Result<()> {
     if sizes.is_empty() {
@@ -75,7 +88,7 @@ pub(crate) fn run_with(
         bail!("the measuring time must be positive");
     }
     let Some(speed) = openssl else {
-        let rows = bench::run(sizes, per_pair);
+        let rows = bench::run_with_baselines(sizes, per_pair, nonces, &mut []).0;
         if json {
             println!("{}", bench::render_json(&rows));
         } else {
@@ -89,8 +102,9 @@ pub(crate) fn run_with(
     for suite in bench_openssl::PER_MESSAGE {
         baselines.push(Box::new(bench_libcrypto::sealer(lib, suite)?));
     }
+    baselines.push(Box::new(bench_libcrypto::tls_record_sealer(lib)?));
     let refs = speed.measure(sizes)?;
-    let (rows, per_message) = bench::run_with_baselines(sizes, per_pair, &mut baselines);
+    let (rows, per_message) = bench::run_with_baselines(sizes, per_pair, nonces, &mut baselines);
     if json {
         println!("{}", bench_openssl::render_json(&rows, &per_message, &refs));
     } else {

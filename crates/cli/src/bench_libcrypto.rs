@@ -16,10 +16,17 @@
 //! -aead` documents. The library is the one `nameway_crypto::libcrypto`
 //! loads at run time; every baseline is checked against this crate's own
 //! suite before anything is timed.
+//!
+//! A third reference is OpenSSL's TLS-record path for ChaCha20-Poly1305
+//! (`EVP_CTRL_AEAD_TLS1_AAD` and one `EVP_Cipher` call per record, the
+//! stitched assembly TLS uses). It only takes the TLS nonce (fixed IV XOR
+//! sequence number) and 13 bytes of TLS-format associated data, so a
+//! forwarder authenticating names and link headers could not use it; it is
+//! measured to show what OpenSSL's best per-record code does.
 
 use anyhow::{anyhow, bail, Result};
 use nameway_crypto::bench::{Baseline, AAD};
-use nameway_crypto::libcrypto::{self, EvpAead, EvpCipher, Libcrypto, Outcome};
+use nameway_crypto::libcrypto::{self, EvpAead, EvpCipher, EvpTlsRecord, Libcrypto, Outcome};
 use nameway_crypto::Suite;
 
 /// The loaded libcrypto.
@@ -84,6 +91,83 @@ impl Baseline for EvpSealer {
     }
 }
 
+/// OpenSSL's TLS-record ChaCha20-Poly1305 as a baseline: each call seals
+/// the next record (sequence number counting up) of the payload's length.
+pub(crate) struct TlsRecordSealer {
+    record: EvpTlsRecord,
+    seq: u64,
+}
+
+/// The fixed IV of the TLS-record baseline.
+const TLS_IV: [u8; 12] = [0x5c; 12];
+
+/// The TLS-record baseline, checked against our `chacha20-poly1305` with
+/// the nonce and associated data TLS derives.
+///
+/// # Errors
+/// If OpenSSL refuses, or its records differ from ours.
+pub(crate) fn tls_record_sealer(lib: &'static Libcrypto) -> Result<TlsRecordSealer> {
+    let key: [u8; 32] = std::array::from_fn(|i| (i as u8).wrapping_mul(5) ^ 0x71);
+    let record = EvpTlsRecord::new(lib, &key, &TLS_IV)
+        .ok_or_else(|| anyhow!("OpenSSL refused to set up its TLS-record ChaCha20-Poly1305"))?;
+    let mut sealer = TlsRecordSealer { record, seq: 0 };
+    let ours = Suite::ChaCha20Poly1305.new_cipher(&key)?;
+    for len in [0usize, 1, 64, 1500, 8800] {
+        let plain: Vec<u8> = (0..len).map(|b| (b * 13) as u8).collect();
+        let (aad, nonce) = sealer.next_record(len);
+        let mut theirs = plain.clone();
+        theirs.extend([0u8; 16]);
+        if !sealer.record.seal_record(&aad, &mut theirs) {
+            bail!("OpenSSL failed to seal a {len}-byte TLS record");
+        }
+        let mut mine = plain;
+        let tag = ours.seal_in_place_detached(&nonce, &aad, &mut mine)?;
+        mine.extend_from_slice(tag.as_bytes());
+        if theirs != mine {
+            bail!("OpenSSL's TLS-record ChaCha20-Poly1305 disagrees with ours at {len} bytes");
+        }
+    }
+    Ok(sealer)
+}
+
+impl TlsRecordSealer {
+    /// The next record's associated data and the nonce TLS derives for it.
+    fn next_record(&mut self, len: usize) -> ([u8; 13], [u8; 12]) {
+        let seq = self.seq;
+        self.seq += 1;
+        let mut aad = [0u8; 13];
+        aad[..8].copy_from_slice(&seq.to_be_bytes());
+        aad[8] = 23; // application data
+        aad[9..11].copy_from_slice(&[3, 3]);
+        aad[11..].copy_from_slice(&u16::try_from(len).unwrap_or(u16::MAX).to_be_bytes());
+        let mut nonce = TLS_IV;
+        for (n, s) in nonce[4..].iter_mut().zip(seq.to_be_bytes()) {
+            *n ^= s;
+        }
+        (aad, nonce)
+    }
+}
+
+impl Baseline for TlsRecordSealer {
+    fn name(&self) -> &str {
+        "openssl-tls chacha20-poly1305"
+    }
+
+    fn nonce_len(&self) -> usize {
+        12
+    }
+
+    fn tail_room(&self) -> usize {
+        16
+    }
+
+    /// Ignores `nonce` and `aad`: the record layer derives both.
+    fn seal(&mut self, _nonce: &[u8], _aad: &[u8], buf: &mut [u8]) -> bool {
+        let (aad, _) = self.next_record(buf.len().saturating_sub(16));
+        self.record.seal_record(&aad, buf)
+    }
+}
+
 /// Seals a few messages with OpenSSL and with our `suite` under the same
 /// key, nonce and associated data, and fails unless ciphertexts and tags
 /// agree: a baseline that skipped work would not.
@@ -145,5 +229,13 @@ mod tests {
             );
         }
         assert!(sealer(lib, Suite::Forro14).is_err());
+        let mut tls = tls_record_sealer(lib).unwrap();
+        let mut buf = vec![7u8; 116];
+        assert!(tls.seal(&[], &[], &mut buf));
+        assert_ne!(&buf[..100], &[7u8; 100][..]);
+        assert!(
+            !tls.seal(&[], &[], &mut [0u8; 8]),
+            "no room for the tag must fail"
+        );
     }
 }

@@ -131,8 +131,12 @@ pub(crate) fn reference_for(suite: Suite) -> &'static str {
 }
 
 /// The in-process per-message baselines, in the order they are measured
-/// (their index is the index into [`Row::vs_baselines`]).
+/// (their index is the index into [`Row::vs_baselines`]); the TLS-record
+/// baseline comes after them, at index [`TLS_RECORD`].
 pub(crate) const PER_MESSAGE: [Suite; 2] = [Suite::ChaCha20Poly1305, Suite::Aes256Gcm];
+
+/// The index of OpenSSL's TLS-record ChaCha20-Poly1305 in the baselines.
+pub(crate) const TLS_RECORD: usize = PER_MESSAGE.len();
 
 /// The per-message baselines a suite is compared with (indices into
 /// [`PER_MESSAGE`]): OpenSSL's ChaCha20-Poly1305 for every AEAD (the target),
@@ -161,7 +165,9 @@ pub(crate) fn render_table(
          EVP_EncryptUpdate(payload) + EVP_EncryptFinal_ex + GET_TAG, the work each suite does; \
          sampled in the same rounds as the suites, ratio = median of same-round ratios\n\
          openssl speed: medians of {} run(s) per cipher and size of `openssl {}` (no -aead for chacha20); \
-         for chacha20-poly1305 it streams EVP_EncryptUpdate calls with no per-message nonce or tag\n",
+         for chacha20-poly1305 it streams EVP_EncryptUpdate calls with no per-message nonce or tag\n\
+         tls record: OpenSSL's TLS-record ChaCha20-Poly1305 (EVP_CTRL_AEAD_TLS1_AAD + one EVP_Cipher per \
+         record; TLS nonces and AAD only), same rounds, median same-round ratio\n",
         speed.runs.max(1),
         speed
             .args("CIPHER", 0)
@@ -169,8 +175,18 @@ pub(crate) fn render_table(
             .replace("-bytes 0", "-bytes N"),
     );
     out.push_str(&format!(
-        "{:<20} {:>6} {:>9}   {:<31} {:>8} {:>6}   {:<18} {:>8} {:>6}\n",
-        "suite", "bytes", "MB/s", "per message", "MB/s", "ratio", "openssl speed", "MB/s", "ratio"
+        "{:<20} {:>6} {:>9}   {:<31} {:>8} {:>6}   {:>8} {:>6}   {:<18} {:>8} {:>6}\n",
+        "suite",
+        "bytes",
+        "MB/s",
+        "per message",
+        "MB/s",
+        "ratio",
+        "tls rec",
+        "ratio",
+        "openssl speed",
+        "MB/s",
+        "ratio"
     ));
     for r in rows {
         let mut lines: Vec<(Option<usize>, Option<&'static str>)> = Vec::new();
@@ -196,9 +212,23 @@ pub(crate) fn render_table(
                         .find(|b| b.name == name && b.size == r.size)
                         .map_or(f64::NAN, |b| b.mb_per_s);
                     let ratio = r.vs_baselines.get(k).copied().unwrap_or(f64::NAN);
-                    format!("{name:<31} {} {}", fixed(theirs, 8, 1), ratio_cell(ratio))
+                    let tls = if i == 0 {
+                        let theirs = per_message
+                            .iter()
+                            .find(|b| b.name == "openssl-tls chacha20-poly1305" && b.size == r.size)
+                            .map_or(f64::NAN, |b| b.mb_per_s);
+                        let ratio = r.vs_baselines.get(TLS_RECORD).copied().unwrap_or(f64::NAN);
+                        format!("{} {}", fixed(theirs, 8, 1), ratio_cell(ratio))
+                    } else {
+                        format!("{:>8} {:>6}", "", "")
+                    };
+                    format!(
+                        "{name:<31} {} {}   {tls}",
+                        fixed(theirs, 8, 1),
+                        ratio_cell(ratio)
+                    )
                 }
-                None => format!("{:<31} {:>8} {:>6}", "-", "-", "-"),
+                None => format!("{:<31} {:>8} {:>6}   {:>8} {:>6}", "-", "-", "-", "-", "-"),
             };
             let speed_part = match cipher {
                 Some(cipher) => {
@@ -263,8 +293,10 @@ pub(crate) fn render_json(rows: &[Row], per_message: &[BaselineRow], refs: &[Ref
                 .zip(&r.vs_baselines)
                 .map(|(s, x)| (s.name().to_string(), finite(*x)))
                 .collect();
+            let tls = r.vs_baselines.get(TLS_RECORD).copied().unwrap_or(f64::NAN);
             if let Some(obj) = v.as_object_mut() {
                 obj.insert("vs_openssl_per_message".into(), by_name.into());
+                obj.insert("vs_openssl_tls_record".into(), finite(tls));
             }
         }
     }
@@ -330,7 +362,7 @@ mod tests {
             mb_per_s: 900.0,
             cycles_per_byte: None,
             ratio_vs_chacha20: 1.0,
-            vs_baselines: vec![9.0, 3.0],
+            vs_baselines: vec![9.0, 3.0, 4.0],
         }];
         let per_message = vec![
             BaselineRow {
@@ -342,6 +374,11 @@ mod tests {
                 name: "openssl-evp aes-256-gcm".into(),
                 size: 64,
                 mb_per_s: 300.0,
+            },
+            BaselineRow {
+                name: "openssl-tls chacha20-poly1305".into(),
+                size: 64,
+                mb_per_s: 225.0,
             },
         ];
         let refs = vec![
@@ -362,11 +399,17 @@ mod tests {
         };
         let t = render_table(&rows, &per_message, "OpenSSL 3.0.19", &refs, speed);
         assert!(
-            t.contains("openssl-evp chacha20-poly1305      100.0  9.00x   chacha20-poly1305     450.0  2.00x"),
+            t.contains(
+                "openssl-evp chacha20-poly1305      100.0  9.00x      225.0  4.00x   \
+                 chacha20-poly1305     450.0  2.00x"
+            ),
             "{t}"
         );
         assert!(
-            t.contains("openssl-evp aes-256-gcm            300.0  3.00x   aes-256-gcm           200.0  4.50x"),
+            t.contains(
+                "openssl-evp aes-256-gcm            300.0  3.00x                     \
+                 aes-256-gcm           200.0  4.50x"
+            ),
             "{t}"
         );
         assert!(
@@ -376,6 +419,7 @@ mod tests {
         let j: serde_json::Value =
             serde_json::from_str(&render_json(&rows, &per_message, &refs)).unwrap();
         assert_eq!(j["suites"][0]["vs_openssl_per_message"]["aes-256-gcm"], 3.0);
+        assert_eq!(j["suites"][0]["vs_openssl_tls_record"], 4.0);
         assert_eq!(j["openssl_per_message"][1]["mb_per_s"], 300.0);
         assert_eq!(j["openssl_speed"][0]["mb_per_s"], 450.0);
     }

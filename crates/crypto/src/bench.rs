@@ -55,10 +55,30 @@ pub trait Baseline {
     fn name(&self) -> &str;
     /// Nonce length in bytes.
     fn nonce_len(&self) -> usize;
-    /// Encrypts `buf` in place under `nonce`, authenticating `aad`, and
-    /// computes the tag. Returns `false` if the implementation reported an
-    /// error (the measurement is then worthless; see [`run_with_baselines`]).
+    /// Bytes of room the baseline needs after the payload (an API that
+    /// appends the tag in place); `buf` in [`seal`](Self::seal) is that much
+    /// longer than the payload, and only the payload counts as throughput.
+    fn tail_room(&self) -> usize {
+        0
+    }
+    /// Encrypts the payload in `buf` in place under `nonce`, authenticating
+    /// `aad`, and computes the tag. Returns `false` if the implementation
+    /// reported an error (the measurement is then worthless; see
+    /// [`run_with_baselines`]).
     fn seal(&mut self, nonce: &[u8], aad: &[u8], buf: &mut [u8]) -> bool;
+}
+
+/// The nonces every message is sealed under.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Nonces {
+    /// Every byte 0x24: for the 24-byte-nonce suites a non-zero 16-byte
+    /// prefix, so each message pays the nonce extension (HChaCha20,
+    /// HForro14). The default, and the worst case.
+    #[default]
+    Random,
+    /// The secure links' layout: zeros, then a packet counter in the last 8
+    /// bytes; the 24-byte-nonce suites derive the zero prefix's subkey once.
+    Link,
 }
 
 /// One baseline at one size, with each suite's ratio to it.
@@ -100,7 +120,7 @@ pub struct Row {
 /// suite once per round), so a change in machine load hits all suites alike;
 /// the ratio to ChaCha20 is the median of the per-round ratios.
 pub fn run(sizes: &[usize], min_time: Duration) -> Vec<Row> {
-    run_with_baselines(sizes, min_time, &mut []).0
+    run_with_baselines(sizes, min_time, Nonces::Random, &mut []).0
 }
 
 /// [`run`], with `baselines` sampled in the same rounds as the suites: each
@@ -111,6 +131,7 @@ pub fn run(sizes: &[usize], min_time: Duration) -> Vec<Row> {
 pub fn run_with_baselines(
     sizes: &[usize],
     min_time: Duration,
+    nonces: Nonces,
     baselines: &mut [Box<dyn Baseline>],
 ) -> (Vec<Row>, Vec<BaselineRow>) {
     let ciphers: Vec<Box<dyn PayloadCipher>> = Suite::ALL
@@ -122,11 +143,16 @@ pub fn run_with_baselines(
     for &size in sizes {
         let mut benches: Vec<Bench<'_>> = ciphers
             .iter()
-            .map(|c| Bench::new(Target::Suite(c.as_ref()), size, min_time))
+            .map(|c| Bench::new(Target::Suite(c.as_ref()), size, nonces, min_time))
             .collect();
         let n_suites = benches.len();
         for b in baselines.iter_mut() {
-            benches.push(Bench::new(Target::Baseline(b.as_mut()), size, min_time));
+            benches.push(Bench::new(
+                Target::Baseline(b.as_mut()),
+                size,
+                nonces,
+                min_time,
+            ));
         }
         let mut rounds: Vec<Vec<Sample>> = Vec::with_capacity(SAMPLES);
         for _ in 0..SAMPLES {
@@ -270,6 +296,8 @@ struct Bench<'a> {
     target: Target<'a>,
     nonce: Vec<u8>,
     buf: Vec<u8>,
+    /// Payload bytes per message (`buf` may have tail room after them).
+    size: usize,
     iters: u64,
     failed: bool,
 }
@@ -277,15 +305,26 @@ struct Bench<'a> {
 impl<'a> Bench<'a> {
     /// Warms up and calibrates the batch so one sample takes about
     /// `min_time / SAMPLES`.
-    fn new(target: Target<'a>, size: usize, min_time: Duration) -> Self {
-        let nonce_len = match &target {
-            Target::Suite(c) => c.suite().nonce_len(),
-            Target::Baseline(b) => b.nonce_len(),
+    fn new(target: Target<'a>, size: usize, nonces: Nonces, min_time: Duration) -> Self {
+        let (nonce_len, room) = match &target {
+            Target::Suite(c) => (c.suite().nonce_len(), 0),
+            Target::Baseline(b) => (b.nonce_len(), b.tail_room()),
+        };
+        let nonce = match nonces {
+            Nonces::Random => vec![0x24; nonce_len],
+            Nonces::Link => {
+                let mut n = vec![0; nonce_len];
+                if let Some(last) = n.last_mut() {
+                    *last = 1;
+                }
+                n
+            }
         };
         let mut bench = Self {
             target,
-            nonce: vec![0x24; nonce_len],
-            buf: vec![0xa5; size],
+            nonce,
+            buf: vec![0xa5; size + room],
+            size,
             iters: 1,
             failed: false,
         };
@@ -332,7 +371,7 @@ impl<'a> Bench<'a> {
         self.batch();
         let secs = t.elapsed().as_secs_f64();
         let c1 = crate::arch::timestamp_counter();
-        let bytes = (self.buf.len() as f64 * self.iters as f64).max(1.0);
+        let bytes = (self.size as f64 * self.iters as f64).max(1.0);
         Sample {
             mb_per_s: if self.failed {
                 f64::NAN

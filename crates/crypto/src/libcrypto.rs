@@ -36,6 +36,8 @@ pub const LARGE: usize = 2048;
 /// `EVP_CTRL_AEAD_GET_TAG` / `SET_TAG` (include/openssl/evp.h).
 const EVP_CTRL_AEAD_GET_TAG: c_int = 0x10;
 const EVP_CTRL_AEAD_SET_TAG: c_int = 0x11;
+/// `EVP_CTRL_AEAD_TLS1_AAD` (include/openssl/evp.h).
+const EVP_CTRL_AEAD_TLS1_AAD: c_int = 0x16;
 /// `OPENSSL_VERSION` for `OpenSSL_version` (include/openssl/crypto.h).
 const OPENSSL_VERSION: c_int = 0;
 /// The shared objects tried, in order.
@@ -51,6 +53,7 @@ type InitFn =
 type UpdateFn = unsafe extern "C" fn(*mut c_void, *mut u8, *mut c_int, *const u8, c_int) -> c_int;
 type FinalFn = unsafe extern "C" fn(*mut c_void, *mut u8, *mut c_int) -> c_int;
 type CtrlFn = unsafe extern "C" fn(*mut c_void, c_int, c_int, *mut c_void) -> c_int;
+type CipherCallFn = unsafe extern "C" fn(*mut c_void, *mut u8, *const u8, u32) -> c_int;
 type VersionFn = unsafe extern "C" fn(c_int) -> *const c_char;
 type MacFetchFn = unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char) -> *mut c_void;
 type MacCtxNewFn = unsafe extern "C" fn(*mut c_void) -> *mut c_void;
@@ -71,6 +74,7 @@ struct Api {
     decrypt_update: UpdateFn,
     decrypt_final: FinalFn,
     ctrl: CtrlFn,
+    cipher: CipherCallFn,
     version: VersionFn,
     mac_ctx_new: MacCtxNewFn,
     mac_ctx_free: CtxFreeFn,
@@ -189,6 +193,7 @@ fn resolve(handle: *mut c_void) -> Result<Api, String> {
         decrypt_update: func!(c"EVP_DecryptUpdate" as UpdateFn),
         decrypt_final: func!(c"EVP_DecryptFinal_ex" as FinalFn),
         ctrl: func!(c"EVP_CIPHER_CTX_ctrl" as CtrlFn),
+        cipher: func!(c"EVP_Cipher" as CipherCallFn),
         version: func!(c"OpenSSL_version" as VersionFn),
         mac_ctx_new: func!(c"EVP_MAC_CTX_new" as MacCtxNewFn),
         mac_ctx_free: func!(c"EVP_MAC_CTX_free" as CtxFreeFn),
@@ -430,6 +435,73 @@ impl EvpAead {
             // plaintext.
             buf.fill(0);
             Outcome::BadTag
+        }
+    }
+}
+
+/// OpenSSL's ChaCha20-Poly1305 in its TLS-record mode, the one-call path
+/// TLS uses: `EVP_CTRL_AEAD_TLS1_AAD` with the record's 13-byte associated
+/// data (8-byte sequence number, type, version, length), then one
+/// `EVP_Cipher` over payload and tag room. The nonce is the fixed IV XOR the
+/// sequence number, and the associated data must be in that format, so it
+/// cannot seal arbitrary messages; it is here only as a benchmark reference.
+pub struct EvpTlsRecord {
+    lib: &'static Libcrypto,
+    ctx: Ctx,
+}
+
+impl std::fmt::Debug for EvpTlsRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EvpTlsRecord").finish_non_exhaustive()
+    }
+}
+
+impl EvpTlsRecord {
+    /// A sealing context for `key` and the record layer's fixed `iv`.
+    pub fn new(lib: &'static Libcrypto, key: &[u8; 32], iv: &[u8; 12]) -> Option<Self> {
+        // SAFETY: as in `EvpAead::new`: an owned context or NULL (checked),
+        // a static cipher, a 32-byte key and a 12-byte IV.
+        let ptr = unsafe { (lib.api.ctx_new)() };
+        if ptr.is_null() {
+            return None;
+        }
+        let ctx = Ctx {
+            ptr,
+            free: lib.api.ctx_free,
+        };
+        // SAFETY: see above.
+        let ok = unsafe {
+            let c = (lib.api.chacha20_poly1305)();
+            !c.is_null()
+                && (lib.api.encrypt_init)(ctx.ptr, c, null_mut(), key.as_ptr(), iv.as_ptr()) == 1
+        };
+        ok.then_some(Self { lib, ctx })
+    }
+
+    /// Seals one record: `buf` holds the payload followed by 16 bytes of room,
+    /// which receive the tag; `aad` is the record's associated data, whose
+    /// last two bytes must be the payload length (big-endian).
+    pub fn seal_record(&mut self, aad: &[u8; 13], buf: &mut [u8]) -> bool {
+        let Ok(len) = u32::try_from(buf.len()) else {
+            return false;
+        };
+        if buf.len() < 16 || usize::from(u16::from_be_bytes([aad[11], aad[12]])) != buf.len() - 16 {
+            return false;
+        }
+        let mut aad = *aad;
+        let api = &self.lib.api;
+        // SAFETY: ctx is a live encryption context (`new`); TLS1_AAD reads 13
+        // bytes (and may rewrite the length field of our copy); EVP_Cipher
+        // encrypts len - 16 bytes in place and writes the tag into the last
+        // 16 bytes of buf, all within buf's len bytes.
+        unsafe {
+            (api.ctrl)(
+                self.ctx.ptr,
+                EVP_CTRL_AEAD_TLS1_AAD,
+                13,
+                aad.as_mut_ptr().cast::<c_void>(),
+            ) == 16
+                && (api.cipher)(self.ctx.ptr, buf.as_mut_ptr(), buf.as_ptr(), len) > 0
         }
     }
 }
