@@ -11,6 +11,8 @@ set -euo pipefail
 RUNS="${RUNS:-5}"
 SIZE_MIB="${SIZE_MIB:-16}"
 LEVELS="${LEVELS:-none cpa chacha20 forro14 chacha20-poly1305 xforro14-poly1305 aes-256-gcm}"
+# The daemons' [forwarder] io_threads (0: faces, ciphers and forwarder on one thread).
+IO_THREADS="${IO_THREADS:-0}"
 
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
@@ -23,8 +25,8 @@ pa="$(port)"; pb="$(port)"
 
 # daemon NAME UDP-PORT: starts namewayd with [security]; its socket is $dir/NAME.sock.
 daemon() {
-    printf '[log]\nlevel = "warn"\n[faces]\nunix = "%s"\ntcp = []\nudp = ["127.0.0.1:%s"]\n[cs]\nserve = false\nadmit = false\n[security]\nidentity = "%s"\n' \
-        "$dir/$1.sock" "$2" "$dir/$1.key" > "$dir/$1.toml"
+    printf '[log]\nlevel = "warn"\n[faces]\nunix = "%s"\ntcp = []\nudp = ["127.0.0.1:%s"]\n[cs]\nserve = false\nadmit = false\n[security]\nidentity = "%s"\n[forwarder]\nio_threads = %s\n' \
+        "$dir/$1.sock" "$2" "$dir/$1.key" "$IO_THREADS" > "$dir/$1.toml"
     "$bin/namewayd" -c "$dir/$1.toml" 2>"$dir/$1.log" &
     bench_pids="${bench_pids:-} $!"
     for _ in $(seq 200); do [ -S "$dir/$1.sock" ] && return 0; sleep 0.05; done

@@ -113,6 +113,15 @@ pub fn setup(config: &SecurityConfig) -> anyhow::Result<Option<Security>> {
     } else {
         tracing::info!(key = %identity.public_key(), "identity loaded");
     }
+    // Which code seals long messages (docs/ciphers.md): OpenSSL's, loaded now, or ours.
+    match nameway_crypto::libcrypto::load() {
+        Ok(lib) => tracing::info!(
+            from_bytes = nameway_crypto::libcrypto::LARGE,
+            openssl = %lib.version(),
+            "ChaCha20-Poly1305 and Poly1305 of long messages through OpenSSL"
+        ),
+        Err(why) => tracing::info!(%why, "ciphers: Rust implementations only"),
+    }
     let trusted = config
         .trusted_peers
         .iter()
