@@ -260,6 +260,44 @@ impl Drop for Ctx {
     }
 }
 
+/// A new `EVP_CIPHER_CTX` for `cipher` in one direction, keyed with `key` (and `iv`, or
+/// none until the first message), or `None` if OpenSSL refuses.
+fn cipher_ctx(
+    lib: &'static Libcrypto,
+    cipher: EvpCipher,
+    encrypt: bool,
+    key: &[u8; 32],
+    iv: Option<&[u8; 12]>,
+) -> Option<Ctx> {
+    // SAFETY: EVP_CIPHER_CTX_new takes nothing and returns an owned context or NULL
+    // (checked).
+    let ptr = unsafe { (lib.api.ctx_new)() };
+    if ptr.is_null() {
+        return None;
+    }
+    let ctx = Ctx {
+        ptr,
+        free: lib.api.ctx_free,
+    };
+    let init = if encrypt {
+        lib.api.encrypt_init
+    } else {
+        lib.api.decrypt_init
+    };
+    let iv_ptr = iv.map_or(null(), |iv| iv.as_ptr());
+    // SAFETY: the getter returns a static EVP_CIPHER; ctx is live; key is 32 bytes, the key
+    // length of both ciphers; the IV is 12 bytes (their default length) or NULL, which is
+    // allowed here.
+    let ok = unsafe {
+        let c = match cipher {
+            EvpCipher::ChaCha20Poly1305 => (lib.api.chacha20_poly1305)(),
+            EvpCipher::Aes256Gcm => (lib.api.aes_256_gcm)(),
+        };
+        !c.is_null() && init(ctx.ptr, c, null_mut(), key.as_ptr(), iv_ptr) == 1
+    };
+    ok.then_some(ctx)
+}
+
 /// One OpenSSL AEAD key, with a context per direction (key schedule kept).
 pub struct EvpAead {
     lib: &'static Libcrypto,
@@ -290,38 +328,10 @@ pub enum Outcome<T> {
 impl EvpAead {
     /// Contexts for `cipher` under `key`, or `None` if OpenSSL refuses.
     pub fn new(lib: &'static Libcrypto, cipher: EvpCipher, key: &[u8; 32]) -> Option<Self> {
-        let new_ctx = |encrypt: bool| -> Option<Ctx> {
-            // SAFETY: EVP_CIPHER_CTX_new takes nothing and returns an owned
-            // context or NULL (checked).
-            let ptr = unsafe { (lib.api.ctx_new)() };
-            if ptr.is_null() {
-                return None;
-            }
-            let ctx = Ctx {
-                ptr,
-                free: lib.api.ctx_free,
-            };
-            let init = if encrypt {
-                lib.api.encrypt_init
-            } else {
-                lib.api.decrypt_init
-            };
-            // SAFETY: the getter returns a static EVP_CIPHER; ctx is live;
-            // key is 32 bytes, the key length of both ciphers; a NULL IV is
-            // allowed here (set per message).
-            let ok = unsafe {
-                let c = match cipher {
-                    EvpCipher::ChaCha20Poly1305 => (lib.api.chacha20_poly1305)(),
-                    EvpCipher::Aes256Gcm => (lib.api.aes_256_gcm)(),
-                };
-                !c.is_null() && init(ctx.ptr, c, null_mut(), key.as_ptr(), null()) == 1
-            };
-            ok.then_some(ctx)
-        };
         Some(Self {
             lib,
-            seal_ctx: Mutex::new(new_ctx(true)?),
-            open_ctx: Mutex::new(new_ctx(false)?),
+            seal_ctx: Mutex::new(cipher_ctx(lib, cipher, true, key, None)?),
+            open_ctx: Mutex::new(cipher_ctx(lib, cipher, false, key, None)?),
         })
     }
 
@@ -461,23 +471,8 @@ impl std::fmt::Debug for EvpTlsRecord {
 impl EvpTlsRecord {
     /// A sealing context for `key` and the record layer's fixed `iv`.
     pub fn new(lib: &'static Libcrypto, key: &[u8; 32], iv: &[u8; 12]) -> Option<Self> {
-        // SAFETY: as in `EvpAead::new`: an owned context or NULL (checked),
-        // a static cipher, a 32-byte key and a 12-byte IV.
-        let ptr = unsafe { (lib.api.ctx_new)() };
-        if ptr.is_null() {
-            return None;
-        }
-        let ctx = Ctx {
-            ptr,
-            free: lib.api.ctx_free,
-        };
-        // SAFETY: see above.
-        let ok = unsafe {
-            let c = (lib.api.chacha20_poly1305)();
-            !c.is_null()
-                && (lib.api.encrypt_init)(ctx.ptr, c, null_mut(), key.as_ptr(), iv.as_ptr()) == 1
-        };
-        ok.then_some(Self { lib, ctx })
+        let ctx = cipher_ctx(lib, EvpCipher::ChaCha20Poly1305, true, key, Some(iv))?;
+        Some(Self { lib, ctx })
     }
 
     /// Seals one record: `buf` holds the payload followed by 16 bytes of room,
@@ -552,30 +547,25 @@ impl EvpPoly1305 {
     /// sequence: each EVP_MAC call costs tens of nanoseconds). `None` if the context is busy
     /// or OpenSSL fails.
     pub fn tag_of(&self, otk: &[u8; 32], msg: &[u8]) -> Option<[u8; 16]> {
-        let ctx = self.ctx.try_lock().ok()?;
-        let api = &self.lib.api;
-        let mut tag = [0u8; 16];
-        let mut out_len = 0usize;
-        // SAFETY: as in `aead_tag`.
-        let ok = unsafe {
-            (api.mac_init)(ctx.ptr, otk.as_ptr(), 32, null()) == 1
-                && (api.mac_update)(ctx.ptr, msg.as_ptr(), msg.len()) == 1
-                && (api.mac_final)(ctx.ptr, tag.as_mut_ptr(), &mut out_len, 16) == 1
-        };
-        (ok && out_len == 16).then_some(tag)
+        self.tag_over(otk, &[msg])
     }
 
     /// RFC 8439 §2.8's tag: Poly1305 under the one-time key `otk` over
     /// `aad || pad16 || ct || pad16 || le64(|aad|) || le64(|ct|)`. `None` if
     /// the context is busy or OpenSSL fails.
     pub fn aead_tag(&self, otk: &[u8; 32], aad: &[u8], ct: &[u8]) -> Option<[u8; 16]> {
-        let ctx = self.ctx.try_lock().ok()?;
-        let api = &self.lib.api;
         let zeros = [0u8; 16];
         let mut lengths = [0u8; 16];
         lengths[..8].copy_from_slice(&(aad.len() as u64).to_le_bytes());
         lengths[8..].copy_from_slice(&(ct.len() as u64).to_le_bytes());
-        let pad = |n: usize| (16 - n % 16) % 16;
+        let pad = |n: usize| zeros.get(..(16 - n % 16) % 16).unwrap_or_default();
+        self.tag_over(otk, &[aad, pad(aad.len()), ct, pad(ct.len()), &lengths])
+    }
+
+    /// Poly1305 under `otk` over the concatenation of `parts`, one update each.
+    fn tag_over(&self, otk: &[u8; 32], parts: &[&[u8]]) -> Option<[u8; 16]> {
+        let ctx = self.ctx.try_lock().ok()?;
+        let api = &self.lib.api;
         let mut tag = [0u8; 16];
         let mut out_len = 0usize;
         // SAFETY: ctx is a live EVP_MAC_CTX for POLY1305; init reads the
@@ -583,11 +573,9 @@ impl EvpPoly1305 {
         // writes at most 16 bytes into tag (its size is passed).
         let ok = unsafe {
             (api.mac_init)(ctx.ptr, otk.as_ptr(), 32, null()) == 1
-                && (api.mac_update)(ctx.ptr, aad.as_ptr(), aad.len()) == 1
-                && (api.mac_update)(ctx.ptr, zeros.as_ptr(), pad(aad.len())) == 1
-                && (api.mac_update)(ctx.ptr, ct.as_ptr(), ct.len()) == 1
-                && (api.mac_update)(ctx.ptr, zeros.as_ptr(), pad(ct.len())) == 1
-                && (api.mac_update)(ctx.ptr, lengths.as_ptr(), 16) == 1
+                && parts
+                    .iter()
+                    .all(|p| (api.mac_update)(ctx.ptr, p.as_ptr(), p.len()) == 1)
                 && (api.mac_final)(ctx.ptr, tag.as_mut_ptr(), &mut out_len, 16) == 1
         };
         (ok && out_len == 16).then_some(tag)

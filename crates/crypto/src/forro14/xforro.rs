@@ -343,43 +343,52 @@ impl<const HEAD: usize> Run<HEAD> {
     /// Poly1305 over `aad || pad16 || ct || pad16 || le64(|aad|) || le64(|ct|)`,
     /// by OpenSSL (`mac`) for a message of [`LARGE`] bytes or more if it can.
     fn tag(&self, mac: Option<&EvpPoly1305>, aad: &[u8], ct: &[u8]) -> [u8; 16] {
-        if let Some(mac) = mac {
-            let padded = |n: usize| n.div_ceil(16) * 16;
-            let short_len = padded(aad.len()) + padded(ct.len()) + 16;
-            let mut otk = [0u8; 32];
-            otk.copy_from_slice(self.head.get(..32).unwrap_or_default());
-            let tag = if ct.len() >= LARGE {
-                mac.aead_tag(&otk, aad, ct)
-            } else if short_len <= SHORT_MAC_INPUT {
-                // A short message: its whole MAC input laid out here, one OpenSSL call.
-                let mut input = [0u8; SHORT_MAC_INPUT];
-                let at = padded(aad.len());
-                input[..aad.len()].copy_from_slice(aad);
-                input[at..at + ct.len()].copy_from_slice(ct);
-                let end = at + padded(ct.len());
-                input[end..end + 8].copy_from_slice(&(aad.len() as u64).to_le_bytes());
-                input[end + 8..end + 16].copy_from_slice(&(ct.len() as u64).to_le_bytes());
-                mac.tag_of(&otk, &input[..short_len])
-            } else {
-                None
-            };
-            otk.zeroize();
-            if let Some(tag) = tag {
-                return tag;
-            }
-        }
-        let mut otk = poly1305::Key::default();
-        otk.copy_from_slice(self.head.get(..32).unwrap_or_default());
-        let mut mac = Poly1305::new(&otk);
-        otk.zeroize();
-        mac.update_padded(aad);
-        mac.update_padded(ct);
-        let mut lengths = poly1305::Block::default();
+        let mut lengths = [0u8; 16];
         lengths[..8].copy_from_slice(&(aad.len() as u64).to_le_bytes());
         lengths[8..].copy_from_slice(&(ct.len() as u64).to_le_bytes());
-        mac.update(&[lengths]);
-        mac.finalize().into()
+        let mut otk = [0u8; 32];
+        otk.copy_from_slice(self.head.get(..32).unwrap_or_default());
+        let tag = mac
+            .and_then(|mac| openssl_tag(mac, &otk, &lengths, aad, ct))
+            .unwrap_or_else(|| {
+                let mut key = poly1305::Key::from(otk);
+                let mut mac = Poly1305::new(&key);
+                key.zeroize();
+                mac.update_padded(aad);
+                mac.update_padded(ct);
+                mac.update(&[poly1305::Block::from(lengths)]);
+                mac.finalize().into()
+            });
+        otk.zeroize();
+        tag
     }
+}
+
+/// The tag by OpenSSL's Poly1305: a long message in place, a short one's whole MAC input
+/// laid out here and handed over in one call; `None` for the lengths in between (the
+/// `poly1305` crate is faster there), or if OpenSSL's context is busy or fails.
+fn openssl_tag(
+    mac: &EvpPoly1305,
+    otk: &[u8; 32],
+    lengths: &[u8; 16],
+    aad: &[u8],
+    ct: &[u8],
+) -> Option<[u8; 16]> {
+    if ct.len() >= LARGE {
+        return mac.aead_tag(otk, aad, ct);
+    }
+    let padded = |n: usize| n.div_ceil(16) * 16;
+    let at = padded(aad.len());
+    let end = at + padded(ct.len());
+    if end + 16 > SHORT_MAC_INPUT {
+        return None;
+    }
+    let mut input = [0u8; SHORT_MAC_INPUT];
+    input.get_mut(..aad.len())?.copy_from_slice(aad);
+    input.get_mut(at..at + ct.len())?.copy_from_slice(ct);
+    input.get_mut(end..end + 16)?.copy_from_slice(lengths);
+    // Associated data and ciphertext only: nothing secret to wipe.
+    mac.tag_of(otk, input.get(..end + 16)?)
 }
 
 impl<const HEAD: usize> Drop for Run<HEAD> {
