@@ -36,7 +36,7 @@ use crate::cc::{CcOptions, Controller, RttEstimator};
 use crate::cert::{CertError, Certificate, MAX_CHAIN};
 use crate::client::{random_u32, Client, ClientError, Conn, Incoming};
 use crate::keys::VerifyKey;
-use crate::manifest::Manifest;
+use crate::manifest::{implicit_digests, Manifest};
 use crate::naming::{
     ends_in_version, is_keyword, manifest_name, metadata_prefix, segment_name, MANIFEST_KEYWORD,
 };
@@ -1098,6 +1098,31 @@ enum Worked {
 }
 
 impl Job {
+    /// Runs a batch: its digests all at once ([`implicit_digests`]), then the rest in turn.
+    fn run_batch(batch: Vec<Self>) -> Vec<Worked> {
+        let packets: Vec<&[u8]> = batch
+            .iter()
+            .filter_map(|job| match job {
+                Self::Digest(_, wire) => Some(&wire[..]),
+                _ => None,
+            })
+            .collect();
+        let mut digests = implicit_digests(&packets).into_iter();
+        drop(packets);
+        batch
+            .into_iter()
+            .map(|job| match job {
+                Self::Digest(n, wire) => Worked::Digest(
+                    n,
+                    digests
+                        .next()
+                        .unwrap_or_else(|| Sha256::digest(&wire).into()),
+                ),
+                other => other.run(),
+            })
+            .collect()
+    }
+
     fn run(self) -> Worked {
         match self {
             Self::Digest(n, wire) => Worked::Digest(n, Sha256::digest(&wire).into()),
@@ -1209,7 +1234,7 @@ impl Workers {
             let results = self.results_tx.clone();
             std::thread::spawn(move || {
                 while let Ok(batch) = rx.recv() {
-                    let done = batch.into_iter().map(Job::run).collect();
+                    let done = Job::run_batch(batch);
                     if results.send(done).is_err() {
                         return;
                     }

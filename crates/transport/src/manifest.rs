@@ -25,6 +25,20 @@ pub const DIGEST_LEN: usize = 32;
 /// SignatureInfo and an RSA-2048 signature).
 pub const MAX_POINTERS: usize = 256;
 
+/// The implicit digests (SHA-256 of each whole packet) of many packets at once.
+///
+/// One SHA-256 is a serial chain of rounds: on SHA-NI a single message keeps the unit waiting
+/// on each round's result, so hashing several independent messages interleaved (or across
+/// SIMD lanes where there is no SHA-NI) does about twice the work in the same time
+/// (`tape-sha256`; 8000-byte packets 1.43 -> 2.78 GB/s on this project's benchmark host).
+/// The result is SHA-256, byte for byte: the tests check it against RustCrypto's `sha2` at
+/// every length a packet can have.
+pub fn implicit_digests(packets: &[&[u8]]) -> Vec<[u8; DIGEST_LEN]> {
+    let mut out = vec![[0; DIGEST_LEN]; packets.len()];
+    tape_sha256::hash_many(packets, &mut out);
+    out
+}
+
 /// TLV-TYPEs, scoped to their container as in FLIC.
 mod types {
     /// Content: the Node.
@@ -177,6 +191,53 @@ mod tests {
         assert_eq!(back.digest_of(255), None);
         assert_eq!(back.digest_of(512), None);
         assert_eq!(back.segments(), 256..512);
+    }
+
+    /// The batched digests are SHA-256: every length up to the largest packet (8800 bytes)
+    /// and past it, in batches of every size up to 33 (odd batches leave lanes idle), against
+    /// RustCrypto's `sha2` one packet at a time.
+    #[test]
+    fn batched_digests_are_sha256() {
+        use sha2::{Digest as _, Sha256};
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut byte = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state as u8
+        };
+        let pool: Vec<u8> = (0..9000 + 64).map(|_| byte()).collect();
+        let check = |packets: &[&[u8]]| {
+            let got = implicit_digests(packets);
+            assert_eq!(got.len(), packets.len());
+            for (p, d) in packets.iter().zip(&got) {
+                let want: [u8; 32] = Sha256::digest(p).into();
+                assert_eq!(
+                    d,
+                    &want,
+                    "length {} in a batch of {}",
+                    p.len(),
+                    packets.len()
+                );
+            }
+        };
+        // Every length 0..=9000, eight at a time with different offsets and lengths mixed.
+        let lengths: Vec<usize> = (0..=9000).collect();
+        for chunk in lengths.chunks(8) {
+            let packets: Vec<&[u8]> = chunk
+                .iter()
+                .enumerate()
+                .map(|(i, &len)| &pool[i * 7..i * 7 + len])
+                .collect();
+            check(&packets);
+        }
+        // Batch sizes 0..=33 of one length near a block boundary and mixed lengths.
+        for size in 0..=33 {
+            let same: Vec<&[u8]> = (0..size).map(|i| &pool[i..i + 8119]).collect();
+            check(&same);
+            let mixed: Vec<&[u8]> = (0..size).map(|i| &pool[i..i + 55 + 263 * i]).collect();
+            check(&mixed);
+        }
     }
 
     #[test]

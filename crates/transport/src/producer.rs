@@ -21,11 +21,11 @@ use bytes::Bytes;
 use nameway_wire::name::Component;
 use nameway_wire::security::DigestSha256;
 use nameway_wire::tlv::types;
-use nameway_wire::{Data, DataView, InterestView, MetaInfo, Name, ParseError, SignError, Signer};
+use nameway_wire::{Data, InterestView, MetaInfo, Name, ParseError, SignError, Signer};
 
 use crate::client::{Client, ClientError, Incoming};
 use crate::keys::SigningKey;
-use crate::manifest::{Manifest, MAX_POINTERS};
+use crate::manifest::{implicit_digests, Manifest, MAX_POINTERS};
 use crate::naming::{
     ends_in_version, is_keyword, manifest_name, metadata_prefix, segment_name, MANIFEST_KEYWORD,
     METADATA_KEYWORD,
@@ -34,6 +34,8 @@ use crate::naming::{
 /// Largest payload per segment: a segment must stay within the 8800-byte packet limit with
 /// its name and an RSA-2048 signature.
 pub const MAX_PAYLOAD: usize = 8192;
+/// Segments hashed together for the manifests ([`implicit_digests`]).
+const DIGEST_BATCH: usize = 32;
 /// Default payload per segment (ndnputchunks' default).
 pub const DEFAULT_PAYLOAD: usize = 4400;
 
@@ -231,12 +233,18 @@ impl Publication {
             certificates: Vec::new(),
         };
         // One pass over the object: every segment is built (signed) once; with manifests
-        // its digest is kept for the manifest that covers it.
+        // its digest is kept for the manifest that covers it (hashed a batch at a time).
         let mut digests = Vec::new();
+        let mut batch = Vec::new();
         for n in 0..=last_segment {
             let wire = publication.segment(n)?;
             if publication.options.manifest.is_some() {
-                digests.push(DataView::new_checked(wire).map_or([0; 32], |v| v.implicit_digest()));
+                batch.push(wire);
+                if batch.len() == DIGEST_BATCH || n == last_segment {
+                    let packets: Vec<&[u8]> = batch.iter().map(|w| &w[..]).collect();
+                    digests.extend(implicit_digests(&packets));
+                    batch.clear();
+                }
             }
         }
         if let Some(per) = publication.options.manifest {
