@@ -1208,7 +1208,11 @@ impl Workers {
         match &job {
             Job::Digest(_, wire) => self.batch_cost += wire.len(),
             Job::Verify { .. } => self.batch_cost += VERIFY_COST,
-            Job::Manifest { .. } => self.batch_urgent = true,
+            // Manifest 0 sets how many segments a manifest covers, which the fetch needs to
+            // plan; the others ride with the next full batch: sending a batch early for each
+            // manifest of 32 at 8000 B cut the batches to a quarter, and same-run (21 rounds,
+            // fixed window 64) waiting for the full batch took 0.76 -> 0.81 of unsigned.
+            Job::Manifest { k, .. } => self.batch_urgent |= *k == 0,
         }
         self.batch.push(job);
     }
@@ -1233,11 +1237,12 @@ impl Workers {
         self.batch.reverse();
     }
 
-    /// Hands the queued jobs to a thread when there are enough of them, when one is a
-    /// manifest (it gates the delivery of all its segments), or when `force`d. Each hand-off
-    /// wakes a thread and then the fetch loop, a few microseconds each, and on two cores the
-    /// worker's wake-ups delay the forwarder and the producer: at 8000 B a batch per loop turn
-    /// held about four segments, and the wake-ups cost more than a tenth of the fetch.
+    /// Hands the queued jobs to a thread when there are enough of them, when one is manifest
+    /// 0, or when `force`d (nothing in flight, so no packet will come to fill the batch).
+    /// Each hand-off wakes a thread and then the fetch loop, a few microseconds each, and on
+    /// two cores the worker's wake-ups delay the forwarder and the producer: at 8000 B a batch
+    /// per loop turn held about four segments, and the wake-ups cost more than a tenth of the
+    /// fetch.
     /// Segments waiting for the worker are not in flight, so a batch's wait does not hold the
     /// window back.
     ///
