@@ -1495,3 +1495,40 @@ fn versioned_from_segment(name: &Name, data_name: &Name) -> Option<Name> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A full batch goes out in whole groups of [`DIGEST_LANES`], the rest waits for the next
+    /// one (or a forced hand-off), and every digest that comes back is the packet's SHA-256.
+    #[test]
+    fn worker_batches_hash_in_whole_lane_groups() {
+        let packets: Vec<Bytes> = (0..130u32)
+            .map(|i| (0..8100u32).map(|j| (i * 31 + j) as u8).collect())
+            .collect();
+        let mut workers = Workers::new();
+        for (n, p) in packets.iter().enumerate() {
+            workers.queue(Job::Digest(n as u64, p.clone()));
+        }
+        // 130 packets of 8100 B pass 1 MiB: 128 are sent, 2 kept.
+        workers.submit(false);
+        assert_eq!(workers.outstanding, 128);
+        assert_eq!(workers.batch.len(), 2);
+        assert_eq!(workers.batch_cost, 2 * 8100);
+        workers.submit(true);
+        assert_eq!(workers.outstanding, 130);
+        assert!(workers.batch.is_empty());
+        let mut seen = vec![false; packets.len()];
+        while seen.iter().any(|s| !s) {
+            for w in workers.results.blocking_recv().unwrap() {
+                let Worked::Digest(n, d) = w else {
+                    panic!("only digests were queued")
+                };
+                let want: [u8; 32] = Sha256::digest(&packets[n as usize]).into();
+                assert_eq!(d, want, "segment {n}");
+                seen[n as usize] = true;
+            }
+        }
+    }
+}
