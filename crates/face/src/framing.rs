@@ -50,6 +50,8 @@ pub enum FramingError {
 pub struct StreamFramer {
     buf: BytesMut,
     max_packet: usize,
+    /// How much the read buffer grows by when it runs short.
+    chunk: usize,
 }
 
 impl Default for StreamFramer {
@@ -64,14 +66,22 @@ impl StreamFramer {
         Self {
             buf: BytesMut::with_capacity(READ_CHUNK),
             max_packet,
+            chunk: READ_CHUNK,
         }
+    }
+
+    /// Grows the read buffer by `chunk` bytes at a time instead of 16 KiB.
+    #[must_use]
+    pub fn with_read_chunk(mut self, chunk: usize) -> Self {
+        self.chunk = chunk.max(MIN_SPARE);
+        self
     }
 
     /// The buffer to read into: bytes appended here are framed by [`StreamFramer::next_packet`].
     /// Room for at least 4 KiB more is reserved first.
     pub fn read_buffer(&mut self) -> &mut BytesMut {
         if self.buf.capacity() - self.buf.len() < MIN_SPARE {
-            self.buf.reserve(READ_CHUNK);
+            self.buf.reserve(self.chunk);
         }
         &mut self.buf
     }
@@ -142,6 +152,25 @@ fn var_number(buf: &[u8]) -> Result<Option<(u64, usize)>, FramingError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The read buffer grows by the chosen step once less than 4 KiB is left.
+    #[test]
+    fn read_buffer_grows_by_the_chosen_chunk() {
+        for (chunk, want) in [(None, READ_CHUNK), (Some(64 * 1024), 64 * 1024)] {
+            let mut f = StreamFramer::default();
+            if let Some(c) = chunk {
+                f = f.with_read_chunk(c);
+            }
+            let fill = f.read_buffer().capacity() - MIN_SPARE + 1;
+            f.extend(&vec![0; fill]);
+            let b = f.read_buffer();
+            assert!(
+                b.capacity() - b.len() >= want,
+                "{chunk:?}: {}",
+                b.capacity() - b.len()
+            );
+        }
+    }
 
     #[test]
     fn data_is_copied_out_of_the_read_buffer_and_interests_are_not() {

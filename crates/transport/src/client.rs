@@ -322,6 +322,13 @@ fn ws_io(e: tokio_tungstenite::tungstenite::Error) -> io::Error {
     }
 }
 
+/// How much a stream connection's read buffer grows by. An application's packets are gone
+/// once delivered (no content store pins them), so it reads in larger steps than the
+/// forwarder's faces (16 KiB): at 8000-byte segments a read takes about 8 packets instead of
+/// 2 to 4. Same-run A/B (64 MiB, fixed window 64, 15 rounds): unsigned `nameway get` 1.05x,
+/// with manifests of 256 1.02x.
+const READ_CHUNK: usize = 64 * 1024;
+
 /// One connection to the forwarder (one face on its side).
 pub struct Conn {
     io: Io,
@@ -351,7 +358,7 @@ impl Conn {
         Ok(Self {
             io,
             uri,
-            framer: StreamFramer::default(),
+            framer: StreamFramer::default().with_read_chunk(READ_CHUNK),
             datagram: vec![0; MAX_DATAGRAM],
             pending_datagram: None,
             reassembler: Reassembler::new(ReassemblerConfig::default()),
