@@ -10,8 +10,9 @@
 //! on ring and the `poly1305` crate, which are faster there
 //! (`docs/ciphers.md`), except that `xforro14-poly1305` hands a short
 //! message's whole MAC input (up to 512 bytes, laid out on the stack) to
-//! OpenSSL's Poly1305 in one call, cheaper than the crate's set-up. Outputs are byte-identical either way (tests check
-//! it), so two forwarders interoperate whether or not either has OpenSSL.
+//! OpenSSL's Poly1305 in one call, cheaper than the crate's set-up. Outputs
+//! are byte-identical either way (tests check it), so two forwarders
+//! interoperate whether or not either has OpenSSL.
 //!
 //! The library is opened with `dlopen` the first time a suite is built
 //! (`libcrypto.so.3`, then `libcrypto.so`), so building needs no OpenSSL
@@ -543,27 +544,10 @@ impl EvpPoly1305 {
         })
     }
 
-    /// Poly1305 under the one-time key `otk` over `msg`, in one update (the cheapest call
-    /// sequence: each EVP_MAC call costs tens of nanoseconds). `None` if the context is busy
-    /// or OpenSSL fails.
-    pub fn tag_of(&self, otk: &[u8; 32], msg: &[u8]) -> Option<[u8; 16]> {
-        self.tag_over(otk, &[msg])
-    }
-
-    /// RFC 8439 §2.8's tag: Poly1305 under the one-time key `otk` over
-    /// `aad || pad16 || ct || pad16 || le64(|aad|) || le64(|ct|)`. `None` if
-    /// the context is busy or OpenSSL fails.
-    pub fn aead_tag(&self, otk: &[u8; 32], aad: &[u8], ct: &[u8]) -> Option<[u8; 16]> {
-        let zeros = [0u8; 16];
-        let mut lengths = [0u8; 16];
-        lengths[..8].copy_from_slice(&(aad.len() as u64).to_le_bytes());
-        lengths[8..].copy_from_slice(&(ct.len() as u64).to_le_bytes());
-        let pad = |n: usize| zeros.get(..(16 - n % 16) % 16).unwrap_or_default();
-        self.tag_over(otk, &[aad, pad(aad.len()), ct, pad(ct.len()), &lengths])
-    }
-
-    /// Poly1305 under `otk` over the concatenation of `parts`, one update each.
-    fn tag_over(&self, otk: &[u8; 32], parts: &[&[u8]]) -> Option<[u8; 16]> {
+    /// Poly1305 under the one-time key `otk` over the concatenation of `parts`, one update
+    /// each (each EVP_MAC call costs tens of nanoseconds, so a short message is best handed
+    /// over whole). `None` if the context is busy or OpenSSL fails.
+    pub fn tag(&self, otk: &[u8; 32], parts: &[&[u8]]) -> Option<[u8; 16]> {
         let ctx = self.ctx.try_lock().ok()?;
         let api = &self.lib.api;
         let mut tag = [0u8; 16];

@@ -12,7 +12,7 @@ use nameway_face::StreamFramer;
 use nameway_transport::client::{Client, Transport};
 use nameway_transport::{
     fetch, CcKind, CcOptions, FetchError, FetchOptions, Publication, PublishOptions, SignatureKind,
-    SigningKey,
+    SigningKey, VerifyKey,
 };
 use nameway_wire::{Data, InterestView, Name};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -137,6 +137,20 @@ async fn every_signature_kind_and_manifests_arrive_identical_and_verified() {
     }
 }
 
+/// Options for the loss tests: controller `kind` from a window of 8 up to 64, a 20 ms RTO floor.
+fn lossy_options(kind: CcKind, verify: Option<VerifyKey>) -> FetchOptions {
+    FetchOptions {
+        cc: CcOptions {
+            kind,
+            initial_window: 8.0,
+            max_window: 64.0,
+        },
+        min_rto: std::time::Duration::from_millis(20),
+        verify,
+        ..FetchOptions::default()
+    }
+}
+
 #[tokio::test]
 async fn losses_are_recovered_by_every_controller() {
     let data = object(200_000);
@@ -144,15 +158,7 @@ async fn losses_are_recovered_by_every_controller() {
         let publication = publish(&data, SigningKey::Digest, 1000, None);
         // Every 20th Interest is lost (5 %).
         let (transport, _) = producer(publication, |i| i % 20 == 19).await;
-        let options = FetchOptions {
-            cc: CcOptions {
-                kind,
-                initial_window: 8.0,
-                max_window: 64.0,
-            },
-            min_rto: std::time::Duration::from_millis(20),
-            ..FetchOptions::default()
-        };
+        let options = lossy_options(kind, None);
         let (out, report) = get(transport, "/obj/v=7", &options).await;
         let report = report.unwrap_or_else(|e| panic!("{kind}: {e}"));
         assert!(out == data, "{kind}: content differs");
@@ -176,16 +182,7 @@ async fn losses_with_manifests_are_recovered_and_verified() {
         let publication = publish(&data, key.clone(), 1000, Some(32));
         // Every 20th Interest is lost (5 %), manifests' and segments' alike.
         let (transport, _) = producer(publication, |i| i % 20 == 19).await;
-        let options = FetchOptions {
-            cc: CcOptions {
-                kind,
-                initial_window: 8.0,
-                max_window: 64.0,
-            },
-            min_rto: std::time::Duration::from_millis(20),
-            verify: key.verify_key(),
-            ..FetchOptions::default()
-        };
+        let options = lossy_options(kind, key.verify_key());
         let (out, report) = get(transport, "/obj/v=7", &options).await;
         let report = report.unwrap_or_else(|e| panic!("{kind}: {e}"));
         assert!(out == data, "{kind}: content differs");

@@ -375,7 +375,9 @@ fn openssl_tag(
     ct: &[u8],
 ) -> Option<[u8; 16]> {
     if ct.len() >= LARGE {
-        return mac.aead_tag(otk, aad, ct);
+        let zeros = [0u8; 16];
+        let pad = |n: usize| zeros.get(..(16 - n % 16) % 16).unwrap_or_default();
+        return mac.tag(otk, &[aad, pad(aad.len()), ct, pad(ct.len()), lengths]);
     }
     let padded = |n: usize| n.div_ceil(16) * 16;
     let at = padded(aad.len());
@@ -388,7 +390,7 @@ fn openssl_tag(
     input.get_mut(at..at + ct.len())?.copy_from_slice(ct);
     input.get_mut(end..end + 16)?.copy_from_slice(lengths);
     // Associated data and ciphertext only: nothing secret to wipe.
-    mac.tag_of(otk, input.get(..end + 16)?)
+    mac.tag(otk, &[input.get(..end + 16)?])
 }
 
 impl<const HEAD: usize> Drop for Run<HEAD> {
