@@ -69,7 +69,8 @@ pub(crate) struct GetArgs {
     /// The object's name, with or without its version (found by RDR metadata or CanBePrefix).
     name: String,
     /// Write the object to FILE (written to FILE.part, renamed when complete and verified;
-    /// removed on failure) [default: standard output].
+    /// removed on failure; a device or FIFO such as /dev/null is written in place)
+    /// [default: standard output].
     #[arg(long, short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
     /// Congestion control: fixed, aimd, cubic or delay (RAAQM-like).
@@ -419,24 +420,39 @@ pub(crate) async fn get(transport: Option<&str>, args: &GetArgs) -> anyhow::Resu
             sink.flush()?;
             report
         }
-        Some(path) => {
-            let part = part_path(path);
-            let file = std::fs::File::create(&part)
-                .with_context(|| format!("cannot create {}", part.display()))?;
-            let mut sink = std::io::BufWriter::with_capacity(1 << 20, file);
-            let report = fetch(&mut c, &name, &options, &mut sink, &mut show).await;
-            let written = sink.flush().map_err(anyhow::Error::from);
-            match (&report, written) {
-                (Ok(_), Ok(())) => std::fs::rename(&part, path).with_context(|| {
-                    format!("cannot rename {} to {}", part.display(), path.display())
-                })?,
-                (_, written) => {
-                    let _ = std::fs::remove_file(&part);
-                    written?;
-                }
+        Some(path) => match output_target(path)? {
+            Output::Direct(path) => {
+                // A device or a pipe (`-o /dev/null`, a FIFO): written as the object arrives,
+                // never replaced by a renamed file.
+                let file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .with_context(|| format!("cannot open {}", path.display()))?;
+                let mut sink = std::io::BufWriter::with_capacity(1 << 20, file);
+                let report = fetch(&mut c, &name, &options, &mut sink, &mut show).await;
+                sink.flush()
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                report
             }
-            report
-        }
+            Output::Renamed(path) => {
+                let part = part_path(&path);
+                let file = std::fs::File::create(&part)
+                    .with_context(|| format!("cannot create {}", part.display()))?;
+                let mut sink = std::io::BufWriter::with_capacity(1 << 20, file);
+                let report = fetch(&mut c, &name, &options, &mut sink, &mut show).await;
+                let written = sink.flush().map_err(anyhow::Error::from);
+                match (&report, written) {
+                    (Ok(_), Ok(())) => std::fs::rename(&part, &path).with_context(|| {
+                        format!("cannot rename {} to {}", part.display(), path.display())
+                    })?,
+                    (_, written) => {
+                        let _ = std::fs::remove_file(&part);
+                        written?;
+                    }
+                }
+                report
+            }
+        },
     };
     if bar {
         eprint!("\r\x1b[2K");
@@ -449,6 +465,41 @@ pub(crate) async fn get(transport: Option<&str>, args: &GetArgs) -> anyhow::Resu
         eprintln!("{}", summary.text());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where `get -o PATH` writes.
+#[derive(Debug, PartialEq, Eq)]
+enum Output {
+    /// A regular file (new or existing): written to `PATH.part`, renamed over it when complete
+    /// and verified. A symbolic link is followed, so the link stays and its target is replaced.
+    Renamed(PathBuf),
+    /// Anything else that exists (a character device such as `/dev/null`, a FIFO, a socket):
+    /// written in place, since renaming a file over it would replace the device itself.
+    Direct(PathBuf),
+}
+
+fn output_target(path: &Path) -> anyhow::Result<Output> {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // A new file, or a dangling link: the link itself is replaced.
+            return Ok(Output::Renamed(path.to_owned()));
+        }
+        Err(e) => return Err(e).with_context(|| format!("cannot use {}", path.display())),
+    };
+    if meta.is_dir() {
+        anyhow::bail!("cannot write to {}: it is a directory", path.display());
+    }
+    if !meta.is_file() {
+        return Ok(Output::Direct(path.to_owned()));
+    }
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if is_link {
+        let target = std::fs::canonicalize(path)
+            .with_context(|| format!("cannot resolve {}", path.display()))?;
+        return Ok(Output::Renamed(target));
+    }
+    Ok(Output::Renamed(path.to_owned()))
 }
 
 fn part_path(path: &Path) -> PathBuf {
@@ -483,4 +534,49 @@ fn progress_line(p: &Progress) -> String {
         p.window,
         p.retransmissions
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::os::unix::fs::FileTypeExt as _;
+
+    #[test]
+    fn regular_files_are_renamed_into_place_and_devices_written_directly() {
+        let dir = tempfile::tempdir().unwrap();
+        let new = dir.path().join("new");
+        assert_eq!(output_target(&new).unwrap(), Output::Renamed(new.clone()));
+        std::fs::write(&new, b"old").unwrap();
+        assert_eq!(output_target(&new).unwrap(), Output::Renamed(new.clone()));
+
+        // A link keeps pointing at the file, which is what gets replaced.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&new, &link).unwrap();
+        assert_eq!(
+            output_target(&link).unwrap(),
+            Output::Renamed(std::fs::canonicalize(&new).unwrap())
+        );
+
+        let null = Path::new("/dev/null");
+        assert!(std::fs::metadata(null)
+            .unwrap()
+            .file_type()
+            .is_char_device());
+        assert_eq!(
+            output_target(null).unwrap(),
+            Output::Direct(null.to_owned())
+        );
+
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        assert_eq!(output_target(&fifo).unwrap(), Output::Direct(fifo.clone()));
+
+        let err = output_target(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("is a directory"), "{err}");
+    }
 }

@@ -468,6 +468,32 @@ fn get_of_a_missing_object_or_without_route_says_so() {
     assert!(!d.dir.path().join("x").exists() && !d.dir.path().join("x.part").exists());
 }
 
+#[test]
+fn get_into_a_fifo_streams_the_object_and_leaves_the_fifo_in_place() {
+    use std::os::unix::fs::FileTypeExt as _;
+    let d = Daemon::start("");
+    let (file, sha) = write_object(&d, "obj", MIB, 5);
+    let (_producer, name) = put(&d, &file, "/fifo/obj", &[]);
+    let fifo = d.dir.path().join("pipe");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let summary = get(&d, &name, &fifo, &[]);
+    assert_eq!(summary["bytes"].as_u64(), Some(MIB as u64));
+    // Renaming FILE.part over it would have replaced the FIFO with a regular file (and left the
+    // reader waiting for a writer), so this is checked before joining the reader.
+    let kind = std::fs::symlink_metadata(&fifo).unwrap().file_type();
+    assert!(kind.is_fifo(), "{kind:?}");
+    assert!(!d.dir.path().join("pipe.part").exists());
+    assert_eq!(sha256_hex(&reader.join().unwrap()), sha);
+}
+
 /// Daemon B serves; daemon A reaches it over a UDP face whose packets B drops with `loss`.
 fn lossy_pair(loss: f64) -> (Daemon, Daemon) {
     let b = Daemon::start(&format!("[faces.fault]\nloss = {loss}\nseed = 11\n"));
