@@ -69,8 +69,8 @@ pub(crate) struct GetArgs {
     /// The object's name, with or without its version (found by RDR metadata or CanBePrefix).
     name: String,
     /// Write the object to FILE (written to FILE.part, renamed when complete and verified;
-    /// removed on failure; a device or FIFO such as /dev/null is written in place)
-    /// [default: standard output].
+    /// removed on failure; a device or FIFO such as /dev/null is written in place; `-` is
+    /// standard output) [default: standard output].
     #[arg(long, short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
     /// Congestion control: fixed, aimd, cubic or delay (RAAQM-like).
@@ -107,7 +107,7 @@ pub(crate) struct GetArgs {
     /// No progress bar and no summary.
     #[arg(long, short = 'q')]
     quiet: bool,
-    /// Print the summary as JSON on stdout (needs -o).
+    /// Print the summary as JSON on stdout (needs -o FILE other than `-`).
     #[arg(long, requires = "output")]
     json: bool,
 }
@@ -387,6 +387,10 @@ impl Summary {
 /// The name, the key, the forwarder, the fetch (with the segment at fault) or the output file.
 pub(crate) async fn get(transport: Option<&str>, args: &GetArgs) -> anyhow::Result<ExitCode> {
     let name = parse_name(&args.name)?;
+    let output = args.output.as_deref().filter(|p| *p != Path::new("-"));
+    if args.json && output.is_none() {
+        anyhow::bail!("--json prints on standard output, so the object needs -o FILE");
+    }
     let verify = match (&args.key, &args.hmac_key) {
         (Some(k), _) => Some(VerifyKey::load(k, false)?),
         (None, Some(k)) => Some(VerifyKey::load(k, true)?),
@@ -412,7 +416,7 @@ pub(crate) async fn get(transport: Option<&str>, args: &GetArgs) -> anyhow::Resu
             eprint!("\r{}", progress_line(p));
         }
     };
-    let report = match &args.output {
+    let report = match output {
         None => {
             let stdout = std::io::stdout();
             let mut sink = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());

@@ -469,7 +469,7 @@ fn get_of_a_missing_object_or_without_route_says_so() {
 }
 
 #[test]
-fn get_into_a_fifo_streams_the_object_and_leaves_the_fifo_in_place() {
+fn get_into_a_fifo_or_standard_output_leaves_no_file_behind() {
     use std::os::unix::fs::FileTypeExt as _;
     let d = Daemon::start("");
     let (file, sha) = write_object(&d, "obj", MIB, 5);
@@ -492,6 +492,15 @@ fn get_into_a_fifo_streams_the_object_and_leaves_the_fifo_in_place() {
     assert!(kind.is_fifo(), "{kind:?}");
     assert!(!d.dir.path().join("pipe.part").exists());
     assert_eq!(sha256_hex(&reader.join().unwrap()), sha);
+
+    // `-o -` is standard output, where a JSON summary cannot go as well.
+    let out = d.nameway(&["get", &name, "-o", "-", "-q"]);
+    assert!(out.status.success());
+    assert_eq!(sha256_hex(&out.stdout), sha);
+    let out = d.nameway(&["get", &name, "-o", "-", "--json"]);
+    assert!(!out.status.success() && out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--json prints on standard output"), "{err}");
 }
 
 /// Daemon B serves; daemon A reaches it over a UDP face whose packets B drops with `loss`.
