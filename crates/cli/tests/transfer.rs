@@ -540,6 +540,50 @@ fn transfers_across_a_lossy_link_complete_with_retransmissions() {
     }
 }
 
+#[test]
+fn a_congested_bottleneck_drops_are_counted_and_every_controller_completes() {
+    // B's link toward A: 40 Mbit/s, 5 ms, a 64 KiB drop-tail buffer; the Interests' way 5 ms.
+    let b = Daemon::start(
+        "[faces.fault]\nrate_mbps = 40\nqueue_kib = 64\ndelay_ms = 5\nseed = 3\n[cs]\nserve = false\nadmit = false\n",
+    );
+    let uri = format!("udp4://127.0.0.1:{}", b.udp);
+    let a = Daemon::start(&format!(
+        "[faces.fault]\ndelay_ms = 5\n[cs]\nserve = false\nadmit = false\n\
+         [[face]]\nuri = \"{uri}\"\n[[route]]\nprefix = \"/wan\"\nface = \"{uri}\"\n"
+    ));
+    let (file, sha) = write_object(&b, "obj", MIB, 6);
+    let (_producer, name) = put(&b, &file, "/wan/obj", &["--payload", "8000"]);
+    let queue_drops = || -> u64 {
+        b.json(&["face", "list", "--json"])
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f["link_drops"]["fault-queue"].as_u64())
+            .sum()
+    };
+    let out = a.dir.path().join("got");
+    // 64 segments in flight are about 500 KiB, where the path holds 50 KiB plus the buffer:
+    // the buffer overflows, and the losses are recovered.
+    let before = queue_drops();
+    let summary = get(&a, &name, &out, &["--cc", "fixed", "-w", "64"]);
+    assert_eq!(file_sha(&out), sha);
+    let dropped = queue_drops() - before;
+    let retx = summary["retransmissions"].as_u64().unwrap();
+    assert!(dropped > 0, "no buffer drops: {summary}");
+    assert!(
+        retx >= dropped,
+        "{retx} retransmissions for {dropped} drops"
+    );
+    for cc in ["aimd", "cubic", "delay"] {
+        let summary = get(&a, &name, &out, &["--cc", cc]);
+        assert_eq!(file_sha(&out), sha, "{cc}");
+        assert!(
+            summary["rtt_min_ms"].as_f64().unwrap() >= 10.0,
+            "{cc}: {summary}"
+        );
+    }
+}
+
 fn node_app(node: &Path, uplink: &str, args: &[&str]) -> Background {
     let mut child = Command::new(node)
         .arg(ndnts_dir().join("app.mjs"))

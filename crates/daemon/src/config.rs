@@ -100,6 +100,9 @@ pub struct FaultTable {
     pub jitter_ms: u64,
     /// Link rate in Mbit/s; 0: unlimited.
     pub rate_mbps: u64,
+    /// Buffer in front of that rate, in KiB (drop-tail: a packet that does not fit is dropped
+    /// and counted as `fault-queue`); 0: unbounded.
+    pub queue_kib: u64,
     /// Seed of the draws; the same seed gives the same losses.
     pub seed: u64,
 }

@@ -108,6 +108,8 @@ pub fn face_config(config: &Config) -> FaceSystemConfig {
         delay: std::time::Duration::from_millis(t.delay_ms),
         jitter: std::time::Duration::from_millis(t.jitter_ms),
         rate_bps: (t.rate_mbps > 0).then(|| t.rate_mbps.saturating_mul(1_000_000)),
+        queue_bytes: (t.queue_kib > 0)
+            .then(|| usize::try_from(t.queue_kib.saturating_mul(1024)).unwrap_or(usize::MAX)),
         seed: t.seed,
     });
     fc

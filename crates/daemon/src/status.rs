@@ -445,6 +445,7 @@ pub(crate) fn link_drops(l: &nameway_face::FaceCounters) -> BTreeMap<&'static st
         ("send-error", l.drop_send_error),
         ("link-down", l.drop_link_down),
         ("fault", l.drop_fault),
+        ("fault-queue", l.drop_fault_queue),
     ]
     .into_iter()
     .filter(|(_, n)| *n > 0)

@@ -51,8 +51,12 @@ pub struct FaceCounters {
     pub drop_send_error: u64,
     /// Outgoing packets dropped while a permanent face was reconnecting.
     pub drop_link_down: u64,
-    /// Outgoing packets dropped by the fault injector (tests and the debug option).
+    /// Outgoing packets dropped by the fault injector (tests and the debug option): random
+    /// loss.
     pub drop_fault: u64,
+    /// Outgoing packets dropped by the fault injector because its emulated link buffer was
+    /// full (congestion on the emulated bottleneck).
+    pub drop_fault_queue: u64,
 }
 
 /// Relaxed atomic counters behind [`FaceCounters`].
@@ -76,6 +80,7 @@ pub(crate) struct AtomicCounters {
     pub(crate) drop_send_error: AtomicU64,
     pub(crate) drop_link_down: AtomicU64,
     pub(crate) drop_fault: AtomicU64,
+    pub(crate) drop_fault_queue: AtomicU64,
 }
 
 /// Adds `n` to a counter.
@@ -112,6 +117,7 @@ impl AtomicCounters {
             drop_send_error: g(&self.drop_send_error),
             drop_link_down: g(&self.drop_link_down),
             drop_fault: g(&self.drop_fault),
+            drop_fault_queue: g(&self.drop_fault_queue),
         }
     }
 

@@ -1,5 +1,6 @@
-//! Fault injection on a face's egress: delay, jitter, loss and a rate limit, seeded and
-//! deterministic (docs/design.md §9: this kernel has no netem, so links are emulated here).
+//! Fault injection on a face's egress: delay, jitter, loss and a rate limit with a drop-tail
+//! buffer, seeded and deterministic (docs/design.md §9: this kernel has no netem, so links are
+//! emulated here).
 //!
 //! [`FaultInjector`] is sans-I/O: it is told the time and the packet size and says when the
 //! packet leaves, or that it is lost. The face system runs it in a small task between a face's
@@ -29,6 +30,11 @@ pub struct FaultConfig {
     /// Link rate in bits per second; packets are serialized one after another. `None`:
     /// unlimited.
     pub rate_bps: Option<u64>,
+    /// Buffer in front of the rate-limited link, in bytes: a packet that would find more than
+    /// this many bytes still waiting to be serialized (itself included) is dropped, as at a
+    /// drop-tail router queue. `None`: unbounded (packets only wait). No effect without
+    /// `rate_bps`.
+    pub queue_bytes: Option<usize>,
     /// Seed of the random draws (loss, jitter); the same seed gives the same faults.
     pub seed: u64,
 }
@@ -40,9 +46,19 @@ impl Default for FaultConfig {
             jitter: Duration::ZERO,
             loss: 0.0,
             rate_bps: None,
+            queue_bytes: None,
             seed: 1,
         }
     }
+}
+
+/// Why the injector dropped a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultDrop {
+    /// Random loss (`loss`).
+    Loss,
+    /// The emulated link's buffer was full (`queue_bytes`): congestion.
+    QueueFull,
 }
 
 /// Decides the fate of each outgoing packet.
@@ -72,15 +88,25 @@ impl FaultInjector {
         &self.config
     }
 
-    /// When a packet of `len` bytes handed over at `now` should be sent, or `None` if it is
-    /// lost.
-    pub fn on_packet(&mut self, now: Instant, len: usize) -> Option<Instant> {
+    /// When a packet of `len` bytes handed over at `now` should be sent, or why it is dropped.
+    ///
+    /// # Errors
+    /// [`FaultDrop`]: the packet is lost.
+    pub fn on_packet(&mut self, now: Instant, len: usize) -> Result<Instant, FaultDrop> {
         if self.config.loss > 0.0 && self.rng.next_f64() < self.config.loss {
-            return None;
+            return Err(FaultDrop::Loss);
         }
         let mut ready = now;
         if let Some(rate) = self.config.rate_bps.filter(|&r| r > 0) {
             let start = self.link_free.map_or(now, |free| free.max(now));
+            if let Some(limit) = self.config.queue_bytes {
+                // Bytes still to serialize when this packet arrives.
+                let wait = start.saturating_duration_since(now).as_nanos();
+                let backlog = wait * u128::from(rate) / 8 / 1_000_000_000;
+                if backlog + len as u128 > limit as u128 {
+                    return Err(FaultDrop::QueueFull);
+                }
+            }
             let nanos = (len as u128 * 8 * 1_000_000_000) / u128::from(rate);
             let tx = Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX));
             ready = start + tx;
@@ -92,12 +118,13 @@ impl FaultInjector {
             .last_departure
             .map_or(departure, |last| departure.max(last));
         self.last_departure = Some(departure);
-        Some(departure)
+        Ok(departure)
     }
 }
 
 /// Moves packets from a face's send queue to its writer's queue through `injector`: lost
-/// packets are counted (`drop_fault`), the others wait until their departure time. Ends when
+/// packets are counted (`drop_fault`, or `drop_fault_queue` when the emulated buffer was full),
+/// the others wait until their departure time. Ends when
 /// the face closes (packets still delayed are dropped) or a queue is closed.
 pub(crate) async fn pump(
     mut rx: mpsc::Receiver<Bytes>,
@@ -125,8 +152,9 @@ pub(crate) async fn pump(
                 let Some(pkt) = pkt else { return };
                 let now = tokio::time::Instant::now();
                 match injector.on_packet(now.into_std(), pkt.len()) {
-                    Some(at) => line.push_back((tokio::time::Instant::from_std(at), pkt)),
-                    None => bump(&face.counters.drop_fault),
+                    Ok(at) => line.push_back((tokio::time::Instant::from_std(at), pkt)),
+                    Err(FaultDrop::Loss) => bump(&face.counters.drop_fault),
+                    Err(FaultDrop::QueueFull) => bump(&face.counters.drop_fault_queue),
                 }
             }
         }
@@ -170,7 +198,7 @@ mod tests {
             delay: Duration::from_millis(5),
             ..FaultConfig::default()
         });
-        assert_eq!(f.on_packet(t0, 100), Some(t0 + Duration::from_millis(5)));
+        assert_eq!(f.on_packet(t0, 100), Ok(t0 + Duration::from_millis(5)));
     }
 
     #[test]
@@ -184,7 +212,7 @@ mod tests {
         let run = || {
             let mut f = FaultInjector::new(config);
             (0..10_000)
-                .map(|_| f.on_packet(t0, 10).is_none())
+                .map(|_| f.on_packet(t0, 10).is_err())
                 .collect::<Vec<_>>()
         };
         let a = run();
@@ -195,7 +223,7 @@ mod tests {
             loss: 1.0,
             ..config
         });
-        assert_eq!(none.on_packet(t0, 1), None);
+        assert_eq!(none.on_packet(t0, 1), Err(FaultDrop::Loss));
     }
 
     #[test]
@@ -214,5 +242,27 @@ mod tests {
             assert!(at >= t0 + Duration::from_micros(1000 * (i + 1)));
             last = at;
         }
+    }
+
+    #[test]
+    fn a_full_buffer_drops_the_tail_and_drains_at_the_link_rate() {
+        let t0 = Instant::now();
+        let us = Duration::from_micros;
+        let mut f = FaultInjector::new(FaultConfig {
+            rate_bps: Some(8_000_000), // 1 byte per microsecond
+            queue_bytes: Some(3000),
+            ..FaultConfig::default()
+        });
+        // Three 1000-byte packets fit (0, 1000 and 2000 bytes ahead of them), the fourth not.
+        assert_eq!(f.on_packet(t0, 1000), Ok(t0 + us(1000)));
+        assert_eq!(f.on_packet(t0, 1000), Ok(t0 + us(2000)));
+        assert_eq!(f.on_packet(t0, 1000), Ok(t0 + us(3000)));
+        assert_eq!(f.on_packet(t0, 1000), Err(FaultDrop::QueueFull));
+        // One packet's time later there is room for one more, which leaves after the third.
+        assert_eq!(f.on_packet(t0 + us(1000), 1000), Ok(t0 + us(4000)));
+        assert_eq!(f.on_packet(t0 + us(1000), 1), Err(FaultDrop::QueueFull));
+        // Once drained, a packet larger than the buffer is still refused.
+        assert_eq!(f.on_packet(t0 + us(9000), 3001), Err(FaultDrop::QueueFull));
+        assert_eq!(f.on_packet(t0 + us(9000), 3000), Ok(t0 + us(12000)));
     }
 }

@@ -42,7 +42,7 @@ pub use counters::{FaceCounters, SystemCounters};
 pub use error::{FaceError, SendError};
 pub use event::{DownReason, FaceEvent, FaceInfo};
 pub use face::FaceSender;
-pub use fault::{FaultConfig, FaultInjector};
+pub use fault::{FaultConfig, FaultDrop, FaultInjector};
 pub use framing::{FramingError, StreamFramer};
 pub use id::{FaceId, FaceKind, FaceScope, LinkType, Persistency};
 pub use link::{LinkConfig, LinkRx, LinkService, LinkTx, RxDrop, RxOutcome};

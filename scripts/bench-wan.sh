@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Congestion control over an emulated bottleneck: `nameway get` under each controller against
+# ndnget's AIMD and CUBIC pipelines, on the same path in the same run.
+#
+#   consumer --unix-- namewayd A ==udp== namewayd B --unix-- producer
+#
+# B's egress toward A (the Data direction) is a RATE_MBPS link with a drop-tail buffer of
+# QUEUE_KIB and DELAY_MS one-way delay; A's egress toward B (Interests) has DELAY_MS too, so the
+# base RTT is 2 x DELAY_MS. Both emulated by the faces' fault injector ([faces.fault]; this
+# kernel has no netem). Prints per controller the median goodput, link utilization (goodput /
+# rate), retransmissions and average RTT (queueing shows as RTT above the base) over RUNS
+# fetches of a SIZE_MIB object with PAYLOAD-byte segments, and the buffer drops counted by B.
+#
+#   bash scripts/bench-wan.sh          # RATE_MBPS=100 DELAY_MS=10 QUEUE_KIB=256 SIZE_MIB=16 RUNS=3
+#   LOSS=0.01 bash scripts/bench-wan.sh   # plus 1 % random loss on the bottleneck
+#   CCS=cubic NDNGET= VERBOSE=1 bash scripts/bench-wan.sh   # one controller, every summary
+#
+# ndnget/ndnserve come from NFD's tools ($NAMEWAY_ANCHORS, default ~/anchors, written by
+# ../shared/anchors/build-nfd.sh); without them only nameway's controllers are measured.
+set -euo pipefail
+
+RATE_MBPS="${RATE_MBPS:-100}"
+DELAY_MS="${DELAY_MS:-10}"
+QUEUE_KIB="${QUEUE_KIB:-256}"
+LOSS="${LOSS:-0}"
+SIZE_MIB="${SIZE_MIB:-16}"
+PAYLOAD="${PAYLOAD:-8000}"
+RUNS="${RUNS:-3}"
+CCS="${CCS:-aimd cubic delay}"          # nameway's controllers to run
+NDNGET="${NDNGET-aimd cubic}"          # ndnget's pipelines to run (empty: none)
+VERBOSE="${VERBOSE:-0}"                 # 1: every fetch's summary on stderr
+ANCHORS="${NAMEWAY_ANCHORS:-$HOME/anchors}"
+
+# shellcheck source=scripts/bench-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
+bench_init
+bin="$repo/target/release"
+head -c $((SIZE_MIB << 20)) /dev/urandom > "$dir/obj"
+
+port="$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+# B: the producer's forwarder; its link toward A is the bottleneck.
+printf '[log]\nlevel = "warn"\n[faces]\nunix = "%s"\ntcp = []\nudp = ["127.0.0.1:%s"]\n[faces.fault]\nrate_mbps = %s\nqueue_kib = %s\ndelay_ms = %s\nloss = %s\nseed = 7\n[cs]\nserve = false\nadmit = false\n' \
+    "$dir/b.sock" "$port" "$RATE_MBPS" "$QUEUE_KIB" "$DELAY_MS" "$LOSS" > "$dir/b.toml"
+"$bin/namewayd" -c "$dir/b.toml" 2>"$dir/b.log" &
+bench_pids="${bench_pids:-} $!"
+for _ in $(seq 200); do [ -S "$dir/b.sock" ] && break; sleep 0.05; done
+[ -S "$dir/b.sock" ] || { cat "$dir/b.log" >&2; exit 1; }
+# A: the consumer's forwarder (start_namewayd: $dir/nfd.sock, $pid).
+start_namewayd "[faces]
+unix = \"$dir/nfd.sock\"
+tcp = []
+udp = [\"127.0.0.1:0\"]
+[faces.fault]
+delay_ms = $DELAY_MS
+[cs]
+serve = false
+admit = false
+[[face]]
+uri = \"udp4://127.0.0.1:$port\"
+[[route]]
+prefix = \"/wan\"
+face = \"udp4://127.0.0.1:$port\""
+
+a=(--transport "unix://$dir/nfd.sock")
+b=(--transport "unix://$dir/b.sock")
+"$bin/nameway" "${b[@]}" put "$dir/obj" /wan/nw --payload "$PAYLOAD" --json > "$dir/put.out" 2>"$dir/put.err" &
+bench_pids="${bench_pids:-} $!"
+for _ in $(seq 600); do [ -s "$dir/put.out" ] && break; sleep 0.1; done
+name="$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['name'])" "$dir/put.out")"
+
+queue_drops() {
+    "$bin/nameway" "${b[@]}" face list --json \
+        | python3 -c "import json,sys; print(sum(f.get('link_drops', {}).get('fault-queue', 0) for f in json.load(sys.stdin)))"
+}
+
+# summary LABEL FILE...: one line from "goodput retx rtt" lines.
+summary() {
+    local label="$1"
+    shift
+    python3 - "$label" "$RATE_MBPS" "$@" <<'EOF'
+import statistics, sys
+label, rate, files = sys.argv[1], float(sys.argv[2]), sys.argv[3:]
+rows = [tuple(map(float, open(f).read().split())) for f in files]
+g, r, t, d = (statistics.median(c) for c in zip(*rows))
+print(f"{label:<28} {g:9.1f} {100 * g / rate:7.0f}% {r:8.0f} {t:9.1f} {d:8.0f}")
+EOF
+}
+
+base_rtt=$((2 * DELAY_MS))
+printf 'bottleneck %s Mbit/s, buffer %s KiB, base RTT %s ms, loss %s; %s MiB in %s-B segments, medians of %s\n' \
+    "$RATE_MBPS" "$QUEUE_KIB" "$base_rtt" "$LOSS" "$SIZE_MIB" "$PAYLOAD" "$RUNS"
+printf '%-28s %9s %8s %8s %9s %8s\n' consumer "Mbit/s" "of link" retx "RTT ms" "drops"
+
+for cc in $CCS; do
+    files=()
+    for i in $(seq "$RUNS"); do
+        d0="$(queue_drops)"
+        "$bin/nameway" "${a[@]}" get "$name" --cc "$cc" -o "$dir/got" --json > "$dir/get.json"
+        [ "$VERBOSE" = 1 ] && cat "$dir/get.json" >&2
+        cmp -s "$dir/obj" "$dir/got" || { echo "bench-wan: fetched object differs" >&2; exit 1; }
+        d1="$(queue_drops)"
+        python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print(j['goodput_mbps'], j['retransmissions'], j['rtt_avg_ms'], $d1 - $d0)" \
+            "$dir/get.json" > "$dir/$cc.$i"
+        files+=("$dir/$cc.$i")
+    done
+    summary "nameway get --cc $cc" "${files[@]}"
+done
+
+[ -n "$NDNGET" ] || exit 0
+if [ ! -f "$ANCHORS/env.sh" ]; then
+    echo "ndnget skipped: $ANCHORS/env.sh not found (run ../shared/anchors/build-nfd.sh)"
+    exit 0
+fi
+# shellcheck disable=SC1091
+source "$ANCHORS/env.sh"
+NDN_CLIENT_TRANSPORT="unix://$dir/b.sock" ndnserve -q -s "$PAYLOAD" \
+    -S id:/localhost/identity/digest-sha256 /wan/ndn < "$dir/obj" &
+bench_pids="${bench_pids:-} $!"
+sleep 3
+for p in $NDNGET; do
+    files=()
+    for i in $(seq "$RUNS"); do
+        d0="$(queue_drops)"
+        NDN_CLIENT_TRANSPORT="unix://$dir/nfd.sock" ndnget -p "$p" /wan/ndn 2>"$dir/ndnget.err" > "$dir/got"
+        cmp -s "$dir/obj" "$dir/got" || { echo "bench-wan: ndnget object differs" >&2; exit 1; }
+        [ "$VERBOSE" = 1 ] && cat "$dir/ndnget.err" >&2
+        d1="$(queue_drops)"
+        # "Goodput: 93.2 Mbit/s", "Retransmitted segments: 12 (0.1%), ...", "RTT min/avg/max = 20.1/25.3/40.2 ms"
+        awk -v drops=$((d1 - d0)) '
+            /^Goodput:/ { v = $2; u = $3; if (u ~ /^G/) v *= 1000; else if (u ~ /^k/) v /= 1000; g = v }
+            /^Retransmitted segments:/ { r = $3 }
+            /^RTT min\/avg\/max/ { split($4, t, "/"); rtt = t[2] }
+            END { print g, r, rtt, drops }' "$dir/ndnget.err" > "$dir/ndn-$p.$i"
+        files+=("$dir/ndn-$p.$i")
+    done
+    summary "ndnget -p $p" "${files[@]}"
+done
