@@ -314,6 +314,7 @@ struct Summary {
     rtt_avg_ms: f64,
     rtt_max_ms: f64,
     window_decreases: u64,
+    random_losses: u64,
     peak_window: usize,
     congestion_control: String,
     verification: String,
@@ -339,6 +340,7 @@ impl Summary {
             rtt_avg_ms: ms(r.rtt_avg),
             rtt_max_ms: ms(r.rtt_max),
             window_decreases: r.window_decreases,
+            random_losses: r.random_losses,
             peak_window: r.peak_window,
             congestion_control: cc.to_string(),
             verification: r.verification.clone(),
@@ -353,7 +355,8 @@ impl Summary {
              Segments received: {} ({} manifests)\n\
              Transferred size: {:.1} kB\n\
              Goodput: {:.3} Mbit/s\n\
-             Congestion control: {}, {} window decreases, peak window {}\n\
+             Congestion control: {}, {} window decreases ({} on losses judged random), \
+             peak window {}\n\
              Retransmitted segments: {} ({} timeouts, {} found lost early, {} probes, {} Nacks), \
              Interests sent: {}\n\
              RTT min/avg/max = {:.3}/{:.3}/{:.3} ms\n\
@@ -366,6 +369,7 @@ impl Summary {
             self.goodput_mbps,
             self.congestion_control,
             self.window_decreases,
+            self.random_losses,
             self.peak_window,
             self.retransmissions,
             self.timeouts,

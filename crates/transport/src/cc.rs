@@ -12,9 +12,16 @@
 //!   - `aimd`: slow start to ssthresh, then +1 segment per RTT; halved on loss, at most once
 //!     per RTT (ndncatchunks' AIMD);
 //!   - `cubic`: RFC 8312 CUBIC (C = 0.4, β = 0.7, fast convergence, TCP-friendly region);
+//!   - for both, a loss while the path shows no queue is taken as random, not congestion, as
+//!     TCP Veno does (Fu and Liew, 2003): the segments this fetch keeps queued in the network,
+//!     window × (1 − min RTT / last RTT), are fewer than [`RANDOM_LOSS_BACKLOG`], so the window
+//!     is cut to 0.8 instead of 0.5 or 0.7. A loss at a full buffer comes with the RTT inflated
+//!     by that buffer and still gets the full cut; a lossy link (radio) no longer keeps the
+//!     window at the size the loss rate alone allows;
 //!   - `delay`: RAAQM-like delay-based control (Carofiglio et al.): each RTT sample between
 //!     the recent minimum and maximum gives a probability of a multiplicative decrease, so the
-//!     window backs off as queues build, before losses.
+//!     window backs off as queues build, before losses; recent RTTs that spread by less than
+//!     an eighth of the smallest RTT are taken as jitter and cause no decrease.
 
 use std::fmt;
 use std::str::FromStr;
@@ -184,9 +191,11 @@ pub struct Controller {
     ssthresh: f64,
     /// Losses reacted to only if the lost segment was sent after the last decrease.
     last_decrease: Option<Instant>,
-    /// CUBIC: window before the last reduction, and when the epoch began.
+    /// CUBIC: window before the last reduction, when the epoch began, and K (the time the
+    /// cubic curve takes from the epoch's window back to `w_max`).
     w_max: f64,
     epoch: Option<Instant>,
+    k: f64,
     /// Window estimate of standard TCP in CUBIC's TCP-friendly region.
     w_est: f64,
     /// Delay: recent RTT samples (a ring) and the random state.
@@ -196,6 +205,10 @@ pub struct Controller {
     /// HyStart: the smallest RTT and the run of samples above it by the threshold.
     min_rtt: Option<Duration>,
     above: u32,
+    /// The latest RTT sample (random-loss test).
+    last_rtt: Option<Duration>,
+    /// Decreases for losses judged random (included in `decreases`).
+    pub random_losses: u64,
     /// Times slow start was left on delay rather than loss.
     pub hystart_exits: u64,
     /// Times the window was decreased.
@@ -210,6 +223,12 @@ const CUBIC_C: f64 = 0.4;
 const CUBIC_BETA: f64 = 0.7;
 /// AIMD's multiplicative decrease.
 const AIMD_BETA: f64 = 0.5;
+/// Loss discrimination (AIMD, CUBIC): below this many of our segments queued in the network a
+/// loss is taken as random (Veno's β of 3 segments) and the window is cut by
+/// [`RANDOM_LOSS_BETA`] only.
+pub const RANDOM_LOSS_BACKLOG: f64 = 3.0;
+/// Multiplicative decrease on a loss judged random (Veno: 4/5).
+const RANDOM_LOSS_BETA: f64 = 0.8;
 /// Delay-based: multiplicative decrease, probability bounds and samples remembered.
 const DELAY_BETA: f64 = 0.8;
 const DELAY_P_MIN: f64 = 0.000_01;
@@ -235,12 +254,15 @@ impl Controller {
             last_decrease: None,
             w_max: 0.0,
             epoch: None,
+            k: 0.0,
             w_est: cwnd,
             recent: Vec::with_capacity(DELAY_SAMPLES),
             recent_next: 0,
             rng: u64::from_le_bytes(seed) | 1,
             min_rtt: None,
             above: 0,
+            last_rtt: None,
+            random_losses: 0,
             hystart_exits: 0,
             decreases: 0,
             peak: cwnd,
@@ -262,6 +284,7 @@ impl Controller {
     pub fn on_ack(&mut self, now: Instant, rtt: Option<Duration>, srtt: Duration) {
         if let Some(rtt) = rtt {
             self.hystart(rtt);
+            self.last_rtt = Some(rtt);
         }
         match self.options.kind {
             CcKind::Fixed => {}
@@ -296,10 +319,12 @@ impl Controller {
         if self.last_decrease.is_some_and(|t| sent < t) {
             return; // this window already reacted
         }
+        let random = self.options.kind != CcKind::Delay && self.backlog() < RANDOM_LOSS_BACKLOG;
         let beta = match self.options.kind {
             CcKind::Cubic => {
-                // Fast convergence: release bandwidth when the window stopped short of W_max.
-                self.w_max = if self.cwnd < self.w_max {
+                // Fast convergence: release bandwidth when the window stopped short of W_max
+                // (not for a random loss, which says nothing about other flows).
+                self.w_max = if self.cwnd < self.w_max && !random {
                     self.cwnd * (1.0 + CUBIC_BETA) / 2.0
                 } else {
                     self.cwnd
@@ -310,7 +335,24 @@ impl Controller {
             CcKind::Delay => DELAY_BETA,
             _ => AIMD_BETA,
         };
-        self.decrease(now, beta);
+        if random {
+            self.random_losses += 1;
+            self.decrease(now, beta.max(RANDOM_LOSS_BETA));
+        } else {
+            self.decrease(now, beta);
+        }
+    }
+
+    /// Our segments queued in the network by the latest RTT sample (Veno's N): the window
+    /// times the share of the RTT above the smallest one. Infinite without samples, so a loss
+    /// before any RTT is known counts as congestion.
+    fn backlog(&self) -> f64 {
+        match (self.min_rtt, self.last_rtt) {
+            (Some(min), Some(last)) if !last.is_zero() => {
+                self.cwnd * (1.0 - min.as_secs_f64() / last.as_secs_f64())
+            }
+            _ => f64::INFINITY,
+        }
     }
 
     fn hystart(&mut self, rtt: Duration) {
@@ -347,14 +389,21 @@ impl Controller {
             self.cwnd += 1.0;
             return;
         }
-        let epoch = *self.epoch.get_or_insert_with(|| {
-            if self.w_max < self.cwnd {
-                self.w_max = self.cwnd;
+        let epoch = match self.epoch {
+            Some(epoch) => epoch,
+            None => {
+                if self.w_max < self.cwnd {
+                    self.w_max = self.cwnd;
+                }
+                self.w_est = self.cwnd;
+                // RFC 9438 §4.2: K from the window the epoch starts at, so the curve starts
+                // there whatever the cut was (0.7, or 0.8 after a random loss).
+                self.k = ((self.w_max - self.cwnd).max(0.0) / CUBIC_C).cbrt();
+                self.epoch = Some(now);
+                now
             }
-            self.w_est = self.cwnd;
-            now
-        });
-        let k = (self.w_max * (1.0 - CUBIC_BETA) / CUBIC_C).cbrt();
+        };
+        let k = self.k;
         let t = now.duration_since(epoch).as_secs_f64() + srtt.as_secs_f64();
         let target = CUBIC_C * (t - k).powi(3) + self.w_max;
         // TCP-friendly estimate (RFC 8312 §4.2).
@@ -379,7 +428,11 @@ impl Controller {
         }
         let min = self.recent.iter().min().copied().unwrap_or(rtt);
         let max = self.recent.iter().max().copied().unwrap_or(rtt);
-        if max <= min {
+        // A spread under an eighth of the path's smallest RTT is jitter (timers, scheduling),
+        // not a queue: scaled to [0, 1] it would otherwise back off at random on a path
+        // that is not congested, and a lossy but idle link would never fill.
+        let floor = self.min_rtt.unwrap_or(min) / 8;
+        if max <= min || max - min < floor {
             return;
         }
         let position = (rtt.saturating_sub(min)).as_secs_f64() / (max - min).as_secs_f64();
@@ -463,6 +516,12 @@ mod tests {
             (CcKind::Delay, DELAY_BETA),
         ] {
             let mut c = run(kind, 100);
+            // A queue has built: 20 ms against 10 ms, half the window is queued.
+            c.on_ack(
+                Instant::now(),
+                Some(Duration::from_millis(20)),
+                Duration::from_millis(12),
+            );
             let before = c.cwnd;
             let now = Instant::now() + Duration::from_secs(1);
             c.on_loss(now, now - Duration::from_millis(5));
@@ -474,7 +533,58 @@ mod tests {
             );
             assert!((c.cwnd - before * beta).abs() < 1e-9, "{kind}");
             assert_eq!(c.decreases, 1);
+            assert_eq!(c.random_losses, 0);
         }
+    }
+
+    #[test]
+    fn a_loss_without_a_queue_is_random_and_cuts_less() {
+        let ms = Duration::from_millis;
+        for kind in [CcKind::Aimd, CcKind::Cubic] {
+            // Every RTT sample at the minimum: nothing of ours is queued.
+            let mut c = run(kind, 100);
+            let before = c.cwnd;
+            let now = Instant::now() + Duration::from_secs(1);
+            c.on_loss(now, now - ms(5));
+            assert!((c.cwnd - before * RANDOM_LOSS_BETA).abs() < 1e-9, "{kind}");
+            assert_eq!((c.decreases, c.random_losses), (1, 1), "{kind}");
+
+            // Two segments queued (window 20, RTT 10 -> 11.1 ms): still random.
+            let mut c = Controller::new(CcOptions {
+                kind,
+                initial_window: 20.0,
+                max_window: 20.0,
+            });
+            c.on_ack(now, Some(ms(10)), ms(10));
+            c.on_ack(now, Some(Duration::from_micros(11_100)), ms(10));
+            c.on_loss(now, now);
+            assert_eq!(c.random_losses, 1, "{kind}");
+            // Four queued (RTT 12.5 ms): congestion, the algorithm's own cut.
+            let mut c = Controller::new(CcOptions {
+                kind,
+                initial_window: 20.0,
+                max_window: 20.0,
+            });
+            c.on_ack(now, Some(ms(10)), ms(10));
+            c.on_ack(now, Some(Duration::from_micros(12_500)), ms(10));
+            c.on_loss(now, now);
+            assert_eq!((c.decreases, c.random_losses), (1, 0), "{kind}");
+            let beta = if kind == CcKind::Aimd {
+                AIMD_BETA
+            } else {
+                CUBIC_BETA
+            };
+            assert!((c.cwnd - 20.0 * beta).abs() < 1e-9, "{kind}: {}", c.cwnd);
+        }
+        // No RTT sample yet: a loss is congestion.
+        let mut c = Controller::new(CcOptions {
+            kind: CcKind::Aimd,
+            initial_window: 20.0,
+            max_window: 20.0,
+        });
+        let now = Instant::now();
+        c.on_loss(now, now);
+        assert_eq!((c.cwnd, c.random_losses), (10.0, 0));
     }
 
     #[test]
@@ -568,5 +678,17 @@ mod tests {
             );
         }
         assert_eq!(flat.decreases, 0);
+        // Jitter of 1 ms on a 20-ms path (under 20/8 ms) is not a queue either.
+        let mut jitter = Controller::new(CcOptions {
+            kind: CcKind::Delay,
+            initial_window: 64.0,
+            max_window: 64.0,
+        });
+        for i in 0..20_000u64 {
+            now += Duration::from_millis(2);
+            let rtt = Duration::from_micros(20_000 + (i * 7919) % 1000);
+            jitter.on_ack(now, Some(rtt), Duration::from_millis(20));
+        }
+        assert_eq!(jitter.decreases, 0);
     }
 }

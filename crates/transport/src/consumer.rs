@@ -131,6 +131,8 @@ pub struct FetchReport {
     pub rtt_max: Duration,
     /// Congestion-window decreases.
     pub window_decreases: u64,
+    /// Of those, decreases for losses judged random (no queue on the path; a smaller cut).
+    pub random_losses: u64,
     /// Largest window reached.
     pub peak_window: usize,
     /// How the content was verified: `none`, `packet <kind>` or `manifest <kind>`.
@@ -366,6 +368,7 @@ pub async fn fetch(
             rtt_avg: Duration::ZERO,
             rtt_max: Duration::ZERO,
             window_decreases: 0,
+            random_losses: 0,
             peak_window: 0,
             verification: "none".to_owned(),
             elapsed: Duration::ZERO,
@@ -460,6 +463,7 @@ impl Fetch<'_> {
         self.report.rtt_avg = self.rtt.mean();
         self.report.rtt_max = self.rtt.max;
         self.report.window_decreases = self.cc.decreases;
+        self.report.random_losses = self.cc.random_losses;
         self.report.peak_window = self.cc.peak as usize;
         self.report
     }
