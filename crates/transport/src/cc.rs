@@ -228,7 +228,7 @@ const AIMD_BETA: f64 = 0.5;
 /// [`RANDOM_LOSS_BETA`] only.
 pub const RANDOM_LOSS_BACKLOG: f64 = 3.0;
 /// Multiplicative decrease on a loss judged random (Veno: 4/5).
-const RANDOM_LOSS_BETA: f64 = 0.8;
+pub const RANDOM_LOSS_BETA: f64 = 0.8;
 /// Delay-based: multiplicative decrease, probability bounds and samples remembered.
 const DELAY_BETA: f64 = 0.8;
 const DELAY_P_MIN: f64 = 0.000_01;
