@@ -13,7 +13,12 @@
 #
 #   bash scripts/bench-wan.sh          # RATE_MBPS=100 DELAY_MS=10 QUEUE_KIB=256 SIZE_MIB=16 RUNS=3
 #   LOSS=0.01 bash scripts/bench-wan.sh   # plus 1 % random loss on the bottleneck
-#   CCS=cubic NDNGET= VERBOSE=1 bash scripts/bench-wan.sh   # one controller, every summary
+#   CCS=cubic NDNGET= PAIRS= VERBOSE=1 bash scripts/bench-wan.sh   # one controller, every summary
+#
+# Then PAIRS: two fetches of different objects started together; while both run, each flow's
+# rate (Data bytes its producer hands to B, sampled every 50 ms: the tools' own goodputs cover
+# different spans), their sum against the link, and Jain's fairness index (1 = equal shares,
+# 0.5 = one takes all); medians of RUNS (scripts/bench-wan-pair.py).
 #
 # ndnget/ndnserve come from NFD's tools ($NAMEWAY_ANCHORS, default ~/anchors, written by
 # ../shared/anchors/build-nfd.sh); without them only nameway's controllers are measured.
@@ -26,9 +31,12 @@ LOSS="${LOSS:-0}"
 SIZE_MIB="${SIZE_MIB:-16}"
 PAYLOAD="${PAYLOAD:-8000}"
 RUNS="${RUNS:-3}"
-CCS="${CCS:-aimd cubic delay}"          # nameway's controllers to run
+CCS="${CCS-aimd cubic delay}"          # nameway's controllers to run
 NDNGET="${NDNGET-aimd cubic}"          # ndnget's pipelines to run (empty: none)
 VERBOSE="${VERBOSE:-0}"                 # 1: every fetch's summary on stderr
+# Two fetches at once sharing the bottleneck: "X+Y" with X, Y a nameway controller or
+# ndnget:PIPELINE (empty: none).
+PAIRS="${PAIRS-cubic+cubic delay+cubic aimd+ndnget:aimd cubic+ndnget:cubic}"
 ANCHORS="${NAMEWAY_ANCHORS:-$HOME/anchors}"
 
 # shellcheck source=scripts/bench-lib.sh
@@ -67,6 +75,11 @@ b=(--transport "unix://$dir/b.sock")
 bench_pids="${bench_pids:-} $!"
 for _ in $(seq 600); do [ -s "$dir/put.out" ] && break; sleep 0.1; done
 name="$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['name'])" "$dir/put.out")"
+# A second object for the pairs (the same one would be fetched once: A's PIT aggregates).
+"$bin/nameway" "${b[@]}" put "$dir/obj" /wan/nw2 --payload "$PAYLOAD" --json > "$dir/put2.out" 2>"$dir/put2.err" &
+bench_pids="${bench_pids:-} $!"
+for _ in $(seq 600); do [ -s "$dir/put2.out" ] && break; sleep 0.1; done
+name2="$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['name'])" "$dir/put2.out")"
 
 queue_drops() {
     "$bin/nameway" "${b[@]}" face list --json \
@@ -106,32 +119,62 @@ for cc in $CCS; do
     summary "nameway get --cc $cc" "${files[@]}"
 done
 
-[ -n "$NDNGET" ] || exit 0
-if [ ! -f "$ANCHORS/env.sh" ]; then
-    echo "ndnget skipped: $ANCHORS/env.sh not found (run ../shared/anchors/build-nfd.sh)"
-    exit 0
+have_ndn=0
+if [ -n "$NDNGET" ] || [[ "$PAIRS" == *ndnget* ]]; then
+    if [ -f "$ANCHORS/env.sh" ]; then
+        # shellcheck disable=SC1091
+        source "$ANCHORS/env.sh"
+        NDN_CLIENT_TRANSPORT="unix://$dir/b.sock" ndnserve -q -s "$PAYLOAD" \
+            -S id:/localhost/identity/digest-sha256 /wan/ndn < "$dir/obj" &
+        bench_pids="${bench_pids:-} $!"
+        sleep 3
+        have_ndn=1
+    else
+        echo "ndnget skipped: $ANCHORS/env.sh not found (run ../shared/anchors/build-nfd.sh)"
+    fi
 fi
-# shellcheck disable=SC1091
-source "$ANCHORS/env.sh"
-NDN_CLIENT_TRANSPORT="unix://$dir/b.sock" ndnserve -q -s "$PAYLOAD" \
-    -S id:/localhost/identity/digest-sha256 /wan/ndn < "$dir/obj" &
-bench_pids="${bench_pids:-} $!"
-sleep 3
-for p in $NDNGET; do
-    files=()
-    for i in $(seq "$RUNS"); do
-        d0="$(queue_drops)"
-        NDN_CLIENT_TRANSPORT="unix://$dir/nfd.sock" ndnget -p "$p" /wan/ndn 2>"$dir/ndnget.err" > "$dir/got"
-        cmp -s "$dir/obj" "$dir/got" || { echo "bench-wan: ndnget object differs" >&2; exit 1; }
-        [ "$VERBOSE" = 1 ] && cat "$dir/ndnget.err" >&2
-        d1="$(queue_drops)"
-        # "Goodput: 93.2 Mbit/s", "Retransmitted segments: 12 (0.1%), ...", "RTT min/avg/max = 20.1/25.3/40.2 ms"
-        awk -v drops=$((d1 - d0)) '
-            /^Goodput:/ { v = $2; u = $3; if (u ~ /^G/) v *= 1000; else if (u ~ /^k/) v /= 1000; g = v }
-            /^Retransmitted segments:/ { r = $3 }
-            /^RTT min\/avg\/max/ { split($4, t, "/"); rtt = t[2] }
-            END { print g, r, rtt, drops }' "$dir/ndnget.err" > "$dir/ndn-$p.$i"
-        files+=("$dir/ndn-$p.$i")
+
+# ndnget_line FILE DROPS: "goodput retx rtt drops" from ndnget's summary on stderr:
+# "Goodput: 93.2 Mbit/s", "Retransmitted segments: 12 (0.1%), ...", "RTT min/avg/max = 20.1/25.3/40.2 ms".
+ndnget_line() {
+    awk -v drops="$2" '
+        /^Goodput:/ { v = $2; u = $3; if (u ~ /^G/) v *= 1000; else if (u ~ /^k/) v /= 1000; g = v }
+        /^Retransmitted segments:/ { r = $3 }
+        /^RTT min\/avg\/max/ { split($4, t, "/"); rtt = t[2] }
+        END { print g, r, rtt, drops }' "$1"
+}
+
+if [ "$have_ndn" = 1 ]; then
+    for p in $NDNGET; do
+        files=()
+        for i in $(seq "$RUNS"); do
+            d0="$(queue_drops)"
+            NDN_CLIENT_TRANSPORT="unix://$dir/nfd.sock" ndnget -p "$p" /wan/ndn 2>"$dir/ndnget.err" > "$dir/got"
+            cmp -s "$dir/obj" "$dir/got" || { echo "bench-wan: ndnget object differs" >&2; exit 1; }
+            [ "$VERBOSE" = 1 ] && cat "$dir/ndnget.err" >&2
+            d1="$(queue_drops)"
+            ndnget_line "$dir/ndnget.err" $((d1 - d0)) > "$dir/ndn-$p.$i"
+            files+=("$dir/ndn-$p.$i")
+        done
+        summary "ndnget -p $p" "${files[@]}"
     done
-    summary "ndnget -p $p" "${files[@]}"
+fi
+
+[ -n "$PAIRS" ] && printf '\n%-36s %9s %9s %8s %6s\n' "two fetches at once, while both run" "first" "second" "of link" "Jain"
+for pair in $PAIRS; do
+    x="${pair%%+*}"
+    y="${pair#*+}"
+    if [[ "$pair" == *ndnget* ]] && [ "$have_ndn" != 1 ]; then continue; fi
+    for i in $(seq "$RUNS"); do
+        python3 "$repo/scripts/bench-wan-pair.py" "$bin/nameway" "$dir/nfd.sock" "$dir/b.sock" \
+            "$dir/obj" "$RATE_MBPS" "$x" "$y" "$name" "$name2" > "$dir/pair.$i"
+        [ "$VERBOSE" = 1 ] && cat "$dir/pair.$i" >&2
+    done
+    python3 - "$x + $y" "$dir" "$RUNS" <<'EOF'
+import statistics, sys
+label, d, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rows = [list(map(float, open(f"{d}/pair.{i}").read().split())) for i in range(1, runs + 1)]
+x, y, link, jain, _ = (statistics.median(c) for c in zip(*rows))
+print(f"{label:<36} {x:9.1f} {y:9.1f} {link:7.0f}% {jain:6.2f}")
+EOF
 done
