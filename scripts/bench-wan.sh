@@ -14,6 +14,7 @@
 #   bash scripts/bench-wan.sh          # RATE_MBPS=100 DELAY_MS=10 QUEUE_KIB=256 SIZE_MIB=16 RUNS=3
 #   LOSS=0.01 bash scripts/bench-wan.sh   # plus 1 % random loss on the bottleneck
 #   CCS=cubic NDNGET= PAIRS= VERBOSE=1 bash scripts/bench-wan.sh   # one controller, every summary
+#   MANIFEST=256 NDNGET= PAIRS= bash scripts/bench-wan.sh   # + Ed25519 manifests, ratio to unsigned
 #
 # Then PAIRS: two fetches of different objects started together; while both run, each flow's
 # rate (Data bytes its producer hands to B, sampled every 50 ms: the tools' own goodputs cover
@@ -34,6 +35,7 @@ RUNS="${RUNS:-3}"
 CCS="${CCS-aimd cubic delay}"          # nameway's controllers to run
 NDNGET="${NDNGET-aimd cubic}"          # ndnget's pipelines to run (empty: none)
 VERBOSE="${VERBOSE:-0}"                 # 1: every fetch's summary on stderr
+MANIFEST="${MANIFEST-}"                 # N: also Ed25519 manifests of N, verified, each round
 # Two fetches at once sharing the bottleneck: "X+Y" with X, Y a nameway controller or
 # ndnget:PIPELINE (empty: none).
 PAIRS="${PAIRS-cubic+cubic delay+cubic aimd+ndnget:aimd cubic+ndnget:cubic}"
@@ -80,6 +82,14 @@ name="$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['name'])
 bench_pids="${bench_pids:-} $!"
 for _ in $(seq 600); do [ -s "$dir/put2.out" ] && break; sleep 0.1; done
 name2="$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['name'])" "$dir/put2.out")"
+if [ -n "$MANIFEST" ]; then
+    "$bin/nameway" "${b[@]}" key generate ed25519 "$dir/ed.key" > /dev/null
+    "$bin/nameway" "${b[@]}" put "$dir/obj" /wan/m --payload "$PAYLOAD" --sign ed25519 \
+        --key "$dir/ed.key" --manifest "$MANIFEST" --json > "$dir/putm.out" 2>"$dir/putm.err" &
+    bench_pids="${bench_pids:-} $!"
+    for _ in $(seq 600); do [ -s "$dir/putm.out" ] && break; sleep 0.1; done
+    name_m="$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['name'])" "$dir/putm.out")"
+fi
 
 queue_drops() {
     "$bin/nameway" "${b[@]}" face list --json \
@@ -104,19 +114,41 @@ printf 'bottleneck %s Mbit/s, buffer %s KiB, base RTT %s ms, loss %s; %s MiB in 
     "$RATE_MBPS" "$QUEUE_KIB" "$base_rtt" "$LOSS" "$SIZE_MIB" "$PAYLOAD" "$RUNS"
 printf '%-28s %9s %8s %8s %9s %8s\n' consumer "Mbit/s" "of link" retx "RTT ms" "drops"
 
+# get_row OUT NAME CC ARGS...: one fetch, checked; "goodput retx rtt drops" into OUT.
+get_row() {
+    local out="$1" target="$2" cc="$3"
+    shift 3
+    local d0 d1
+    d0="$(queue_drops)"
+    "$bin/nameway" "${a[@]}" get "$target" --cc "$cc" -o "$dir/got" --json "$@" > "$dir/get.json"
+    [ "$VERBOSE" = 1 ] && cat "$dir/get.json" >&2
+    cmp -s "$dir/obj" "$dir/got" || { echo "bench-wan: fetched object differs" >&2; exit 1; }
+    d1="$(queue_drops)"
+    python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print(j['goodput_mbps'], j['retransmissions'], j['rtt_avg_ms'], $d1 - $d0)" \
+        "$dir/get.json" > "$out"
+}
+
 for cc in $CCS; do
     files=()
+    mfiles=()
     for i in $(seq "$RUNS"); do
-        d0="$(queue_drops)"
-        "$bin/nameway" "${a[@]}" get "$name" --cc "$cc" -o "$dir/got" --json > "$dir/get.json"
-        [ "$VERBOSE" = 1 ] && cat "$dir/get.json" >&2
-        cmp -s "$dir/obj" "$dir/got" || { echo "bench-wan: fetched object differs" >&2; exit 1; }
-        d1="$(queue_drops)"
-        python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print(j['goodput_mbps'], j['retransmissions'], j['rtt_avg_ms'], $d1 - $d0)" \
-            "$dir/get.json" > "$dir/$cc.$i"
+        get_row "$dir/$cc.$i" "$name" "$cc"
         files+=("$dir/$cc.$i")
+        if [ -n "$MANIFEST" ]; then
+            get_row "$dir/$cc.m.$i" "$name_m" "$cc" --key "$dir/ed.key.pub"
+            mfiles+=("$dir/$cc.m.$i")
+        fi
     done
     summary "nameway get --cc $cc" "${files[@]}"
+    if [ -n "$MANIFEST" ]; then
+        summary "  manifests of $MANIFEST" "${mfiles[@]}"
+        python3 - "${files[@]}" "${mfiles[@]}" <<'EOF'
+import statistics, sys
+n = (len(sys.argv) - 1) // 2
+g = [float(open(f).read().split()[0]) for f in sys.argv[1:]]
+print(f"  {'ratio to unsigned (same rounds)':<26} {statistics.median(m / u for u, m in zip(g[:n], g[n:])):9.2f}")
+EOF
+    fi
 done
 
 have_ndn=0
