@@ -4,10 +4,16 @@
 //!   each timeout, reset by the next good sample), fed only with samples of segments sent
 //!   once (Karn's rule).
 //! - [`Controller`]: the window, by one of four algorithms ([`CcKind`]):
-//!   - slow start ends early, as HyStart does in Linux CUBIC, when eight RTT samples in a row
-//!     exceed the smallest RTT seen by clamp(min/8, 4 ms, 16 ms): on a host the queue that
-//!     builds up is the consumer's own socket buffer, which never drops but inflates the RTT
-//!     past the RTO, so waiting for a loss means a burst of spurious timeouts;
+//!   - slow start ends early on delay, as HyStart does in Linux CUBIC: eight RTT samples in a
+//!     row above the smallest RTT by clamp(min/8, 4 ms, 16 ms). On a host the queue that builds
+//!     up is the consumer's own socket buffer, which never drops but inflates the RTT past the
+//!     RTO, so waiting for a loss means a burst of spurious timeouts. On a long path, slow
+//!     start's own burst (two segments sent per one acknowledged) inflates the late samples of
+//!     a round well before the path is full, so there (smallest RTT 2 ms or more) the rise
+//!     first starts Conservative Slow Start (growth / 4, from HyStart++, RFC 9406), and the
+//!     first eight samples of the next round decide: back under the threshold (the queue
+//!     drained: it was the burst), slow start resumes; still above, slow start ends with that
+//!     round;
 //!   - `fixed`: a constant window (ndnget's `--fixed-window`);
 //!   - `aimd`: slow start to ssthresh, then +1 segment per RTT; halved on loss, at most once
 //!     per RTT (ndncatchunks' AIMD);
@@ -202,9 +208,15 @@ pub struct Controller {
     recent: Vec<Duration>,
     recent_next: usize,
     rng: u64,
-    /// HyStart: the smallest RTT and the run of samples above it by the threshold.
+    /// The smallest RTT seen.
     min_rtt: Option<Duration>,
+    /// Slow start's end: samples in a row above the delay threshold, the current round
+    /// (started when, the smallest of its first samples, how many), Conservative Slow Start.
     above: u32,
+    round_start: Option<Instant>,
+    round_min: Option<Duration>,
+    round_samples: u32,
+    css: Option<Css>,
     /// The latest RTT sample (random-loss test).
     last_rtt: Option<Duration>,
     /// Decreases for losses judged random (included in `decreases`).
@@ -234,10 +246,25 @@ const DELAY_BETA: f64 = 0.8;
 const DELAY_P_MIN: f64 = 0.000_01;
 const DELAY_P_MAX: f64 = 0.01;
 const DELAY_SAMPLES: usize = 30;
-/// HyStart: bounds of the delay threshold, and samples in a row above it.
+/// Slow start's end (HyStart, with HyStart++'s Conservative Slow Start): bounds of the delay
+/// threshold, samples (in a row; at a round's start), CSS's growth divisor, and the round
+/// boundaries CSS lasts (the rest of the round it began in, and the next).
 const HYSTART_MIN_ETA: Duration = Duration::from_millis(4);
 const HYSTART_MAX_ETA: Duration = Duration::from_millis(16);
 const HYSTART_SAMPLES: u32 = 8;
+const CSS_GROWTH_DIVISOR: f64 = 4.0;
+const CSS_ROUNDS: u32 = 2;
+/// Paths whose smallest RTT is under this are on one host (or a LAN): slow start ends at the
+/// rise itself, without Conservative Slow Start.
+const CSS_MIN_RTT: Duration = Duration::from_millis(2);
+
+/// Conservative Slow Start: entered when the RTT rose; left for slow start if the next round
+/// starts back under the threshold, or for congestion avoidance at the end of that round.
+#[derive(Clone, Copy, Debug)]
+struct Css {
+    /// Round boundaries crossed since it began.
+    rounds: u32,
+}
 
 impl Controller {
     /// A controller starting at `options.initial_window`.
@@ -261,6 +288,10 @@ impl Controller {
             rng: u64::from_le_bytes(seed) | 1,
             min_rtt: None,
             above: 0,
+            round_start: None,
+            round_min: None,
+            round_samples: 0,
+            css: None,
             last_rtt: None,
             random_losses: 0,
             hystart_exits: 0,
@@ -283,14 +314,14 @@ impl Controller {
     /// sent only once; `srtt` is the current smoothed RTT.
     pub fn on_ack(&mut self, now: Instant, rtt: Option<Duration>, srtt: Duration) {
         if let Some(rtt) = rtt {
-            self.hystart(rtt);
+            self.hystart(now, rtt, srtt);
             self.last_rtt = Some(rtt);
         }
         match self.options.kind {
             CcKind::Fixed => {}
             CcKind::Aimd => {
                 if self.cwnd < self.ssthresh {
-                    self.cwnd += 1.0;
+                    self.cwnd += self.slow_start_step();
                 } else {
                     self.cwnd += 1.0 / self.cwnd;
                 }
@@ -298,7 +329,7 @@ impl Controller {
             CcKind::Cubic => self.cubic_ack(now, srtt),
             CcKind::Delay => {
                 if self.cwnd < self.ssthresh {
-                    self.cwnd += 1.0;
+                    self.cwnd += self.slow_start_step();
                 } else {
                     self.cwnd += 1.0 / self.cwnd;
                 }
@@ -355,7 +386,22 @@ impl Controller {
         }
     }
 
-    fn hystart(&mut self, rtt: Duration) {
+    /// Growth per acknowledged segment below ssthresh: one in slow start, a quarter in
+    /// Conservative Slow Start.
+    fn slow_start_step(&self) -> f64 {
+        if self.css.is_some() {
+            1.0 / CSS_GROWTH_DIVISOR
+        } else {
+            1.0
+        }
+    }
+
+    /// Slow start's end on delay: eight RTT samples in a row above the smallest RTT by
+    /// clamp(min/8, 4 ms, 16 ms) start Conservative Slow Start (growth / 4, from HyStart++,
+    /// RFC 9406); the first eight samples of the next round (rounds of one smoothed RTT) tell a
+    /// standing queue from the round's own burst: back under the threshold, slow start
+    /// resumes; otherwise it ends when that round does.
+    fn hystart(&mut self, now: Instant, rtt: Duration, srtt: Duration) {
         let min = *self.min_rtt.get_or_insert(rtt);
         if rtt < min {
             self.min_rtt = Some(rtt);
@@ -363,20 +409,52 @@ impl Controller {
         if self.cwnd >= self.ssthresh || self.options.kind == CcKind::Fixed {
             return;
         }
-        let eta = (min / 8).clamp(HYSTART_MIN_ETA, HYSTART_MAX_ETA);
-        if rtt > min + eta {
-            self.above += 1;
-            if self.above >= HYSTART_SAMPLES {
-                self.ssthresh = self.cwnd;
-                self.hystart_exits += 1;
+        let threshold = min + (min / 8).clamp(HYSTART_MIN_ETA, HYSTART_MAX_ETA);
+        let start = *self.round_start.get_or_insert(now);
+        if now.duration_since(start) >= srtt {
+            self.round_start = Some(now);
+            self.round_min = None;
+            self.round_samples = 0;
+            if let Some(css) = &mut self.css {
+                css.rounds += 1;
+                if css.rounds >= CSS_ROUNDS {
+                    self.css = None;
+                    self.ssthresh = self.cwnd;
+                    self.hystart_exits += 1;
+                    return;
+                }
+            }
+        }
+        if self.css.is_none() {
+            if rtt > threshold {
+                self.above += 1;
+                if self.above >= HYSTART_SAMPLES {
+                    self.above = 0;
+                    if min < CSS_MIN_RTT {
+                        // On a host: the queue is the consumer's own socket buffer, not a
+                        // burst at a link; waiting a round more costs spurious losses.
+                        self.ssthresh = self.cwnd;
+                        self.hystart_exits += 1;
+                        return;
+                    }
+                    self.css = Some(Css { rounds: 0 });
+                }
+            } else {
                 self.above = 0;
             }
-        } else {
-            self.above = 0;
+        } else if self.round_samples < HYSTART_SAMPLES {
+            self.round_samples += 1;
+            let round_min = *self
+                .round_min
+                .insert(self.round_min.map_or(rtt, |m| m.min(rtt)));
+            if self.round_samples == HYSTART_SAMPLES && round_min <= threshold {
+                self.css = None;
+            }
         }
     }
 
     fn decrease(&mut self, now: Instant, beta: f64) {
+        self.css = None;
         self.cwnd = (self.cwnd * beta).max(2.0_f64.min(self.options.max_window));
         self.ssthresh = self.cwnd;
         self.w_est = self.cwnd;
@@ -386,7 +464,7 @@ impl Controller {
 
     fn cubic_ack(&mut self, now: Instant, srtt: Duration) {
         if self.cwnd < self.ssthresh {
-            self.cwnd += 1.0;
+            self.cwnd += self.slow_start_step();
             return;
         }
         let epoch = match self.epoch {
@@ -587,43 +665,97 @@ mod tests {
         assert_eq!((c.cwnd, c.random_losses), (10.0, 0));
     }
 
+    /// Acks for `rounds` rounds of `per_round` segments each, every one with RTT `rtt`, one
+    /// round per `rtt` (the smoothed RTT passed is the same); returns the time after them.
+    fn rounds(
+        c: &mut Controller,
+        mut now: Instant,
+        rounds: u32,
+        per_round: u32,
+        rtt: Duration,
+    ) -> Instant {
+        for _ in 0..rounds {
+            for _ in 0..per_round {
+                c.on_ack(now, Some(rtt), rtt);
+                now += rtt / per_round;
+            }
+        }
+        now
+    }
+
     #[test]
     fn slow_start_ends_when_the_rtt_climbs() {
+        let us = Duration::from_micros;
+        let ms = Duration::from_millis;
         for kind in [CcKind::Aimd, CcKind::Cubic] {
+            // On a host (200 µs): slow start ends at the rise (8 samples over 200 µs + 4 ms).
             let mut c = Controller::new(CcOptions {
                 kind,
                 initial_window: 2.0,
                 max_window: 4096.0,
             });
-            let now = Instant::now();
-            for i in 0..100u64 {
-                c.on_ack(
-                    now,
-                    Some(Duration::from_micros(200)),
-                    Duration::from_micros(200),
-                );
-                assert_eq!(c.hystart_exits, 0, "{kind} at {i}");
-            }
-            // The queue builds: RTT 10 ms, 40x the minimum.
-            for _ in 0..8 {
-                c.on_ack(
-                    now,
-                    Some(Duration::from_millis(10)),
-                    Duration::from_millis(1),
-                );
+            let mut now = rounds(&mut c, Instant::now(), 5, 20, us(200));
+            assert_eq!(c.hystart_exits, 0, "{kind}");
+            for _ in 0..HYSTART_SAMPLES {
+                c.on_ack(now, Some(ms(10)), ms(10));
+                now += us(500);
             }
             assert_eq!(c.hystart_exits, 1, "{kind}");
+            assert!(c.css.is_none(), "{kind}");
             let w = c.cwnd;
             // Now in congestion avoidance: growth is far slower than one per ack.
-            for _ in 0..10 {
-                c.on_ack(
-                    now,
-                    Some(Duration::from_millis(10)),
-                    Duration::from_millis(1),
-                );
-            }
+            rounds(&mut c, now, 1, 10, ms(10));
             assert!(c.cwnd < w + 2.0, "{kind}: {} -> {}", w, c.cwnd);
+
+            // On a 20-ms path: a rise to 30 ms starts Conservative Slow Start (growth / 4),
+            // and as the next round starts as high, slow start ends with it.
+            let mut c = Controller::new(CcOptions {
+                kind,
+                initial_window: 2.0,
+                max_window: 4096.0,
+            });
+            let mut now = rounds(&mut c, Instant::now(), 5, 20, ms(20));
+            for _ in 0..HYSTART_SAMPLES {
+                assert!(c.css.is_none(), "{kind}");
+                c.on_ack(now, Some(ms(30)), ms(21));
+                now += us(500);
+            }
+            assert!(c.css.is_some(), "{kind}");
+            let w = c.cwnd;
+            c.on_ack(now, Some(ms(30)), ms(21));
+            assert!(
+                (c.cwnd - w - 1.0 / CSS_GROWTH_DIVISOR).abs() < 1e-9,
+                "{kind}"
+            );
+            assert_eq!(c.hystart_exits, 0, "{kind}");
+            rounds(&mut c, now, 3, 20, ms(30));
+            assert_eq!(c.hystart_exits, 1, "{kind}");
+            assert!(c.css.is_none(), "{kind}");
         }
+    }
+
+    #[test]
+    fn a_burst_of_delay_that_goes_away_resumes_slow_start() {
+        let us = Duration::from_micros;
+        let ms = Duration::from_millis;
+        let mut c = Controller::new(CcOptions {
+            kind: CcKind::Cubic,
+            initial_window: 2.0,
+            max_window: 4096.0,
+        });
+        let mut now = rounds(&mut c, Instant::now(), 3, 20, ms(20));
+        for _ in 0..HYSTART_SAMPLES {
+            c.on_ack(now, Some(ms(30)), ms(21));
+            now += us(500);
+        }
+        assert!(c.css.is_some());
+        // The next round starts back near the minimum: it was the burst, slow start goes on.
+        let now = rounds(&mut c, now, 2, 20, ms(21));
+        assert!(c.css.is_none());
+        let w = c.cwnd;
+        rounds(&mut c, now, 1, 20, ms(21));
+        assert!((c.cwnd - w - 20.0).abs() < 1e-9, "{w} -> {}", c.cwnd);
+        assert_eq!(c.hystart_exits, 0);
     }
 
     #[test]
