@@ -78,7 +78,6 @@ def main():
         by_face = faces_out()
         return [by_face.get(i, 0) for i in ids]
 
-    base = [0, 0]
     samples = []
     while all(p.poll() is None for p in procs):
         samples.append((time.monotonic(), sent()))
@@ -94,8 +93,8 @@ def main():
         if any(v < u for v, u in zip(samples[i][1], samples[i - 1][1])):
             samples = samples[:i]
             break
-    # Both running: from the first sample where each has received something to the last.
-    both = [i for i, (_, b) in enumerate(samples) if all(v > b0 for v, b0 in zip(b, base))]
+    # Both running: from the first sample where each (a new face) has received something.
+    both = [i for i, (_, b) in enumerate(samples) if all(v > 0 for v in b)]
     if len(both) < 2:
         sys.exit(f"bench-wan: {x} + {y} overlapped too briefly to measure")
     (t0, b0), (t1, b1) = samples[both[0]], samples[-1]

@@ -73,22 +73,26 @@ face = \"udp4://127.0.0.1:$port\""
 
 a=(--transport "unix://$dir/nfd.sock")
 b=(--transport "unix://$dir/b.sock")
-"$bin/nameway" "${b[@]}" put "$dir/obj" /wan/nw --payload "$PAYLOAD" --json > "$dir/put.out" 2>"$dir/put.err" &
-bench_pids="${bench_pids:-} $!"
-for _ in $(seq 600); do [ -s "$dir/put.out" ] && break; sleep 0.1; done
-name="$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['name'])" "$dir/put.out")"
+# serve_b PREFIX TAG ARGS...: `nameway put` of the object behind B; sets $served to its
+# versioned name (not a subshell, so the producer's pid reaches bench_pids for the exit trap).
+serve_b() {
+    local prefix="$1" tag="$2"
+    shift 2
+    "$bin/nameway" "${b[@]}" put "$dir/obj" "$prefix" --payload "$PAYLOAD" --json "$@" \
+        > "$dir/put-$tag.out" 2>"$dir/put-$tag.err" &
+    bench_pids="${bench_pids:-} $!"
+    for _ in $(seq 600); do [ -s "$dir/put-$tag.out" ] && break; sleep 0.1; done
+    served="$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['name'])" "$dir/put-$tag.out")"
+}
+serve_b /wan/nw 1
+name="$served"
 # A second object for the pairs (the same one would be fetched once: A's PIT aggregates).
-"$bin/nameway" "${b[@]}" put "$dir/obj" /wan/nw2 --payload "$PAYLOAD" --json > "$dir/put2.out" 2>"$dir/put2.err" &
-bench_pids="${bench_pids:-} $!"
-for _ in $(seq 600); do [ -s "$dir/put2.out" ] && break; sleep 0.1; done
-name2="$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['name'])" "$dir/put2.out")"
+serve_b /wan/nw2 2
+name2="$served"
 if [ -n "$MANIFEST" ]; then
     "$bin/nameway" "${b[@]}" key generate ed25519 "$dir/ed.key" > /dev/null
-    "$bin/nameway" "${b[@]}" put "$dir/obj" /wan/m --payload "$PAYLOAD" --sign ed25519 \
-        --key "$dir/ed.key" --manifest "$MANIFEST" --json > "$dir/putm.out" 2>"$dir/putm.err" &
-    bench_pids="${bench_pids:-} $!"
-    for _ in $(seq 600); do [ -s "$dir/putm.out" ] && break; sleep 0.1; done
-    name_m="$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['name'])" "$dir/putm.out")"
+    serve_b /wan/m m --sign ed25519 --key "$dir/ed.key" --manifest "$MANIFEST"
+    name_m="$served"
 fi
 
 queue_drops() {

@@ -627,25 +627,23 @@ mod tests {
             assert!((c.cwnd - before * RANDOM_LOSS_BETA).abs() < 1e-9, "{kind}");
             assert_eq!((c.decreases, c.random_losses), (1, 1), "{kind}");
 
-            // Two segments queued (window 20, RTT 10 -> 11.1 ms): still random.
-            let mut c = Controller::new(CcOptions {
-                kind,
-                initial_window: 20.0,
-                max_window: 20.0,
-            });
-            c.on_ack(now, Some(ms(10)), ms(10));
-            c.on_ack(now, Some(Duration::from_micros(11_100)), ms(10));
-            c.on_loss(now, now);
+            // A window of 20 whose latest RTT sample is `last` against 10 ms, then a loss.
+            let lost_at = |last: Duration| {
+                let mut c = Controller::new(CcOptions {
+                    kind,
+                    initial_window: 20.0,
+                    max_window: 20.0,
+                });
+                c.on_ack(now, Some(ms(10)), ms(10));
+                c.on_ack(now, Some(last), ms(10));
+                c.on_loss(now, now);
+                c
+            };
+            // Two segments queued (RTT 10 -> 11.1 ms): still random.
+            let c = lost_at(Duration::from_micros(11_100));
             assert_eq!(c.random_losses, 1, "{kind}");
             // Four queued (RTT 12.5 ms): congestion, the algorithm's own cut.
-            let mut c = Controller::new(CcOptions {
-                kind,
-                initial_window: 20.0,
-                max_window: 20.0,
-            });
-            c.on_ack(now, Some(ms(10)), ms(10));
-            c.on_ack(now, Some(Duration::from_micros(12_500)), ms(10));
-            c.on_loss(now, now);
+            let c = lost_at(Duration::from_micros(12_500));
             assert_eq!((c.decreases, c.random_losses), (1, 0), "{kind}");
             let beta = if kind == CcKind::Aimd {
                 AIMD_BETA
