@@ -21,9 +21,10 @@
 //!   - for both, a loss while the path shows no queue is taken as random, not congestion, as
 //!     TCP Veno does (Fu and Liew, 2003): the segments this fetch keeps queued in the network,
 //!     window × (1 − min RTT / last RTT), are fewer than [`RANDOM_LOSS_BACKLOG`], so the window
-//!     is cut to 0.8 instead of 0.5 or 0.7. A loss at a full buffer comes with the RTT inflated
-//!     by that buffer and still gets the full cut; a lossy link (radio) no longer keeps the
-//!     window at the size the loss rate alone allows;
+//!     is cut to 0.8 instead of 0.5 or 0.7 (and CUBIC's estimate of standard TCP then grows
+//!     one segment per RTT, as AIMD does after the same cut, not 0.53). A loss at a full
+//!     buffer comes with the RTT inflated by that buffer and still gets the full cut; a lossy
+//!     link (radio) no longer keeps the window at the size the loss rate alone allows;
 //!   - `delay`: RAAQM-like delay-based control (Carofiglio et al.): each RTT sample between
 //!     the recent minimum and maximum gives a probability of a multiplicative decrease, so the
 //!     window backs off as queues build, before losses; recent RTTs that spread by less than
@@ -202,8 +203,9 @@ pub struct Controller {
     w_max: f64,
     epoch: Option<Instant>,
     k: f64,
-    /// Window estimate of standard TCP in CUBIC's TCP-friendly region.
+    /// Window estimate of standard TCP in CUBIC's TCP-friendly region, and its growth per RTT.
     w_est: f64,
+    w_est_alpha: f64,
     /// Delay: recent RTT samples (a ring) and the random state.
     recent: Vec<Duration>,
     recent_next: usize,
@@ -233,6 +235,10 @@ pub struct Controller {
 const CUBIC_C: f64 = 0.4;
 /// CUBIC's multiplicative decrease.
 const CUBIC_BETA: f64 = 0.7;
+/// Growth per RTT of CUBIC's estimate of standard TCP after a congestion cut (RFC 9438 §4.3:
+/// 3(1 − β)/(1 + β), so that cutting to 0.7 and growing this fast averages what AIMD's 0.5
+/// and 1 do). After a random-loss cut both cut to 0.8, so it grows as AIMD does: 1.
+const CUBIC_ALPHA: f64 = 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA);
 /// AIMD's multiplicative decrease.
 const AIMD_BETA: f64 = 0.5;
 /// Loss discrimination (AIMD, CUBIC): below this many of our segments queued in the network a
@@ -283,6 +289,7 @@ impl Controller {
             epoch: None,
             k: 0.0,
             w_est: cwnd,
+            w_est_alpha: CUBIC_ALPHA,
             recent: Vec::with_capacity(DELAY_SAMPLES),
             recent_next: 0,
             rng: u64::from_le_bytes(seed) | 1,
@@ -366,6 +373,7 @@ impl Controller {
             CcKind::Delay => DELAY_BETA,
             _ => AIMD_BETA,
         };
+        self.w_est_alpha = if random { 1.0 } else { CUBIC_ALPHA };
         if random {
             self.random_losses += 1;
             self.decrease(now, beta.max(RANDOM_LOSS_BETA));
@@ -485,7 +493,7 @@ impl Controller {
         let t = now.duration_since(epoch).as_secs_f64() + srtt.as_secs_f64();
         let target = CUBIC_C * (t - k).powi(3) + self.w_max;
         // TCP-friendly estimate (RFC 8312 §4.2).
-        self.w_est += 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA) / self.cwnd;
+        self.w_est += self.w_est_alpha / self.cwnd;
         let target = target.max(self.w_est);
         if target > self.cwnd {
             self.cwnd += ((target - self.cwnd) / self.cwnd).min(1.0);
@@ -754,6 +762,35 @@ mod tests {
         rounds(&mut c, now, 1, 20, ms(21));
         assert!((c.cwnd - w - 20.0).abs() < 1e-9, "{w} -> {}", c.cwnd);
         assert_eq!(c.hystart_exits, 0);
+    }
+
+    #[test]
+    fn after_a_random_loss_cubic_regrows_as_aimd_does() {
+        let ms10 = Duration::from_millis(10);
+        let regrowth = |queue: Duration| {
+            let mut c = run(CcKind::Cubic, 100);
+            let start = Instant::now() + Duration::from_secs(1);
+            // The latest sample decides whether the loss was random (no queue) or not.
+            c.on_ack(start, Some(ms10 + queue), ms10);
+            c.on_loss(start, start);
+            let cut = c.cwnd;
+            // Ten RTTs of acks; K is seconds away, so the TCP-friendly estimate leads.
+            let mut now = start;
+            for _ in 0..10 {
+                let n = c.window();
+                for _ in 0..n {
+                    now += ms10 / n as u32;
+                    c.on_ack(now, Some(ms10), ms10);
+                }
+            }
+            (c.random_losses, c.cwnd - cut)
+        };
+        let (random, grown) = regrowth(Duration::ZERO);
+        assert_eq!(random, 1);
+        assert!(grown > 7.5, "random: {grown}");
+        let (random, grown) = regrowth(Duration::from_millis(10));
+        assert_eq!(random, 0);
+        assert!(grown < 6.0, "congestion: {grown}");
     }
 
     #[test]
