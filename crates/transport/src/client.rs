@@ -562,9 +562,24 @@ impl Conn {
     }
 }
 
+/// The send buffer asked for on a Unix connection to the forwarder. What a producer sends
+/// waits there until the forwarder reads it; the system default (net.core.wmem_default,
+/// 208 KiB, some 25 Data packets of 8000 B) made the producer block, and wake, every few
+/// dozen packets while the forwarder was busy. Same-run A/B through namewayd (two daemons
+/// side by side, fetches alternated, 256 MiB at 8000 B, medians of 7): 4 MiB here gave
+/// fixed window 64 / AIMD / CUBIC 1.05 / 1.23 / 1.19x the goodput; 416 KiB (what a host with
+/// the default net.core.wmem_max grants) 1.10 / 1.07 / 1.12x. The forwarder's side of the
+/// socket keeps the default: a larger buffer there measured 0.93-0.96x.
+const UNIX_SEND_BUFFER: usize = 4 << 20;
+
 async fn connect_io(transport: &Transport) -> io::Result<Io> {
     match transport {
-        Transport::Unix(path) => UnixStream::connect(path).await.map(Io::Unix),
+        Transport::Unix(path) => {
+            let s = UnixStream::connect(path).await?;
+            // Best effort: the kernel caps it at net.core.wmem_max (and doubles it).
+            let _ = socket2::SockRef::from(&s).set_send_buffer_size(UNIX_SEND_BUFFER);
+            Ok(Io::Unix(s))
+        }
         Transport::Tcp { host, port } => {
             let s = TcpStream::connect((host.as_str(), *port)).await?;
             s.set_nodelay(true)?;
@@ -996,6 +1011,23 @@ pub fn random_u64() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_unix_connection_asks_for_a_send_buffer_above_the_system_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s");
+        let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let Io::Unix(s) = connect_io(&Transport::Unix(path)).await.unwrap() else {
+            panic!("not a Unix connection");
+        };
+        let got = socket2::SockRef::from(&s).send_buffer_size().unwrap();
+        let default: usize = std::fs::read_to_string("/proc/sys/net/core/wmem_default")
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(got > default, "send buffer {got}, system default {default}");
+    }
 
     #[test]
     fn transports_parse_like_python_ndn() {
