@@ -103,8 +103,11 @@ pub struct RttEstimator {
 }
 
 impl RttEstimator {
-    /// An estimator with RTO bounded to `min_rto..=max_rto` (initial RTO 1 s, clamped).
+    /// An estimator with RTO bounded to `min_rto..=max_rto` (initial RTO 1 s, clamped); a
+    /// `max_rto` below `min_rto` is raised to it (`nameway get --min-rto 10000` means RTOs of
+    /// 10 s, not a contradiction with the 4-s default maximum).
     pub fn new(min_rto: Duration, max_rto: Duration) -> Self {
+        let max_rto = max_rto.max(min_rto);
         Self {
             srtt: None,
             rttvar: Duration::ZERO,
@@ -164,7 +167,9 @@ impl RttEstimator {
         if self.samples == 0 {
             Duration::ZERO
         } else {
-            self.sum / self.samples as u32
+            // Not `sum / samples as u32`: a stream fetched for hours can take 2^32 samples.
+            let nanos = self.sum.as_nanos() / u128::from(self.samples);
+            Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
         }
     }
 }
@@ -463,7 +468,10 @@ impl Controller {
 
     fn decrease(&mut self, now: Instant, beta: f64) {
         self.css = None;
-        self.cwnd = (self.cwnd * beta).max(2.0_f64.min(self.options.max_window));
+        // At least two segments after a cut, but a cut never grows a window of one.
+        self.cwnd = (self.cwnd * beta)
+            .max(2.0_f64.min(self.options.max_window))
+            .min(self.cwnd);
         self.ssthresh = self.cwnd;
         self.w_est = self.cwnd;
         self.last_decrease = Some(now);
@@ -583,6 +591,16 @@ mod tests {
         assert!(r.rto() < Duration::from_millis(400));
         assert_eq!(r.min, Duration::from_millis(100));
         assert_eq!(r.samples, 2);
+    }
+
+    #[test]
+    fn a_minimum_rto_above_the_maximum_raises_the_maximum() {
+        let mut r = RttEstimator::new(Duration::from_secs(10), Duration::from_secs(4));
+        assert_eq!(r.rto(), Duration::from_secs(10));
+        r.sample(Duration::from_millis(5));
+        assert_eq!(r.rto(), Duration::from_secs(10));
+        r.back_off();
+        assert_eq!(r.rto(), Duration::from_secs(10));
     }
 
     #[test]
@@ -857,5 +875,78 @@ mod tests {
             jitter.on_ack(now, Some(rtt), Duration::from_millis(20));
         }
         assert_eq!(jitter.decreases, 0);
+    }
+
+    /// What a fetch can do to its controller: acknowledgements with or without an RTT sample
+    /// (zero and very long RTTs included), losses of segments sent any time before, and time
+    /// standing still or jumping.
+    #[derive(Clone, Debug)]
+    enum Event {
+        Ack {
+            after_us: u32,
+            rtt_us: Option<u32>,
+            srtt_us: u32,
+        },
+        Loss {
+            after_us: u32,
+            sent_ago_us: u32,
+        },
+    }
+
+    fn event() -> impl proptest::strategy::Strategy<Value = Event> {
+        use proptest::prelude::*;
+        prop_oneof![
+            8 => (0u32..50_000, proptest::option::of(0u32..2_000_000), 0u32..2_000_000)
+                .prop_map(|(after_us, rtt_us, srtt_us)| Event::Ack { after_us, rtt_us, srtt_us }),
+            1 => (0u32..50_000, 0u32..2_000_000)
+                .prop_map(|(after_us, sent_ago_us)| Event::Loss { after_us, sent_ago_us }),
+        ]
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_sequence_of_acks_and_losses_keeps_the_window_sane(
+            kind in proptest::sample::select(vec![CcKind::Fixed, CcKind::Aimd, CcKind::Cubic, CcKind::Delay]),
+            initial in 1.0f64..100.0,
+            max in 1.0f64..5000.0,
+            events in proptest::collection::vec(event(), 1..400),
+        ) {
+            let mut c = Controller::new(CcOptions { kind, initial_window: initial, max_window: max });
+            let first = c.window();
+            let mut rtt = RttEstimator::new(Duration::from_millis(200), Duration::from_secs(4));
+            let mut now = Instant::now();
+            let us = |n: u32| Duration::from_micros(u64::from(n));
+            for e in events {
+                let before = c.cwnd;
+                let decreases = c.decreases;
+                match e {
+                    Event::Ack { after_us, rtt_us, srtt_us } => {
+                        now += us(after_us);
+                        if let Some(r) = rtt_us {
+                            rtt.sample(us(r));
+                        }
+                        c.on_ack(now, rtt_us.map(us), us(srtt_us));
+                    }
+                    Event::Loss { after_us, sent_ago_us } => {
+                        now += us(after_us);
+                        let sent = now.checked_sub(us(sent_ago_us)).unwrap_or(now);
+                        c.on_loss(now, sent);
+                        if c.decreases > decreases {
+                            proptest::prop_assert!(c.cwnd <= before, "a loss grew the window");
+                        }
+                    }
+                }
+                proptest::prop_assert!(c.cwnd.is_finite(), "window {}", c.cwnd);
+                proptest::prop_assert!(c.window() >= 1);
+                proptest::prop_assert!(c.window() as f64 <= max.max(1.0), "{} > {max}", c.window());
+                proptest::prop_assert!(c.peak >= c.cwnd);
+                if kind == CcKind::Fixed {
+                    proptest::prop_assert_eq!(c.window(), first);
+                }
+                let rto = rtt.rto();
+                proptest::prop_assert!(rto >= Duration::from_millis(200) && rto <= Duration::from_secs(4));
+            }
+            proptest::prop_assert!(rtt.mean() <= rtt.max);
+        }
     }
 }
