@@ -440,7 +440,7 @@ impl Fetch<'_> {
                     .bytes
                     .checked_div(self.report.segments)
                     .unwrap_or(0);
-                per * (last + 1)
+                per.saturating_mul(last.saturating_add(1))
             }),
             segments: self.report.segments,
             window: self.cc.window(),
@@ -783,6 +783,11 @@ impl Fetch<'_> {
         let Some(item) = self.item_of(view.name()) else {
             return Ok(());
         };
+        // Every segment or manifest asked for has a slot; Data for one beyond them was never
+        // asked for (a forwarder would not pass it on) and must not size the tables.
+        if self.slot(item).is_none() {
+            return Ok(());
+        }
         self.last_progress = now;
         self.probed = false;
         let slot = self.slot_mut(item);
@@ -878,14 +883,16 @@ impl Fetch<'_> {
 
     fn set_last(&mut self, last: u64) {
         self.last = Some(last);
-        // Anything asked for beyond the end will never come.
-        for slot in self.segments.iter_mut().skip(last as usize + 1) {
+        // Anything asked for beyond the end will never come. (A FinalBlockId at the largest
+        // number is the producer's word; segments past the object then time out.)
+        let count = usize::try_from(last).map_or(usize::MAX, |l| l.saturating_add(1));
+        for slot in self.segments.iter_mut().skip(count) {
             if matches!(slot.state, State::InFlight { .. }) {
                 self.in_flight = self.in_flight.saturating_sub(1);
             }
             slot.state = State::Done;
         }
-        self.segments.truncate(last as usize + 1);
+        self.segments.truncate(count);
     }
 
     fn decide_mode(&mut self, n: u64, view: &DataView) -> Result<(), FetchError> {

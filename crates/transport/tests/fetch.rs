@@ -36,6 +36,15 @@ async fn producer(
     publication: Publication,
     drop: impl Fn(u64) -> bool + Send + 'static,
 ) -> (Transport, Arc<AtomicU64>) {
+    producer_injecting(publication, drop, Vec::new()).await
+}
+
+/// [`producer`] that also sends `inject`, unasked, right after its first answer.
+async fn producer_injecting(
+    publication: Publication,
+    drop: impl Fn(u64) -> bool + Send + 'static,
+    mut inject: Vec<Bytes>,
+) -> (Transport, Arc<AtomicU64>) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("p.sock");
     let listener = UnixListener::bind(&path).unwrap();
@@ -59,6 +68,9 @@ async fn producer(
                 let view = InterestView::new_checked(packet).unwrap();
                 if let Some(data) = publication.answer(&view) {
                     out.extend_from_slice(&data);
+                    for extra in inject.drain(..) {
+                        out.extend_from_slice(&extra);
+                    }
                 }
             }
             if sock.write_all(&out).await.is_err() {
@@ -214,6 +226,58 @@ async fn a_segment_lost_for_good_is_a_timeout_naming_it() {
         "{err}"
     );
     assert_eq!(out.len(), 1000, "only what arrived in order was written");
+}
+
+#[tokio::test]
+async fn data_never_asked_for_is_ignored_however_far_ahead_its_number() {
+    // A forwarder passes on only Data that an Interest asked for; a consumer connected to one
+    // that does not (or to a producer directly) must not plan for segment 2^40 when it
+    // arrives: that meant a table of 2^40 slots, an allocation failure and an abort.
+    let data = object(100_000);
+    for manifest in [None, Some(32)] {
+        let key = SigningKey::generate(SignatureKind::Ed25519).unwrap();
+        let verify = key.verify_key();
+        let mut publication = publish(&data, key, 1000, manifest);
+        let mut inject = Vec::new();
+        for name in [
+            "/obj/v=7/seg=1099511627776",
+            "/obj/v=7/32=manifest/seg=1099511627776",
+            "/obj/v=7/seg=99",
+        ] {
+            let mut d = Data::decode(&publication.segment(1).unwrap()).unwrap();
+            d.name = name.parse().unwrap();
+            inject.push(d.encode());
+        }
+        let (transport, _) = producer_injecting(publication, |_| false, inject).await;
+        let options = FetchOptions {
+            verify,
+            ..FetchOptions::default()
+        };
+        let (out, report) = get(transport, "/obj", &options).await;
+        report.unwrap_or_else(|e| panic!("{manifest:?}: {e}"));
+        assert!(out == data, "{manifest:?}: object differs");
+    }
+}
+
+#[tokio::test]
+async fn a_final_block_id_at_the_largest_number_ends_in_a_timeout_not_a_crash() {
+    let data = object(20_000);
+    let mut publication = publish(&data, SigningKey::Digest, 1000, None);
+    let mut d = Data::decode(&publication.segment(0).unwrap()).unwrap();
+    d.meta_info.as_mut().unwrap().final_block_id = Some(nameway_wire::Component::segment(u64::MAX));
+    publication.replace_segment(0, d.encode());
+    let (transport, _) = producer(publication, |_| false).await;
+    let options = FetchOptions {
+        max_retries: 1,
+        min_rto: std::time::Duration::from_millis(10),
+        max_rto: std::time::Duration::from_millis(20),
+        ..FetchOptions::default()
+    };
+    let (out, report) = get(transport, "/obj/v=7", &options).await;
+    let err = report.unwrap_err();
+    assert!(matches!(err, FetchError::Timeout { .. }), "{err}");
+    assert!(err.to_string().contains("seg=20"), "{err}");
+    assert!(out == data, "the object itself arrived whole");
 }
 
 #[tokio::test]
