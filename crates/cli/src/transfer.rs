@@ -209,6 +209,18 @@ struct Published<'a> {
     signature: &'a str,
 }
 
+/// The library's options for `put`.
+fn publish_options(args: &PutArgs) -> PublishOptions {
+    PublishOptions {
+        payload_size: args.payload,
+        manifest: args.manifest,
+        freshness: Duration::from_millis(args.freshness),
+        version: args.version,
+        // Saturating: a shift drops the high bits (2^44 MiB became 0, nothing kept).
+        memory_limit: args.memory_mib.saturating_mul(1 << 20),
+    }
+}
+
 /// Runs `nameway put`: publishes, then serves until interrupted.
 ///
 /// # Errors
@@ -235,13 +247,7 @@ pub(crate) async fn put(transport: Option<&str>, args: &PutArgs) -> anyhow::Resu
         }
         None => key,
     };
-    let options = PublishOptions {
-        payload_size: args.payload,
-        manifest: args.manifest,
-        freshness: Duration::from_millis(args.freshness),
-        version: args.version,
-        memory_limit: args.memory_mib << 20,
-    };
+    let options = publish_options(args);
     let publication = if args.file == Path::new("-") {
         let mut buf = Vec::new();
         std::io::stdin()
@@ -549,6 +555,28 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use std::os::unix::fs::FileTypeExt as _;
+
+    #[derive(clap::Parser)]
+    struct Put {
+        #[command(flatten)]
+        args: PutArgs,
+    }
+
+    #[test]
+    fn a_memory_limit_beyond_the_address_space_keeps_every_segment() {
+        // `--memory-mib 17592186044416` (2^44 MiB, more than any machine: keep everything)
+        // was shifted into 2^64 bytes, which wrapped to 0: every segment re-read and re-signed
+        // on every Interest.
+        use clap::Parser as _;
+        for (mib, bytes) in [
+            ("256", 256 << 20),
+            ("17592186044416", usize::MAX),
+            ("18446744073709551615", usize::MAX),
+        ] {
+            let put = Put::try_parse_from(["put", "f", "/n", "--memory-mib", mib]).unwrap();
+            assert_eq!(publish_options(&put.args).memory_limit, bytes, "{mib} MiB");
+        }
+    }
 
     #[test]
     fn regular_files_are_renamed_into_place_and_devices_written_directly() {

@@ -230,7 +230,10 @@ impl Certificate {
         });
         data.signature_info.validity_period = Some(ValidityPeriod {
             not_before: Bytes::from(iso8601(now)),
-            not_after: Bytes::from(iso8601(now + u64::from(days) * 86_400)),
+            not_after: Bytes::from(iso8601(
+                now.saturating_add(u64::from(days) * 86_400)
+                    .min(MAX_VALIDITY_SECS),
+            )),
         });
         let signer = match issuer {
             Some((key, cert)) => {
@@ -349,6 +352,11 @@ impl Certificate {
     }
 }
 
+/// The last second a ValidityPeriod can name, 9999-12-31T23:59:59 UTC: its format has four
+/// digits of year, and validity is checked by comparing the strings (a year 10000 would sort
+/// before today).
+const MAX_VALIDITY_SECS: u64 = 253_402_300_799;
+
 /// `secs` since the Unix epoch as ISO 8601 basic format, UTC: `YYYYMMDDThhmmss`.
 pub fn iso8601(secs: u64) -> String {
     let days = secs / 86_400;
@@ -442,6 +450,20 @@ mod tests {
         assert_eq!(Certificate::load(&raw).unwrap().name(), cert.name());
         std::fs::write(&raw, b"not a certificate").unwrap();
         assert!(Certificate::load(&raw).is_err());
+    }
+
+    #[test]
+    fn a_validity_past_the_year_9999_ends_at_its_last_second_and_is_valid_now() {
+        // `nameway key cert --days 4000000`: a NotAfter in the year 10000 or later has five
+        // digits of year, so it sorted before today and the new certificate was expired.
+        let key = SigningKey::generate(SignatureKind::Ed25519).unwrap();
+        for days in [3_000_000, u32::MAX] {
+            let cert = Certificate::issue(&key, &"/a".parse().unwrap(), None, days).unwrap();
+            assert_eq!(cert.validity().1, "99991231T235959", "{days} days");
+            cert.check_validity()
+                .unwrap_or_else(|e| panic!("{days} days: {e}"));
+        }
+        assert_eq!(iso8601(MAX_VALIDITY_SECS), "99991231T235959");
     }
 
     #[test]

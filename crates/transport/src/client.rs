@@ -702,7 +702,7 @@ impl Client {
         timeout: Duration,
     ) -> Result<Bytes, ClientError> {
         self.conn.send(&interest.encode()).await?;
-        let deadline = tokio::time::Instant::now() + timeout;
+        let deadline = tokio::time::Instant::from_std(later(Instant::now(), timeout));
         loop {
             let Ok(incoming) = tokio::time::timeout_at(deadline, self.conn.recv()).await else {
                 return Err(ClientError::Timeout {
@@ -970,6 +970,17 @@ fn final_segment(data: &Data) -> u64 {
         .filter(|c| c.typ == types::SEGMENT_NAME_COMPONENT)
         .and_then(|c| nameway_wire::tlv::read_nni(&c.value).ok())
         .unwrap_or(0)
+}
+
+/// How far ahead [`later`] puts a deadline that would overflow (as tokio's "far future").
+const FAR_FUTURE: Duration = Duration::from_secs(30 * 365 * 86_400);
+
+/// `t + d`, or [`FAR_FUTURE`] from `t` when that overflows: `Instant + Duration` panics on
+/// overflow, and `Duration::MAX` is a natural way to say "never" in the options.
+pub(crate) fn later(t: Instant, d: Duration) -> Instant {
+    t.checked_add(d)
+        .or_else(|| t.checked_add(FAR_FUTURE))
+        .unwrap_or(t)
 }
 
 /// Wall-clock milliseconds since the Unix epoch.

@@ -34,7 +34,7 @@ use sha2::{Digest as _, Sha256};
 
 use crate::cc::{CcOptions, Controller, RttEstimator};
 use crate::cert::{CertError, Certificate, MAX_CHAIN};
-use crate::client::{random_u32, Client, ClientError, Conn, Incoming};
+use crate::client::{later, random_u32, Client, ClientError, Conn, Incoming};
 use crate::keys::VerifyKey;
 use crate::manifest::{implicit_digests, Manifest};
 use crate::naming::{
@@ -375,7 +375,11 @@ pub async fn fetch(
         },
     };
     if let Some(data) = first {
-        f.on_data(data, Instant::now(), sink)?;
+        // Segment 0 from discovery counts as asked for (Data that was not is ignored).
+        if f.item_of(data.name()) == Some(Item::Segment(0)) {
+            f.slot_mut(Item::Segment(0));
+            f.on_data(data, Instant::now(), sink)?;
+        }
     }
     f.run(sink, progress).await?;
     Ok(f.finish())
@@ -387,7 +391,7 @@ impl Fetch<'_> {
         sink: &mut dyn Write,
         progress: &mut dyn FnMut(&Progress),
     ) -> Result<(), FetchError> {
-        let mut next_progress = Instant::now() + self.options.progress_interval;
+        let mut next_progress = later(Instant::now(), self.options.progress_interval);
         loop {
             self.fill_window()?;
             // Nothing in flight: no packet will wake the loop, so the worker gets everything.
@@ -425,7 +429,7 @@ impl Fetch<'_> {
             let now = Instant::now();
             self.check_timeouts(now)?;
             if now >= next_progress {
-                next_progress = now + self.options.progress_interval;
+                next_progress = later(now, self.options.progress_interval);
                 progress(&self.progress());
             }
         }
@@ -472,18 +476,18 @@ impl Fetch<'_> {
     fn next_deadline(&mut self) -> Instant {
         while let Some(&(sent, item, generation)) = self.sent_log.front() {
             if self.is_in_flight(item, generation) {
-                let mut deadline = sent + self.rtt.rto();
+                let mut deadline = later(sent, self.rtt.rto());
                 if self.overtaken(sent) {
-                    deadline = deadline.min(sent + self.reorder_wait());
+                    deadline = deadline.min(later(sent, self.reorder_wait()));
                 }
                 if !self.probed {
-                    deadline = deadline.min(self.last_progress + self.probe_timeout());
+                    deadline = deadline.min(later(self.last_progress, self.probe_timeout()));
                 }
                 return deadline;
             }
             self.sent_log.pop_front();
         }
-        Instant::now() + self.options.lifetime
+        later(Instant::now(), self.options.lifetime)
     }
 
     /// Whether Data has arrived for something sent after `sent` (RACK, RFC 8985: then the
@@ -495,7 +499,8 @@ impl Fetch<'_> {
     /// How long after its sending an overtaken packet is declared lost: SRTT plus a quarter.
     fn reorder_wait(&self) -> Duration {
         let srtt = self.rtt.srtt();
-        srtt + srtt / 4 + Duration::from_micros(500)
+        srtt.saturating_add(srtt / 4)
+            .saturating_add(Duration::from_micros(500))
     }
 
     fn is_in_flight(&self, item: Item, generation: u32) -> bool {
@@ -533,8 +538,8 @@ impl Fetch<'_> {
                 self.sent_log.pop_front();
                 continue;
             }
-            let rack = self.overtaken(sent) && now >= sent + wait;
-            if !rack && now < sent + rto {
+            let rack = self.overtaken(sent) && now >= later(sent, wait);
+            if !rack && now < later(sent, rto) {
                 break;
             }
             self.sent_log.pop_front();
@@ -558,7 +563,10 @@ impl Fetch<'_> {
     /// lost (a burst dropped at a full queue, with nothing sent after it to reveal the loss),
     /// the probe's answer lets RACK find the rest within a round trip instead of an RTO.
     fn maybe_probe(&mut self, now: Instant) -> Result<(), FetchError> {
-        if self.probed || self.in_flight == 0 || now < self.last_progress + self.probe_timeout() {
+        if self.probed
+            || self.in_flight == 0
+            || now < later(self.last_progress, self.probe_timeout())
+        {
             return Ok(());
         }
         let newest = self
@@ -577,7 +585,10 @@ impl Fetch<'_> {
 
     /// How long without any Data before a tail loss probe: 2 SRTT, at least 10 ms.
     fn probe_timeout(&self) -> Duration {
-        (self.rtt.srtt() * 2).max(Duration::from_millis(10))
+        self.rtt
+            .srtt()
+            .saturating_mul(2)
+            .max(Duration::from_millis(10))
     }
 
     /// Takes `item` out of flight and queues it again, or fails after too many tries:
@@ -593,7 +604,8 @@ impl Fetch<'_> {
         if failed {
             slot.failures += 1;
         }
-        if slot.failures > max || slot.retries > 4 * max + 4 {
+        // Saturating: `max_retries` of u32::MAX (retry without end) overflowed here.
+        if slot.failures > max || slot.retries > max.saturating_mul(4).saturating_add(4) {
             let retries = if slot.failures > max {
                 max
             } else {
@@ -648,7 +660,12 @@ impl Fetch<'_> {
             _ => None,
         };
         if let Some(ahead) = ahead {
-            if n >= self.deliver + ahead + 2 * BATCH_JOBS as u64 {
+            // Saturating: a window without bound (`--max-window inf`) casts to u64::MAX.
+            let limit = self
+                .deliver
+                .saturating_add(ahead)
+                .saturating_add(2 * BATCH_JOBS as u64);
+            if n >= limit {
                 return None;
             }
         }
@@ -736,7 +753,13 @@ impl Fetch<'_> {
                 let Some(item) = self.item_of(view.name()) else {
                     return Ok(());
                 };
-                let State::InFlight { sent, .. } = self.slot_mut(item).state else {
+                // Not `slot_mut`: a Nack for an Interest never sent (segment 2^40, say) must
+                // not size the tables, as for Data (`on_data`).
+                let Some(&Slot {
+                    state: State::InFlight { sent, .. },
+                    ..
+                }) = self.slot(item)
+                else {
                     return Ok(());
                 };
                 self.report.nacks += 1;
@@ -819,7 +842,12 @@ impl Fetch<'_> {
             let last = view
                 .final_block_id()
                 .filter(|c| c.typ == types::SEGMENT_NAME_COMPONENT)
-                .and_then(|c| nameway_wire::tlv::read_nni(&c.value).ok());
+                .and_then(|c| nameway_wire::tlv::read_nni(&c.value).ok())
+                // Only from a segment within the end it names: that segment is then delivered,
+                // so verified, before the fetch ends. A segment past its own FinalBlockId would
+                // be dropped unverified below, and a forged one (segment 1 saying the object
+                // ended at 0) cut a verified fetch short, reported complete.
+                .filter(|&last| last >= n);
             if let Some(last) = last {
                 self.set_last(last);
             }
@@ -1441,7 +1469,8 @@ async fn discover(
         }
         conn.flush().await?;
         nacks.clear();
-        let deadline = tokio::time::Instant::now() + options.discovery_timeout;
+        let deadline =
+            tokio::time::Instant::from_std(later(Instant::now(), options.discovery_timeout));
         while nacks.len() < 2 {
             let Ok(packet) = tokio::time::timeout_at(deadline, conn.recv()).await else {
                 break;

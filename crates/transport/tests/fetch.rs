@@ -281,6 +281,24 @@ async fn a_final_block_id_at_the_largest_number_ends_in_a_timeout_not_a_crash() 
 }
 
 #[tokio::test]
+async fn the_segment_discovery_brings_is_not_asked_for_again() {
+    // A producer without RDR metadata (as python-ndn's): discovery's CanBePrefix Interest
+    // brings segment 0, and the fetch goes on from segment 1.
+    let data = object(10_000);
+    let publication = publish(&data, SigningKey::Digest, 1000, None);
+    let (transport, seen) = producer(publication, |i| i == 0).await;
+    let (out, report) = get(transport, "/obj", &FetchOptions::default()).await;
+    let report = report.unwrap();
+    assert!(out == data, "object differs");
+    assert_eq!(report.interests, 9, "segments 1 to 9 once each: {report:?}");
+    assert_eq!(
+        seen.load(Ordering::Relaxed),
+        11,
+        "two for discovery, nine segments"
+    );
+}
+
+#[tokio::test]
 async fn a_tampered_segment_fails_verification_naming_it() {
     let data = object(100_000);
     for manifest in [None, Some(32)] {
@@ -417,4 +435,165 @@ async fn manifests_are_all_asked_for_when_a_wide_window_runs_ahead_of_them() {
             "{kind}: each asked for once"
         );
     }
+}
+
+#[tokio::test]
+async fn a_nack_for_an_interest_never_sent_is_ignored_however_far_ahead_its_number() {
+    // As for Data: a Nack names the Interest it refuses, and one for an Interest this fetch
+    // never sent (a buggy or hostile forwarder) must not plan for segment or manifest 2^40
+    // (a table of 2^40 slots: an allocation failure and an abort), nor end the fetch.
+    use nameway_wire::lp::LpPacket;
+    use nameway_wire::{Interest, NackReason};
+    let data = object(100_000);
+    for manifest in [None, Some(32)] {
+        let key = SigningKey::generate(SignatureKind::Ed25519).unwrap();
+        let verify = key.verify_key();
+        let publication = publish(&data, key, 1000, manifest);
+        let inject = [
+            "/obj/v=7/seg=1099511627776",
+            "/obj/v=7/32=manifest/seg=1099511627776",
+        ]
+        .into_iter()
+        .map(|name| {
+            let interest = Interest {
+                nonce: Some(1),
+                ..Interest::new(name.parse().unwrap())
+            };
+            LpPacket::nack(NackReason::NoRoute, interest.encode(), None).encode()
+        })
+        .collect();
+        let (transport, _) = producer_injecting(publication, |_| false, inject).await;
+        let options = FetchOptions {
+            verify,
+            ..FetchOptions::default()
+        };
+        let (out, report) = get(transport, "/obj/v=7", &options).await;
+        let report = report.unwrap_or_else(|e| panic!("{manifest:?}: {e}"));
+        assert!(out == data, "{manifest:?}: object differs");
+        assert_eq!(report.nacks, 0, "{manifest:?}: not a Nack of ours");
+    }
+}
+
+#[tokio::test]
+async fn as_many_retries_as_a_u32_holds_recovers_losses() {
+    // `--retries 4294967295` (retry without end): the bound on early retransmissions, four
+    // times it, overflowed u32 (a debug panic; in release it wrapped to 0, failing the fetch
+    // at its first early retransmission).
+    let data = object(100_000);
+    let publication = publish(&data, SigningKey::Digest, 1000, None);
+    let (transport, _) = producer(publication, |i| i % 20 == 19).await;
+    let options = FetchOptions {
+        max_retries: u32::MAX,
+        ..lossy_options(CcKind::Aimd, None)
+    };
+    let (out, report) = get(transport, "/obj/v=7", &options).await;
+    let report = report.unwrap();
+    assert!(out == data, "content differs");
+    assert!(report.retransmissions >= 4, "{report:?}");
+}
+
+#[tokio::test]
+async fn an_unbounded_window_with_verification_fetches_the_whole_object() {
+    // `--max-window inf` (or any window past 2^64): how far ahead of delivery a verified
+    // fetch may ask, the window as u64, saturated to u64::MAX and overflowed when added to.
+    let data = object(100_000);
+    for manifest in [None, Some(32)] {
+        let key = SigningKey::generate(SignatureKind::Ed25519).unwrap();
+        let verify = key.verify_key();
+        let publication = publish(&data, key, 1000, manifest);
+        let (transport, _) = producer(publication, |_| false).await;
+        let options = FetchOptions {
+            verify,
+            cc: CcOptions {
+                kind: CcKind::Aimd,
+                initial_window: 8.0,
+                max_window: f64::INFINITY,
+            },
+            ..FetchOptions::default()
+        };
+        let (out, report) = get(transport, "/obj/v=7", &options).await;
+        report.unwrap_or_else(|e| panic!("{manifest:?}: {e}"));
+        assert!(out == data, "{manifest:?}: object differs");
+    }
+}
+
+#[tokio::test]
+async fn durations_without_end_in_the_options_fetch_the_whole_object() {
+    // Duration::MAX for "never" (no progress calls, no timeout): `Instant::now() + d`
+    // overflowed and panicked. Signed under a trust anchor, so that the lifetime also bounds
+    // the wait for the first signed packet (to find the signer).
+    let data = object(20_000);
+    let key = SigningKey::generate(SignatureKind::Ed25519).unwrap();
+    let anchor =
+        nameway_transport::Certificate::issue(&key, &"/obj".parse().unwrap(), None, 1).unwrap();
+    let signer = key.with_certificate(&anchor).unwrap();
+    type Set = fn(&mut FetchOptions);
+    let fields: [(&str, Set); 5] = [
+        ("progress_interval", |o| {
+            o.progress_interval = std::time::Duration::MAX
+        }),
+        ("lifetime", |o| o.lifetime = std::time::Duration::MAX),
+        ("discovery_timeout", |o| {
+            o.discovery_timeout = std::time::Duration::MAX
+        }),
+        ("min_rto", |o| o.min_rto = std::time::Duration::MAX),
+        ("max_rto", |o| o.max_rto = std::time::Duration::MAX),
+    ];
+    for (field, set) in fields {
+        let publication = publish(&data, signer.clone(), 1000, None);
+        let (transport, _) = producer(publication, |_| false).await;
+        let mut options = FetchOptions {
+            anchor: Some(nameway_transport::Certificate::decode(anchor.wire().clone()).unwrap()),
+            ..FetchOptions::default()
+        };
+        set(&mut options);
+        let (out, report) = get(transport, "/obj", &options).await;
+        let report = report.unwrap_or_else(|e| panic!("{field}: {e}"));
+        assert!(out == data, "{field}: object differs");
+        assert!(
+            report.verification.starts_with("packet ed25519, anchor"),
+            "{field}: {}",
+            report.verification
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_forged_segment_claiming_to_be_past_the_end_cannot_cut_the_object_short() {
+    // FinalBlockId is optional: a producer may leave it off its first segments. A forged
+    // segment 1 (not signed by the key) saying the object ended at segment 0 used to set the
+    // end, then be dropped unverified as past that end: the fetch "completed", verified,
+    // with segment 0 alone. It must fail verification naming segment 1 instead.
+    let data = object(10_000);
+    let key = SigningKey::generate(SignatureKind::Ed25519).unwrap();
+    let verify = key.verify_key();
+    let mut publication = publish(&data, key.clone(), 1000, None);
+    let mut first = Data::decode(&publication.segment(0).unwrap()).unwrap();
+    first.meta_info.as_mut().unwrap().final_block_id = None;
+    first.sign(key.signer()).unwrap();
+    publication.replace_segment(0, first.encode());
+    let mut forged = Data::decode(&publication.segment(1).unwrap()).unwrap();
+    forged.meta_info.as_mut().unwrap().final_block_id = Some(nameway_wire::Component::segment(0));
+    forged.content = Some(Bytes::from_static(b"forged"));
+    publication.replace_segment(1, forged.encode());
+    let (transport, _) = producer(publication, |_| false).await;
+    let options = FetchOptions {
+        verify,
+        ..FetchOptions::default()
+    };
+    let (out, report) = get(transport, "/obj/v=7", &options).await;
+    let err = match report {
+        Ok(r) => panic!(
+            "completed with {} of {} bytes, verification {}",
+            r.bytes,
+            data.len(),
+            r.verification
+        ),
+        Err(e) => e,
+    };
+    assert!(
+        matches!(err, FetchError::Verification { segment: 1, .. }),
+        "{err}"
+    );
+    assert!(out == data[..out.len()], "what was written is correct");
 }
