@@ -202,6 +202,15 @@ pub enum FetchError {
         /// The next segment to deliver.
         segment: u64,
     },
+    /// A verification worker thread failed (a bug: it panicked); reported instead of waiting
+    /// for its results forever.
+    #[error("the verification worker of {name} failed: {detail}")]
+    Worker {
+        /// The versioned name.
+        name: Name,
+        /// The worker's panic message.
+        detail: String,
+    },
     /// The sink refused the bytes.
     #[error("cannot write the object: {0}")]
     Sink(#[from] std::io::Error),
@@ -1046,6 +1055,12 @@ impl Fetch<'_> {
                 Worked::Manifest { k, name, checked } => {
                     self.on_manifest_checked(k, name, checked)?;
                 }
+                Worked::Failed(detail) => {
+                    return Err(FetchError::Worker {
+                        name: self.versioned.clone(),
+                        detail,
+                    });
+                }
             }
         }
         self.deliver_ready(sink)
@@ -1141,6 +1156,21 @@ enum Worked {
         name: Name,
         checked: Result<Manifest, String>,
     },
+    /// The worker panicked on a batch (its message); the thread has ended.
+    Failed(String),
+}
+
+/// Runs a worker's batch, turning a panic into [`Worked::Failed`]: a thread that died with
+/// results outstanding would leave the fetch waiting for them forever.
+fn guarded(run: impl FnOnce() -> Vec<Worked>) -> Vec<Worked> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|payload| {
+        let detail = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panicked".to_owned());
+        vec![Worked::Failed(detail)]
+    })
 }
 
 impl Job {
@@ -1306,8 +1336,9 @@ impl Workers {
             let results = self.results_tx.clone();
             std::thread::spawn(move || {
                 while let Ok(batch) = rx.recv() {
-                    let done = Job::run_batch(batch);
-                    if results.send(done).is_err() {
+                    let done = guarded(|| Job::run_batch(batch));
+                    let failed = matches!(done.first(), Some(Worked::Failed(_)));
+                    if results.send(done).is_err() || failed {
                         return;
                     }
                 }
@@ -1542,6 +1573,20 @@ mod tests {
 
     /// A full batch goes out in whole groups of [`DIGEST_LANES`], the rest waits for the next
     /// one (or a forced hand-off), and every digest that comes back is the packet's SHA-256.
+    #[test]
+    fn a_worker_that_panics_reports_it_instead_of_going_silent() {
+        let done = guarded(|| panic!("lane {} out of range", 17));
+        assert!(
+            matches!(done.as_slice(), [Worked::Failed(m)] if m == "lane 17 out of range"),
+            "{:?}",
+            done.len()
+        );
+        let done = guarded(|| panic!("static message"));
+        assert!(matches!(done.as_slice(), [Worked::Failed(m)] if m == "static message"));
+        let done = guarded(|| vec![Worked::Digest(3, [0; 32])]);
+        assert!(matches!(done.as_slice(), [Worked::Digest(3, _)]));
+    }
+
     #[test]
     fn worker_batches_hash_in_whole_lane_groups() {
         let packets: Vec<Bytes> = (0..130u32)
