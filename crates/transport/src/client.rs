@@ -912,7 +912,7 @@ impl Client {
     /// Sets Nonce and InterestLifetime.
     fn plain(&self, mut interest: Interest) -> Interest {
         interest.nonce = Some(random_u32());
-        interest.lifetime_ms = Some(self.timeout.as_millis() as u64);
+        interest.lifetime_ms = Some(millis(self.timeout));
         interest
     }
 
@@ -983,6 +983,12 @@ pub(crate) fn later(t: Instant, d: Duration) -> Instant {
         .unwrap_or(t)
 }
 
+/// `d` in whole milliseconds, saturating (`as u64` would keep the low bits of a
+/// `Duration::MAX` lifetime: some arbitrary value).
+pub(crate) fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
 /// Wall-clock milliseconds since the Unix epoch.
 pub fn wall_ms() -> u64 {
     SystemTime::now()
@@ -1022,6 +1028,12 @@ pub fn random_u64() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lifetimes_beyond_u64_milliseconds_saturate() {
+        assert_eq!(millis(Duration::from_millis(4000)), 4000);
+        assert_eq!(millis(Duration::MAX), u64::MAX);
+    }
 
     #[tokio::test]
     async fn a_unix_connection_asks_for_a_send_buffer_above_the_system_default() {

@@ -34,7 +34,7 @@ use sha2::{Digest as _, Sha256};
 
 use crate::cc::{CcOptions, Controller, RttEstimator};
 use crate::cert::{CertError, Certificate, MAX_CHAIN};
-use crate::client::{later, random_u32, Client, ClientError, Conn, Incoming};
+use crate::client::{later, millis, random_u32, Client, ClientError, Conn, Incoming};
 use crate::keys::VerifyKey;
 use crate::manifest::{implicit_digests, Manifest};
 use crate::naming::{
@@ -730,7 +730,7 @@ impl Fetch<'_> {
         let interest = Interest {
             name,
             nonce: Some(self.nonce),
-            lifetime_ms: Some(self.options.lifetime.as_millis() as u64),
+            lifetime_ms: Some(millis(self.options.lifetime)),
             ..Interest::default()
         };
         self.conn.queue(&interest.encode());
@@ -820,14 +820,15 @@ impl Fetch<'_> {
         if self.slot(item).is_none() {
             return Ok(());
         }
-        self.last_progress = now;
-        self.probed = false;
         let slot = self.slot_mut(item);
         let (sent, sample) = match slot.state {
             State::InFlight { sent, .. } => (Some(sent), (slot.retries == 0).then(|| now - sent)),
             State::Queued | State::Unsent => (None, None),
-            State::Received { .. } | State::Done => return Ok(()), // duplicate
+            // A duplicate is no progress: it must not put off the tail loss probe.
+            State::Received { .. } | State::Done => return Ok(()),
         };
+        self.last_progress = now;
+        self.probed = false;
         if let Some(sent) = sent {
             self.in_flight = self.in_flight.saturating_sub(1);
             if self.latest_acked_sent.is_none_or(|t| sent > t) {
@@ -1460,7 +1461,7 @@ async fn express_view(
         name: name.clone(),
         can_be_prefix,
         nonce: Some(random_u32()),
-        lifetime_ms: Some(timeout.as_millis() as u64),
+        lifetime_ms: Some(millis(timeout)),
         ..Interest::default()
     };
     let wire = client.express_wire(&interest, timeout).await?;
@@ -1484,7 +1485,7 @@ async fn discover(
         return Ok((name.clone(), None));
     }
     let metadata_name = metadata_prefix(name).map_err(ClientError::from)?;
-    let lifetime = options.discovery_timeout.as_millis() as u64;
+    let lifetime = millis(options.discovery_timeout);
     let mut nacks = Vec::new();
     for _attempt in 0..3 {
         for n in [&metadata_name, name] {
@@ -1500,6 +1501,7 @@ async fn discover(
         }
         conn.flush().await?;
         nacks.clear();
+        let mut nacked: Vec<usize> = Vec::with_capacity(2);
         let deadline =
             tokio::time::Instant::from_std(later(Instant::now(), options.discovery_timeout));
         while nacks.len() < 2 {
@@ -1524,10 +1526,18 @@ async fn discover(
                     }
                 }
                 Incoming::Nack { reason, interest } => {
-                    let ours = InterestView::new_checked(interest)
-                        .is_ok_and(|v| v.name() == name || *v.name() == metadata_name);
-                    if ours {
-                        nacks.push(reason);
+                    // One per Interest: a second Nack for the same one (a forwarder that
+                    // repeats itself) must not end discovery before the other is answered.
+                    let which = InterestView::new_checked(interest).ok().and_then(|v| {
+                        [&metadata_name, name]
+                            .into_iter()
+                            .position(|n| v.name() == n)
+                    });
+                    if let Some(which) = which {
+                        if !nacked.contains(&which) {
+                            nacked.push(which);
+                            nacks.push(reason);
+                        }
                     }
                 }
                 Incoming::Interest(_) => {}

@@ -305,7 +305,7 @@ impl Publication {
     fn meta_info(&self, last: u64) -> MetaInfo {
         MetaInfo {
             content_type: None,
-            freshness_period: Some(self.options.freshness.as_millis() as u64),
+            freshness_period: Some(crate::client::millis(self.options.freshness)),
             final_block_id: Some(Component::segment(last)),
         }
     }

@@ -299,6 +299,51 @@ async fn the_segment_discovery_brings_is_not_asked_for_again() {
 }
 
 #[tokio::test]
+async fn a_repeated_nack_for_the_metadata_interest_does_not_end_discovery() {
+    // The forwarder Nacks the metadata Interest twice (say, once per upstream it tried) and
+    // the CanBePrefix Interest finds the producer: two Nacks used to count as "both Nacked".
+    use nameway_wire::lp::LpPacket;
+    use nameway_wire::NackReason;
+    let data = object(10_000);
+    let mut publication = publish(&data, SigningKey::Digest, 1000, None);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    tokio::spawn(async move {
+        let (mut sock, _) = listener.accept().await.unwrap();
+        let mut framer = StreamFramer::default();
+        loop {
+            if sock.read_buf(framer.read_buffer()).await.unwrap_or(0) == 0 {
+                return;
+            }
+            let mut out = Vec::new();
+            while let Some(packet) = framer.next_packet().unwrap() {
+                let view = InterestView::new_checked(packet.clone()).unwrap();
+                if view.name().to_string().contains("metadata") {
+                    for _ in 0..2 {
+                        out.extend_from_slice(
+                            &LpPacket::nack(NackReason::NoRoute, packet.clone(), None).encode(),
+                        );
+                    }
+                    // The Nacks go first, on their own.
+                    sock.write_all(&out).await.unwrap();
+                    out.clear();
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                } else if let Some(d) = publication.answer(&view) {
+                    out.extend_from_slice(&d);
+                }
+            }
+            if sock.write_all(&out).await.is_err() {
+                return;
+            }
+        }
+    });
+    let (out, report) = get(Transport::Unix(path), "/obj", &FetchOptions::default()).await;
+    report.unwrap();
+    assert!(out == data, "object differs");
+}
+
+#[tokio::test]
 async fn a_tampered_segment_fails_verification_naming_it() {
     let data = object(100_000);
     for manifest in [None, Some(32)] {
