@@ -114,6 +114,17 @@ fn publish(data: &Bytes, key: SigningKey, payload: usize, manifest: Option<usize
     .unwrap()
 }
 
+/// An Ed25519-signed publication of `data` in 1000-B segments (signed one by one, or by
+/// manifests of `manifest`) and fetch options that verify it against its key.
+fn signed(data: &Bytes, manifest: Option<usize>) -> (Publication, FetchOptions) {
+    let key = SigningKey::generate(SignatureKind::Ed25519).unwrap();
+    let options = FetchOptions {
+        verify: key.verify_key(),
+        ..FetchOptions::default()
+    };
+    (publish(data, key, 1000, manifest), options)
+}
+
 #[tokio::test]
 async fn every_signature_kind_and_manifests_arrive_identical_and_verified() {
     let data = object(300_000);
@@ -235,9 +246,7 @@ async fn data_never_asked_for_is_ignored_however_far_ahead_its_number() {
     // arrives: that meant a table of 2^40 slots, an allocation failure and an abort.
     let data = object(100_000);
     for manifest in [None, Some(32)] {
-        let key = SigningKey::generate(SignatureKind::Ed25519).unwrap();
-        let verify = key.verify_key();
-        let mut publication = publish(&data, key, 1000, manifest);
+        let (mut publication, options) = signed(&data, manifest);
         let mut inject = Vec::new();
         for name in [
             "/obj/v=7/seg=1099511627776",
@@ -249,10 +258,6 @@ async fn data_never_asked_for_is_ignored_however_far_ahead_its_number() {
             inject.push(d.encode());
         }
         let (transport, _) = producer_injecting(publication, |_| false, inject).await;
-        let options = FetchOptions {
-            verify,
-            ..FetchOptions::default()
-        };
         let (out, report) = get(transport, "/obj", &options).await;
         report.unwrap_or_else(|e| panic!("{manifest:?}: {e}"));
         assert!(out == data, "{manifest:?}: object differs");
@@ -491,9 +496,7 @@ async fn a_nack_for_an_interest_never_sent_is_ignored_however_far_ahead_its_numb
     use nameway_wire::{Interest, NackReason};
     let data = object(100_000);
     for manifest in [None, Some(32)] {
-        let key = SigningKey::generate(SignatureKind::Ed25519).unwrap();
-        let verify = key.verify_key();
-        let publication = publish(&data, key, 1000, manifest);
+        let (publication, options) = signed(&data, manifest);
         let inject = [
             "/obj/v=7/seg=1099511627776",
             "/obj/v=7/32=manifest/seg=1099511627776",
@@ -508,10 +511,6 @@ async fn a_nack_for_an_interest_never_sent_is_ignored_however_far_ahead_its_numb
         })
         .collect();
         let (transport, _) = producer_injecting(publication, |_| false, inject).await;
-        let options = FetchOptions {
-            verify,
-            ..FetchOptions::default()
-        };
         let (out, report) = get(transport, "/obj/v=7", &options).await;
         let report = report.unwrap_or_else(|e| panic!("{manifest:?}: {e}"));
         assert!(out == data, "{manifest:?}: object differs");
@@ -543,18 +542,15 @@ async fn an_unbounded_window_with_verification_fetches_the_whole_object() {
     // fetch may ask, the window as u64, saturated to u64::MAX and overflowed when added to.
     let data = object(100_000);
     for manifest in [None, Some(32)] {
-        let key = SigningKey::generate(SignatureKind::Ed25519).unwrap();
-        let verify = key.verify_key();
-        let publication = publish(&data, key, 1000, manifest);
+        let (publication, options) = signed(&data, manifest);
         let (transport, _) = producer(publication, |_| false).await;
         let options = FetchOptions {
-            verify,
             cc: CcOptions {
                 kind: CcKind::Aimd,
                 initial_window: 8.0,
                 max_window: f64::INFINITY,
             },
-            ..FetchOptions::default()
+            ..options
         };
         let (out, report) = get(transport, "/obj/v=7", &options).await;
         report.unwrap_or_else(|e| panic!("{manifest:?}: {e}"));
