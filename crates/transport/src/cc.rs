@@ -21,8 +21,9 @@
 //!   - for both, a loss while the path shows no queue is taken as random, not congestion, as
 //!     TCP Veno does (Fu and Liew, 2003): the segments this fetch keeps queued in the network,
 //!     window × (1 − min RTT / last RTT), are fewer than [`RANDOM_LOSS_BACKLOG`], so the window
-//!     is cut to 0.8 instead of 0.5 or 0.7 (and CUBIC's estimate of standard TCP then grows
-//!     one segment per RTT, as AIMD does after the same cut, not 0.53). A loss at a full
+//!     is cut to what the path delivered in the last two rounds, rate × min RTT (TCP
+//!     Westwood+) but never below 0.8 of it, instead of 0.5 or 0.7 (CUBIC's estimate of
+//!     standard TCP then grows one segment per RTT, as AIMD does, not 0.53). A loss at a full
 //!     buffer comes with the RTT inflated by that buffer and still gets the full cut; a lossy
 //!     link (radio) no longer keeps the window at the size the loss rate alone allows;
 //!   - `delay`: RAAQM-like delay-based control (Carofiglio et al.): each RTT sample between
@@ -234,6 +235,11 @@ pub struct Controller {
     pub decreases: u64,
     /// Largest window reached.
     pub peak: f64,
+    /// Delivery rate (segments per second) of the last two rounds of one smoothed RTT, and
+    /// where the current round began (time, segments delivered by then).
+    rates: [f64; 2],
+    delivered: u64,
+    rate_mark: Option<(Instant, u64)>,
 }
 
 /// CUBIC's scaling constant.
@@ -309,6 +315,9 @@ impl Controller {
             hystart_exits: 0,
             decreases: 0,
             peak: cwnd,
+            rates: [0.0; 2],
+            delivered: 0,
+            rate_mark: None,
         }
     }
 
@@ -329,6 +338,7 @@ impl Controller {
             self.hystart(now, rtt, srtt);
             self.last_rtt = Some(rtt);
         }
+        self.measure_rate(now, srtt);
         match self.options.kind {
             CcKind::Fixed => {}
             CcKind::Aimd => {
@@ -381,7 +391,12 @@ impl Controller {
         self.w_est_alpha = if random { 1.0 } else { CUBIC_ALPHA };
         if random {
             self.random_losses += 1;
-            self.decrease(now, beta.max(RANDOM_LOSS_BETA));
+            // Westwood+ (Mascolo et al.): back to what the path delivered, rate × min RTT,
+            // when that is more than Veno's 0.8: with no queue the window was all in use and
+            // the loss says nothing about capacity.
+            let floor = self.cwnd * beta.max(RANDOM_LOSS_BETA);
+            let delivered = self.delivered_window().min(self.cwnd);
+            self.decrease(now, floor.max(delivered) / self.cwnd);
         } else {
             self.decrease(now, beta);
         }
@@ -464,6 +479,28 @@ impl Controller {
                 self.css = None;
             }
         }
+    }
+
+    /// Counts one delivered segment; at each round of one smoothed RTT (at least 1 ms) the
+    /// round's delivery rate replaces the older of the two kept.
+    fn measure_rate(&mut self, now: Instant, srtt: Duration) {
+        self.delivered += 1;
+        let Some((start, at)) = self.rate_mark else {
+            self.rate_mark = Some((now, self.delivered));
+            return;
+        };
+        let elapsed = now.saturating_duration_since(start);
+        if elapsed >= srtt.max(Duration::from_millis(1)) {
+            let rate = (self.delivered - at) as f64 / elapsed.as_secs_f64();
+            self.rates = [self.rates[1], rate];
+            self.rate_mark = Some((now, self.delivered));
+        }
+    }
+
+    /// The window the path delivered in the last two rounds: the higher rate × min RTT.
+    fn delivered_window(&self) -> f64 {
+        let rate = self.rates[0].max(self.rates[1]);
+        self.min_rtt.map_or(0.0, |m| rate * m.as_secs_f64())
     }
 
     fn decrease(&mut self, now: Instant, beta: f64) {
@@ -638,6 +675,35 @@ mod tests {
             assert!((c.cwnd - before * beta).abs() < 1e-9, "{kind}");
             assert_eq!(c.decreases, 1);
             assert_eq!(c.random_losses, 0);
+        }
+    }
+
+    #[test]
+    fn a_random_loss_keeps_the_window_the_path_delivered() {
+        let ms = Duration::from_millis;
+        for kind in [CcKind::Aimd, CcKind::Cubic] {
+            // A window of 20 over a 10-ms path with no queue, acknowledged every `gap`.
+            let lost_after = |gap: Duration| {
+                let mut c = Controller::new(CcOptions {
+                    kind,
+                    initial_window: 20.0,
+                    max_window: 20.0,
+                });
+                let mut now = Instant::now();
+                for _ in 0..400 {
+                    now += gap;
+                    c.on_ack(now, Some(ms(10)), ms(10));
+                }
+                c.on_loss(now, now);
+                assert_eq!((c.decreases, c.random_losses), (1, 1), "{kind}");
+                c.cwnd
+            };
+            // 2000 segments/s x 10 ms: the whole window was in use, so it stays (Westwood+).
+            let kept = lost_after(Duration::from_micros(500));
+            assert!(kept > 19.0 && kept <= 20.0, "{kind}: {kept}");
+            // Half that rate: a window of 10 delivered, so Veno's 0.8 applies.
+            let kept = lost_after(ms(1));
+            assert!((kept - 16.0).abs() < 1e-9, "{kind}: {kept}");
         }
     }
 
