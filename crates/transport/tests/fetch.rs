@@ -349,6 +349,70 @@ async fn a_repeated_nack_for_the_metadata_interest_does_not_end_discovery() {
 }
 
 #[tokio::test]
+async fn duplicates_do_not_put_off_the_tail_loss_probe() {
+    // The last segment's first Interest is lost, while a stale copy of segment 0 keeps
+    // arriving every 5 ms: duplicates are no progress, so the probe (two RTTs, at least
+    // 10 ms) finds the loss, not the RTO (200 ms at least). Duplicates used to count as
+    // progress and put the probe off until the RTO fired.
+    let data = object(10_000);
+    let mut publication = publish(&data, SigningKey::Digest, 1000, None);
+    let stale = publication.segment(0).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    tokio::spawn(async move {
+        let (sock, _) = listener.accept().await.unwrap();
+        let (mut rx, mut tx) = sock.into_split();
+        let (out_tx, mut out_rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+        let stale_tx = out_tx.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                if stale_tx.send(stale.to_vec()).is_err() {
+                    return;
+                }
+            }
+        });
+        tokio::spawn(async move {
+            while let Some(bytes) = out_rx.recv().await {
+                if tx.write_all(&bytes).await.is_err() {
+                    return;
+                }
+            }
+        });
+        let mut framer = StreamFramer::default();
+        let mut last_dropped = false;
+        loop {
+            if rx.read_buf(framer.read_buffer()).await.unwrap_or(0) == 0 {
+                return;
+            }
+            while let Some(packet) = framer.next_packet().unwrap() {
+                let view = InterestView::new_checked(packet).unwrap();
+                if !last_dropped && view.name().to_string().ends_with("seg=9") {
+                    last_dropped = true;
+                    continue;
+                }
+                if let Some(d) = publication.answer(&view) {
+                    let _ = out_tx.send(d.to_vec());
+                }
+            }
+        }
+    });
+    let options = FetchOptions {
+        cc: CcOptions {
+            kind: CcKind::Fixed,
+            initial_window: 16.0,
+            max_window: 16.0,
+        },
+        ..FetchOptions::default()
+    };
+    let (out, report) = get(Transport::Unix(path), "/obj/v=7", &options).await;
+    let report = report.unwrap();
+    assert!(out == data, "object differs");
+    assert_eq!((report.probes, report.timeouts), (1, 0), "{report:?}");
+}
+
+#[tokio::test]
 async fn a_tampered_segment_fails_verification_naming_it() {
     let data = object(100_000);
     for manifest in [None, Some(32)] {
