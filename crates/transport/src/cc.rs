@@ -396,9 +396,9 @@ impl Controller {
             // the loss says nothing about capacity.
             let floor = self.cwnd * beta.max(RANDOM_LOSS_BETA);
             let delivered = self.delivered_window().min(self.cwnd);
-            self.decrease(now, floor.max(delivered) / self.cwnd);
+            self.cut_to(now, floor.max(delivered));
         } else {
-            self.decrease(now, beta);
+            self.cut_to(now, self.cwnd * beta);
         }
     }
 
@@ -503,10 +503,10 @@ impl Controller {
         self.min_rtt.map_or(0.0, |m| rate * m.as_secs_f64())
     }
 
-    fn decrease(&mut self, now: Instant, beta: f64) {
+    /// Cuts the window to `window`: at least two segments, but never growing a window of one.
+    fn cut_to(&mut self, now: Instant, window: f64) {
         self.css = None;
-        // At least two segments after a cut, but a cut never grows a window of one.
-        self.cwnd = (self.cwnd * beta)
+        self.cwnd = window
             .max(2.0_f64.min(self.options.max_window))
             .min(self.cwnd);
         self.ssthresh = self.cwnd;
@@ -576,7 +576,7 @@ impl Controller {
             return;
         }
         if self.uniform() < p {
-            self.decrease(now, DELAY_BETA);
+            self.cut_to(now, self.cwnd * DELAY_BETA);
         }
     }
 

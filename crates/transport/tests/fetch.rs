@@ -30,6 +30,14 @@ fn object(len: usize) -> Bytes {
         .collect()
 }
 
+/// A Unix socket listening in a fresh directory (kept as long as the `TempDir` lives).
+fn listen() -> (tempfile::TempDir, std::path::PathBuf, UnixListener) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    (dir, path, listener)
+}
+
 /// Answers Interests from `publication` on one accepted connection, dropping every Interest
 /// for which `drop(i)` is true (`i` counts Interests received). Returns the Interest counter.
 async fn producer(
@@ -45,9 +53,7 @@ async fn producer_injecting(
     drop: impl Fn(u64) -> bool + Send + 'static,
     mut inject: Vec<Bytes>,
 ) -> (Transport, Arc<AtomicU64>) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("p.sock");
-    let listener = UnixListener::bind(&path).unwrap();
+    let (dir, path, listener) = listen();
     let count = Arc::new(AtomicU64::new(0));
     let seen = count.clone();
     let mut publication = publication;
@@ -311,9 +317,7 @@ async fn a_repeated_nack_for_the_metadata_interest_does_not_end_discovery() {
     use nameway_wire::NackReason;
     let data = object(10_000);
     let mut publication = publish(&data, SigningKey::Digest, 1000, None);
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("p.sock");
-    let listener = UnixListener::bind(&path).unwrap();
+    let (_dir, path, listener) = listen();
     tokio::spawn(async move {
         let (mut sock, _) = listener.accept().await.unwrap();
         let mut framer = StreamFramer::default();
@@ -357,9 +361,7 @@ async fn duplicates_do_not_put_off_the_tail_loss_probe() {
     let data = object(10_000);
     let mut publication = publish(&data, SigningKey::Digest, 1000, None);
     let stale = publication.segment(0).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("p.sock");
-    let listener = UnixListener::bind(&path).unwrap();
+    let (_dir, path, listener) = listen();
     tokio::spawn(async move {
         let (sock, _) = listener.accept().await.unwrap();
         let (mut rx, mut tx) = sock.into_split();
