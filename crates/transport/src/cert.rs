@@ -38,6 +38,16 @@ pub enum CertError {
     /// No ValidityPeriod in its SignatureInfo.
     #[error("certificate {0} has no ValidityPeriod")]
     NoValidity(String),
+    /// A NotBefore or NotAfter not in the ISO 8601 basic format NDN certificates use.
+    #[error("certificate {name} has a malformed ValidityPeriod ({field} {value:?}; expected YYYYMMDDThhmmss, UTC)")]
+    BadValidity {
+        /// The certificate.
+        name: String,
+        /// `NotBefore` or `NotAfter`.
+        field: &'static str,
+        /// What it holds (invalid UTF-8 shown replaced).
+        value: String,
+    },
     /// Outside its ValidityPeriod now.
     #[error("certificate {name} is not valid now ({not_before} .. {not_after}, now {now})")]
     Expired {
@@ -125,6 +135,15 @@ impl Certificate {
         let Some(vp) = info.validity_period else {
             return Err(CertError::NoValidity(shown));
         };
+        for (field, value) in [("NotBefore", &vp.not_before), ("NotAfter", &vp.not_after)] {
+            if !is_basic_iso8601(value) {
+                return Err(CertError::BadValidity {
+                    name: shown,
+                    field,
+                    value: String::from_utf8_lossy(value).into_owned(),
+                });
+            }
+        }
         let key_der = data.content.clone().unwrap_or_default();
         let key = VerifyKey::from_public_der(&key_der).ok_or(CertError::BadKey(shown))?;
         let issuer = match info.key_locator {
@@ -357,6 +376,31 @@ impl Certificate {
 /// before today).
 const MAX_VALIDITY_SECS: u64 = 253_402_300_799;
 
+/// Whether `s` is a time in the form a ValidityPeriod must use, `YYYYMMDDThhmmss` (ISO 8601
+/// basic format, UTC, as ndn-cxx writes and requires it), with month, day, hour, minute and
+/// second in range. Validity is checked by comparing these strings, which orders them in time
+/// only when every one has this form.
+fn is_basic_iso8601(s: &[u8]) -> bool {
+    let Ok(s) = <&[u8; 15]>::try_from(s) else {
+        return false;
+    };
+    let digits = |r: std::ops::Range<usize>| {
+        s.get(r).and_then(|d| {
+            d.iter().try_fold(0u32, |n, &c| {
+                c.is_ascii_digit().then(|| n * 10 + u32::from(c - b'0'))
+            })
+        })
+    };
+    let in_range = |r, lo, hi| digits(r).is_some_and(|n| (lo..=hi).contains(&n));
+    s[8] == b'T'
+        && digits(0..4).is_some()
+        && in_range(4..6, 1, 12)
+        && in_range(6..8, 1, 31)
+        && in_range(9..11, 0, 23)
+        && in_range(11..13, 0, 59)
+        && in_range(13..15, 0, 59)
+}
+
 /// `secs` since the Unix epoch as ISO 8601 basic format, UTC: `YYYYMMDDThhmmss`.
 pub fn iso8601(secs: u64) -> String {
     let days = secs / 86_400;
@@ -476,5 +520,47 @@ mod tests {
             cert.check_validity(),
             Err(CertError::Expired { .. })
         ));
+    }
+
+    /// A certificate whose ValidityPeriod, signed as it is, holds `not_before` and `not_after`.
+    fn with_validity(not_before: &[u8], not_after: &[u8]) -> Bytes {
+        let key = SigningKey::generate(SignatureKind::Ed25519).unwrap();
+        let id: Name = "/a".parse().unwrap();
+        let cert = Certificate::issue(&key, &id, None, 30).unwrap();
+        let mut data = Data::decode(cert.wire()).unwrap();
+        data.signature_info.validity_period = Some(ValidityPeriod {
+            not_before: Bytes::copy_from_slice(not_before),
+            not_after: Bytes::copy_from_slice(not_after),
+        });
+        let signer = key.with_name_locator(cert.name().prefix(id.len() + 2));
+        data.sign(signer.signer()).unwrap();
+        data.encode()
+    }
+
+    #[test]
+    fn a_validity_period_not_in_the_basic_iso_format_is_refused() {
+        // Validity is checked by comparing strings, so "0" .. "9" would have been valid from
+        // the year 0 for ever; ndn-cxx refuses anything but YYYYMMDDThhmmss as well.
+        assert!(Certificate::decode(with_validity(b"20260101T000000", b"20991231T235959")).is_ok());
+        for (nb, na) in [
+            (&b"0"[..], &b"9"[..]),
+            (b"20260101T000000", b"99999999999999999"),
+            (b"20260101T000000", b"2099-12-31T23:59"),
+            (b"20260101T000000", b"20991231 235959"),
+            (b"2026010100000", b"20991231T235959"),
+            (b"20260101T00000\xff", b"20991231T235959"),
+            (b"20261301T000000", b"20991231T235959"),
+            (b"20260101T000000", b"20991231T246000"),
+            (b"", b""),
+        ] {
+            let err = Certificate::decode(with_validity(nb, na)).unwrap_err();
+            assert!(
+                matches!(err, CertError::BadValidity { .. }),
+                "{:?} .. {:?}: {err}",
+                String::from_utf8_lossy(nb),
+                String::from_utf8_lossy(na)
+            );
+            assert!(err.to_string().contains("YYYYMMDDThhmmss"), "{err}");
+        }
     }
 }

@@ -79,9 +79,10 @@ pub enum ManifestError {
 }
 
 impl Manifest {
-    /// The segment numbers covered.
+    /// The segment numbers covered (the end saturates at 2^64 - 1; [`Manifest::decode`]
+    /// refuses a manifest whose pointers would run past it).
     pub fn segments(&self) -> std::ops::Range<u64> {
-        self.start_segment..self.start_segment + self.digests.len() as u64
+        self.start_segment..self.start_segment.saturating_add(self.digests.len() as u64)
     }
 
     /// The digest listed for `segment`, if this manifest covers it.
@@ -163,10 +164,17 @@ impl Manifest {
                 }
             }
         }
+        let start_segment = start.ok_or(ManifestError::Malformed("no StartSegmentId"))?;
+        let digests = digests.ok_or(ManifestError::Malformed("no Ptrs"))?;
+        if start_segment.checked_add(digests.len() as u64).is_none() {
+            return Err(ManifestError::Malformed(
+                "Ptrs run past the last segment number",
+            ));
+        }
         Ok(Self {
-            start_segment: start.ok_or(ManifestError::Malformed("no StartSegmentId"))?,
+            start_segment,
             leaf_size,
-            digests: digests.ok_or(ManifestError::Malformed("no Ptrs"))?,
+            digests,
         })
     }
 }
@@ -256,5 +264,27 @@ mod tests {
         let last = bad.len() - 33;
         bad[last] = 31; // Ptrs length no longer a multiple of 32
         assert!(Manifest::decode(&bad).is_err());
+    }
+
+    #[test]
+    fn pointers_past_the_last_segment_number_are_refused() {
+        // A hostile manifest starting at 2^64 - 1 with two digests would name a segment
+        // beyond any segment number (its range overflowed).
+        let m = Manifest {
+            start_segment: u64::MAX,
+            leaf_size: 1,
+            digests: vec![[7; 32]; 2],
+        };
+        assert_eq!(m.segments(), u64::MAX..u64::MAX, "saturates");
+        assert!(matches!(
+            Manifest::decode(&m.encode()),
+            Err(ManifestError::Malformed(_))
+        ));
+        let last = Manifest {
+            start_segment: u64::MAX - 1,
+            digests: vec![[7; 32]],
+            ..m
+        };
+        assert_eq!(Manifest::decode(&last.encode()).unwrap(), last);
     }
 }
