@@ -15,6 +15,7 @@ pub mod cc;
 pub mod cert;
 pub mod client;
 pub mod consumer;
+pub mod fuzzing;
 pub mod keys;
 pub mod manifest;
 pub mod naming;
