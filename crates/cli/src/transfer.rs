@@ -77,10 +77,10 @@ pub(crate) struct GetArgs {
     #[arg(long, default_value = "cubic")]
     cc: CcKind,
     /// Initial window in segments (the whole window with --cc fixed).
-    #[arg(long, short = 'w', default_value_t = 2.0)]
+    #[arg(long, short = 'w', default_value_t = 2.0, value_parser = nameway_transport::cc::parse_window)]
     window: f64,
-    /// Largest window in segments.
-    #[arg(long, default_value_t = 4096.0)]
+    /// Largest window in segments (`inf`: no limit).
+    #[arg(long, default_value_t = 4096.0, value_parser = nameway_transport::cc::parse_window)]
     max_window: f64,
     /// Verify with this public key (SubjectPublicKeyInfo PEM or DER, from `nameway key
     /// generate`): per packet, or by manifest when the segments carry DigestSha256.

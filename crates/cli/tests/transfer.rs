@@ -773,3 +773,27 @@ fn the_c_example_sends_and_receives_an_object_through_the_daemon() {
         "{err}"
     );
 }
+
+/// A window is a number of segments, at least one (or `inf`, no limit): `nan` or `0` used to
+/// be taken as a window of 1 without a word.
+#[test]
+fn a_window_that_is_not_a_number_of_segments_is_refused() {
+    for (flag, value) in [
+        ("--window", "nan"),
+        ("--window", "0"),
+        ("--window", "0.5"),
+        ("--max-window", "NaN"),
+        ("--max-window", "0"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_nameway"))
+            .args(["get", "/x", flag, value])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {err}");
+        assert!(
+            err.contains("a number of segments, 1 or more"),
+            "{flag} {value}: {err}"
+        );
+    }
+}

@@ -134,13 +134,7 @@ impl Socket {
                     .map_err(|_| format!("payload size {value:?} is not a number"))?;
             }
             opt::CC => self.cc = value.parse()?,
-            opt::WINDOW => {
-                self.window = Some(
-                    value
-                        .parse()
-                        .map_err(|_| format!("window {value:?} is not a number"))?,
-                );
-            }
+            opt::WINDOW => self.window = Some(nameway_transport::cc::parse_window(value)?),
             other => return Err(format!("unknown option {other}")),
         }
         Ok(())

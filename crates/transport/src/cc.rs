@@ -196,6 +196,20 @@ impl Default for CcOptions {
     }
 }
 
+/// A window size as a user writes it (`--window`, `--max-window`, `NW_OPT_WINDOW`): a number
+/// of segments, 1 or more, possibly fractional, or `inf` for no limit; `nan` and anything
+/// under 1 are refused.
+///
+/// # Errors
+/// One line naming the value.
+pub fn parse_window(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|w| *w >= 1.0)
+        .ok_or_else(|| format!("window {text:?} is not a number of segments, 1 or more (or inf)"))
+}
+
 /// A congestion window that grows on acknowledgements and shrinks on loss.
 #[derive(Clone, Debug)]
 pub struct Controller {
@@ -967,6 +981,17 @@ mod tests {
             1 => (0u32..50_000, 0u32..2_000_000)
                 .prop_map(|(after_us, sent_ago_us)| Event::Loss { after_us, sent_ago_us }),
         ]
+    }
+
+    #[test]
+    fn windows_are_numbers_of_segments_or_inf() {
+        assert_eq!(parse_window("64"), Ok(64.0));
+        assert_eq!(parse_window(" 1.5 "), Ok(1.5));
+        assert_eq!(parse_window("inf"), Ok(f64::INFINITY));
+        for bad in ["nan", "NaN", "0", "0.99", "-3", "-inf", "", "many"] {
+            let err = parse_window(bad).unwrap_err();
+            assert!(err.contains("1 or more"), "{bad:?}: {err}");
+        }
     }
 
     proptest::proptest! {
