@@ -33,11 +33,25 @@ pub(crate) struct CaptureArgs {
     /// Stop after this many packets.
     #[arg(short = 'c', long)]
     count: Option<u64>,
-    /// Stop after this many seconds.
-    #[arg(long)]
+    /// Stop after this many seconds (`inf`: no limit).
+    #[arg(long, value_parser = parse_seconds)]
     duration: Option<f64>,
     #[command(flatten)]
     out: JsonFlag,
+}
+
+/// `--duration`: seconds, 0 or more, or `inf`.
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| *s >= 0.0)
+        .ok_or_else(|| format!("{text:?} is not a number of seconds, 0 or more (or inf)"))
+}
+
+/// When a capture of `seconds` started at `now` ends: never, when that is too far to count.
+fn deadline(now: tokio::time::Instant, seconds: Option<f64>) -> Option<tokio::time::Instant> {
+    now.checked_add(Duration::try_from_secs_f64(seconds?.max(0.0)).ok()?)
 }
 
 /// One captured packet, decoded from the forwarder's record.
@@ -202,9 +216,7 @@ pub(crate) async fn run(transport: Option<&str>, args: &CaptureArgs) -> anyhow::
         ..ControlParameters::default()
     };
     c.command_ok("capture", "start", &params).await?;
-    let deadline = args
-        .duration
-        .map(|s| tokio::time::Instant::now() + Duration::from_secs_f64(s.max(0.0)));
+    let deadline = deadline(tokio::time::Instant::now(), args.duration);
     let mut seen = 0u64;
     let mut stdout = std::io::stdout().lock();
     loop {
@@ -286,6 +298,23 @@ pub(crate) async fn run(transport: Option<&str>, args: &CaptureArgs) -> anyhow::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_duration_too_long_to_count_means_no_limit_and_nan_is_refused() {
+        let now = tokio::time::Instant::now();
+        assert_eq!(deadline(now, Some(2.0)), Some(now + Duration::from_secs(2)));
+        assert_eq!(deadline(now, Some(0.0)), Some(now));
+        assert_eq!(deadline(now, None), None);
+        // `--duration inf` or 1e30 seconds: Duration::from_secs_f64 panicked.
+        assert_eq!(deadline(now, Some(f64::INFINITY)), None);
+        assert_eq!(deadline(now, Some(1e30)), None);
+        assert_eq!(deadline(now, Some(1.8e19)), None, "past Instant's range");
+        assert_eq!(parse_seconds("1.5"), Ok(1.5));
+        assert_eq!(parse_seconds("inf"), Ok(f64::INFINITY));
+        for bad in ["nan", "-1", "soon"] {
+            assert!(parse_seconds(bad).unwrap_err().contains("seconds"), "{bad}");
+        }
+    }
 
     #[test]
     fn frames_carry_the_packet_behind_valid_headers() {
