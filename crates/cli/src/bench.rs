@@ -151,12 +151,33 @@ pub(crate) fn run(transport: Option<&str>, args: &ForwarderBenchArgs) -> anyhow:
     rt.block_on(bench(transport, args))
 }
 
+/// Largest `--consumers` count.
+const MAX_CONSUMERS: usize = 4096;
+/// Largest `--threads`.
+const MAX_THREADS: usize = 1024;
+/// Largest `--window` (per consumer).
+const MAX_WINDOW: usize = 1 << 16;
+
 fn check(args: &ForwarderBenchArgs) -> anyhow::Result<()> {
     if args.consumers.is_empty() || args.consumers.contains(&0) {
         bail!("--consumers needs counts of at least 1");
     }
     if args.window == 0 || args.runs == 0 || args.interests == 0 {
         bail!("--window, --runs and --interests must be at least 1");
+    }
+    // Beyond these a run only exhausts memory or file descriptors (a window or a thread
+    // count of 2^64 aborted on allocation).
+    if let Some(n) = args.consumers.iter().find(|&&n| n > MAX_CONSUMERS) {
+        bail!("--consumers {n} is more connections than a benchmark can open: use at most {MAX_CONSUMERS}");
+    }
+    if args.threads > MAX_THREADS {
+        bail!(
+            "--threads {} is more than a runtime can start: use at most {MAX_THREADS}",
+            args.threads
+        );
+    }
+    if args.window > MAX_WINDOW {
+        bail!("--window {} is more Interests in flight than a consumer can track: use at most {MAX_WINDOW}", args.window);
     }
     if args.payload > 8000 {
         bail!(

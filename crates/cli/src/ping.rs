@@ -56,7 +56,7 @@ pub(crate) struct PingArgs {
 pub(crate) struct PingServerArgs {
     /// Prefix to serve; <prefix>/ping is registered.
     prefix: String,
-    /// Content size of each reply, in bytes (filled with 'a', as ndnpingserver).
+    /// Content size of each reply, in bytes (filled with 'a', as ndnpingserver; at most 8000).
     #[arg(short = 's', long, default_value_t = 0)]
     size: usize,
     /// FreshnessPeriod of replies, in milliseconds.
@@ -300,11 +300,21 @@ fn round(p: f64) -> f64 {
     (p * 100.0).round() / 100.0
 }
 
+/// Largest reply content of `ping-server --size` (the rest of 8800 bytes is for the name and
+/// the signature).
+const MAX_SIZE: usize = 8000;
+
 /// Runs `nameway ping-server` until interrupted (or `--max-pings` answers).
 ///
 /// # Errors
 /// The forwarder cannot be reached or refuses the registration.
 pub(crate) async fn serve(transport: Option<&str>, args: &PingServerArgs) -> anyhow::Result<()> {
+    if args.size > MAX_SIZE {
+        anyhow::bail!(
+            "--size {} does not fit one 8800-byte packet: use at most {MAX_SIZE}",
+            args.size
+        );
+    }
     let prefix = parse_name(&args.prefix)?;
     let served = prefix.append(&Component::generic(Bytes::from_static(b"ping")))?;
     let mut c = client::connect(transport).await?;

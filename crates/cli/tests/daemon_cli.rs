@@ -1005,3 +1005,30 @@ fn the_decoupled_store_is_reconfigured_at_run_time() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("is not a size"), "{}", stderr(&out));
 }
+
+/// Sizes and counts far past what a command can use are refused before it connects, with
+/// one line naming the option: they used to abort on an allocation ("capacity overflow").
+#[test]
+fn sizes_and_counts_past_any_use_are_refused_before_connecting() {
+    let huge = "18446744073709551615";
+    for (args, names) in [
+        (vec!["ping-server", "/p", "--size", huge], "--size"),
+        (vec!["ping-server", "/p", "--size", "9000"], "--size"),
+        (vec!["bench", "--consumers", huge], "--consumers"),
+        (vec!["bench", "--consumers", "1,100000"], "--consumers"),
+        (vec!["bench", "--threads", huge], "--threads"),
+        (vec!["bench", "--window", huge], "--window"),
+    ] {
+        // No forwarder at this address: an error about the option, not the socket.
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_nameway"))
+            .args(["--transport", "unix:///nonexistent/nfd.sock"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(names), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+}

@@ -392,6 +392,11 @@ impl Default for MgmtConfig {
     }
 }
 
+/// Most packets `faces.tx_queue` and `faces.event_queue` may hold.
+const MAX_QUEUE: usize = 1 << 24;
+/// Most `forwarder.io_threads`.
+const MAX_IO_THREADS: usize = 1024;
+
 impl Config {
     /// Parses a TOML document.
     ///
@@ -413,6 +418,21 @@ impl Config {
             != self.faces.websocket_key.as_os_str().is_empty()
         {
             return Err("faces.websocket_cert and faces.websocket_key go together".into());
+        }
+        // Beyond these a queue is a panic waiting for its face (tokio's channels hold at most
+        // 2^61 slots) and a thread count an allocation failure; no use needs more.
+        for (key, value) in [
+            ("faces.tx_queue", self.faces.tx_queue),
+            ("faces.event_queue", self.faces.event_queue),
+        ] {
+            if value > MAX_QUEUE {
+                return Err(format!("{key} must be at most {MAX_QUEUE} packets"));
+            }
+        }
+        if self.forwarder.io_threads > MAX_IO_THREADS {
+            return Err(format!(
+                "forwarder.io_threads must be at most {MAX_IO_THREADS}"
+            ));
         }
         if self.faces.udp_mtu < 576 {
             return Err("faces.udp_mtu must be at least 576".into());
@@ -551,6 +571,33 @@ mod tests {
         assert!(err.contains("[security] identity"), "{err}");
         let ok = "[security]\nidentity = \"/tmp/x\"\n[[face]]\nuri = \"udp4://127.0.0.1:1\"\nsecure = true\nlink_wide = true\n";
         assert!(Config::from_toml(ok).unwrap().validate().is_ok());
+    }
+
+    #[test]
+    fn queues_and_threads_past_any_use_are_refused() {
+        // A channel of 2^62 slots panics in tokio when the face starts (tx_queue: at the first
+        // face, long after startup); 2^62 threads abort on allocation.
+        for (toml, key) in [
+            (
+                "[faces]\ntx_queue = 4611686018427387904\n",
+                "faces.tx_queue",
+            ),
+            (
+                "[faces]\nevent_queue = 4611686018427387904\n",
+                "faces.event_queue",
+            ),
+            ("[faces]\ntx_queue = 16777217\n", "faces.tx_queue"),
+            (
+                "[forwarder]\nio_threads = 4611686018427387904\n",
+                "forwarder.io_threads",
+            ),
+            ("[forwarder]\nio_threads = 1025\n", "forwarder.io_threads"),
+        ] {
+            let err = Config::from_toml(toml).unwrap().validate().unwrap_err();
+            assert!(err.contains(key), "{toml}: {err}");
+        }
+        let most = "[faces]\ntx_queue = 16777216\nevent_queue = 16777216\n[forwarder]\nio_threads = 1024\n";
+        assert!(Config::from_toml(most).unwrap().validate().is_ok());
     }
 
     #[test]

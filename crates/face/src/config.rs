@@ -53,9 +53,11 @@ pub struct FaceSystemConfig {
     /// fragmented LpPackets on stream faces (`allowReassembly` is set only for datagram
     /// faces), and no client fragments on a stream.
     pub stream_reassembly: bool,
-    /// Packets each face's send queue holds; more are dropped and counted. Default 1024.
+    /// Packets each face's send queue holds; more are dropped and counted. Default 1024
+    /// (a value past what a tokio channel holds, 2^61 - 1, is taken as that).
     pub tx_queue: usize,
-    /// Capacity of the event queue toward the forwarder. Default 4096.
+    /// Capacity of the event queue toward the forwarder. Default 4096 (at most 2^61 - 1, as
+    /// `tx_queue`).
     pub event_queue: usize,
     /// How long `create` waits for a TCP connection. Default 10 s.
     pub connect_timeout: Duration,

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use bytes::Bytes;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, watch, Semaphore};
 
 use crate::config::{FaceOptions, FaceSystemConfig};
 use crate::counters::{bump, AtomicCounters, AtomicSystemCounters, SystemCounters};
@@ -85,7 +85,7 @@ impl Shared {
             return Err(FaceError::ShuttingDown);
         }
         let id = FaceId(self.next_id.fetch_add(1, Ordering::Relaxed));
-        let (tx, rx) = mpsc::channel(self.config.tx_queue.max(1));
+        let (tx, rx) = mpsc::channel(self.config.tx_queue.clamp(1, Semaphore::MAX_PERMITS));
         let face = Arc::new(FaceHandle::new(id, params, tx));
         // The system-wide debug faults are for links between forwarders: local faces
         // (applications, management) are left alone.
@@ -95,7 +95,8 @@ impl Shared {
             .filter(|_| face.scope == crate::FaceScope::NonLocal);
         let rx = match fault.or(system_fault) {
             Some(config) => {
-                let (inner_tx, inner_rx) = mpsc::channel(self.config.tx_queue.max(1));
+                let (inner_tx, inner_rx) =
+                    mpsc::channel(self.config.tx_queue.clamp(1, Semaphore::MAX_PERMITS));
                 let config = FaultConfig {
                     seed: config.seed ^ id.0,
                     ..config
@@ -184,7 +185,8 @@ impl FaceSystem {
     pub async fn start(
         config: FaceSystemConfig,
     ) -> Result<(Self, mpsc::Receiver<FaceEvent>), FaceError> {
-        let (events, events_rx) = mpsc::channel(config.event_queue.max(1));
+        let (events, events_rx) =
+            mpsc::channel(config.event_queue.clamp(1, Semaphore::MAX_PERMITS));
         let (guard_tx, guard_rx) = mpsc::channel(1);
         let shared = Arc::new(Shared {
             config,
