@@ -41,7 +41,7 @@ typedef struct nw_socket nw_socket;
 #define NW_OPT_MANIFEST  4  /* producer: digests per manifest, "0" for per-packet signatures */
 #define NW_OPT_PAYLOAD   5  /* producer: payload bytes per segment (default 4400) */
 #define NW_OPT_CC        6  /* consumer: fixed, aimd, cubic (default) or delay */
-#define NW_OPT_WINDOW    7  /* consumer: initial window in segments (the window for fixed) */
+#define NW_OPT_WINDOW    7  /* consumer: initial window in segments (the window for fixed), 1 or more, or "inf" */
 #define NW_OPT_HMAC_KEY  8  /* consumer: HMAC secret file */
 
 nw_socket *nw_socket_new(int kind);

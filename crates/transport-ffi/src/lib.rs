@@ -519,3 +519,55 @@ pub unsafe extern "C" fn nw_close(s: *mut Socket) -> c_int {
     drop(unsafe { Box::from_raw(s) });
     0
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn strerror(s: *mut Socket) -> String {
+        // SAFETY: a live socket; nw_strerror returns its NUL-terminated message.
+        unsafe { CStr::from_ptr(nw_strerror(s)) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    fn bad_option_values_fail_with_a_message_naming_them() {
+        let s = nw_socket_new(NW_CONSUMER);
+        assert!(!s.is_null());
+        for (option, value, says) in [
+            (opt::WINDOW, c"nan", "1 or more"),
+            (opt::WINDOW, c"0", "1 or more"),
+            (opt::CC, c"reno", "reno"),
+            (opt::MANIFEST, c"many", "not a number"),
+            (99, c"x", "unknown option 99"),
+        ] {
+            // SAFETY: a live socket and a NUL-terminated value.
+            assert_eq!(unsafe { nw_setopt(s, option, value.as_ptr()) }, -1);
+            let message = strerror(s);
+            assert!(message.contains(says), "{value:?}: {message}");
+        }
+        for (option, value) in [
+            (opt::WINDOW, c"64"),
+            (opt::WINDOW, c"inf"),
+            (opt::CC, c"aimd"),
+        ] {
+            // SAFETY: as above.
+            assert_eq!(
+                unsafe { nw_setopt(s, option, value.as_ptr()) },
+                0,
+                "{value:?}"
+            );
+        }
+        // SAFETY: NULL socket and NULL value are refused, not dereferenced.
+        assert_eq!(
+            unsafe { nw_setopt(std::ptr::null_mut(), opt::CC, c"aimd".as_ptr()) },
+            -1
+        );
+        // SAFETY: as above.
+        assert_eq!(unsafe { nw_setopt(s, opt::CC, std::ptr::null()) }, -1);
+        // SAFETY: `s` came from nw_socket_new and is not used again.
+        assert_eq!(unsafe { nw_close(s) }, 0);
+    }
+}
