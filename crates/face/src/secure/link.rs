@@ -578,7 +578,7 @@ impl SecureLink {
             let mut rx = lock(&self.rx);
             rx.retain(|s| s.tag != tag);
             for s in rx.iter_mut() {
-                s.retire_ms.get_or_insert(now_ms + overlap);
+                s.retire_ms.get_or_insert(now_ms.saturating_add(overlap));
             }
             if rx.len() >= 2 {
                 rx.remove(0);
@@ -897,7 +897,7 @@ impl SecureLink {
         target.window.mark(sec.counter);
         if let Some(new) = candidate {
             let old = core::mem::replace(&mut session.current, new);
-            session.previous = Some((old, now_ms + self.ctx.overlap_ms()));
+            session.previous = Some((old, now_ms.saturating_add(self.ctx.overlap_ms())));
         }
         let tag_of_newest = rx.last().map(|s| s.tag);
         drop(rx);

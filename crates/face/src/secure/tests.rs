@@ -267,6 +267,30 @@ fn a_rekey_by_time_is_accepted_and_old_keys_retire_after_the_overlap() {
 }
 
 #[test]
+fn an_overlap_too_long_to_count_keeps_the_previous_epoch_instead_of_overflowing() {
+    // Duration::MAX: now + overlap overflowed (a panic in a debug build; in release the
+    // previous epoch wrapped round and retired at once).
+    let settings = SecuritySettings {
+        rekey_interval: Duration::from_secs(1),
+        overlap: Duration::MAX,
+        ..SecuritySettings::default()
+    };
+    let p = pair(
+        SecurityLevel::ChaCha20Poly1305,
+        SecureMode::PerPrefix,
+        settings,
+    );
+    let old = p.a.seal(10, data("/secret/a", b"1")).unwrap();
+    let new = p.a.seal(1500, data("/secret/c", b"3")).unwrap();
+    assert_eq!(p.a.info().counters.rekeys, 1);
+    assert!(p.b.open(1600, new).is_ok());
+    assert!(
+        p.b.open(1_000_000_000, old).is_ok(),
+        "the previous epoch never retires"
+    );
+}
+
+#[test]
 fn forged_key_ids_do_not_move_the_receiver() {
     let p = pair(
         SecurityLevel::ChaCha20Poly1305,
