@@ -22,7 +22,7 @@ use nameway_wire::Name;
 use serde::Serialize;
 
 use crate::bench_load::{self, ConsumerPlan, ConsumerResult, DataGen, InterestGen};
-use crate::client::{parse_name, random_u32, Client, Conn, Transport};
+use crate::client::{check_content_size, parse_name, random_u32, Client, Conn, Transport};
 use crate::output::{outln, print_json, write_out, Table};
 
 /// Linux reports utime and stime in USER_HZ ticks, 100 per second on every architecture's
@@ -179,13 +179,7 @@ fn check(args: &ForwarderBenchArgs) -> anyhow::Result<()> {
     if args.window > MAX_WINDOW {
         bail!("--window {} is more Interests in flight than a consumer can track: use at most {MAX_WINDOW}", args.window);
     }
-    if args.payload > 8000 {
-        bail!(
-            "--payload {} does not fit one 8800-byte packet: use at most 8000",
-            args.payload
-        );
-    }
-    Ok(())
+    check_content_size("--payload", args.payload)
 }
 
 async fn bench(transport: Option<&str>, args: &ForwarderBenchArgs) -> anyhow::Result<ExitCode> {

@@ -5,6 +5,23 @@ pub(crate) use nameway_transport::client::*;
 
 use nameway_wire::Name;
 
+/// Most content bytes a command puts in one Data (`bench --payload`, `ping-server --size`): the
+/// rest of an 8800-byte packet is for the name and the signature.
+pub(crate) const MAX_CONTENT: usize = 8000;
+
+/// Refuses a content size given with `option` that does not fit one packet.
+///
+/// # Errors
+/// `size` is above [`MAX_CONTENT`].
+pub(crate) fn check_content_size(option: &str, size: usize) -> anyhow::Result<()> {
+    if size > MAX_CONTENT {
+        anyhow::bail!(
+            "{option} {size} does not fit one 8800-byte packet: use at most {MAX_CONTENT}"
+        );
+    }
+    Ok(())
+}
+
 /// Parses a name typed by the user, saying what is wrong.
 ///
 /// # Errors

@@ -300,21 +300,12 @@ fn round(p: f64) -> f64 {
     (p * 100.0).round() / 100.0
 }
 
-/// Largest reply content of `ping-server --size` (the rest of 8800 bytes is for the name and
-/// the signature).
-const MAX_SIZE: usize = 8000;
-
 /// Runs `nameway ping-server` until interrupted (or `--max-pings` answers).
 ///
 /// # Errors
 /// The forwarder cannot be reached or refuses the registration.
 pub(crate) async fn serve(transport: Option<&str>, args: &PingServerArgs) -> anyhow::Result<()> {
-    if args.size > MAX_SIZE {
-        anyhow::bail!(
-            "--size {} does not fit one 8800-byte packet: use at most {MAX_SIZE}",
-            args.size
-        );
-    }
+    client::check_content_size("--size", args.size)?;
     let prefix = parse_name(&args.prefix)?;
     let served = prefix.append(&Component::generic(Bytes::from_static(b"ping")))?;
     let mut c = client::connect(transport).await?;

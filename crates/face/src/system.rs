@@ -24,6 +24,12 @@ use crate::unix::UnixSocketFile;
 use crate::uri::FaceUri;
 use crate::{fault, tcp, udp, unix};
 
+/// Slots of a queue configured to hold `n` packets: at least one, and at most what a tokio
+/// channel holds (it panics beyond).
+fn slots(n: usize) -> usize {
+    n.clamp(1, Semaphore::MAX_PERMITS)
+}
+
 /// Locks a mutex, ignoring poisoning: every critical section leaves the data consistent.
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -85,7 +91,7 @@ impl Shared {
             return Err(FaceError::ShuttingDown);
         }
         let id = FaceId(self.next_id.fetch_add(1, Ordering::Relaxed));
-        let (tx, rx) = mpsc::channel(self.config.tx_queue.clamp(1, Semaphore::MAX_PERMITS));
+        let (tx, rx) = mpsc::channel(slots(self.config.tx_queue));
         let face = Arc::new(FaceHandle::new(id, params, tx));
         // The system-wide debug faults are for links between forwarders: local faces
         // (applications, management) are left alone.
@@ -95,8 +101,7 @@ impl Shared {
             .filter(|_| face.scope == crate::FaceScope::NonLocal);
         let rx = match fault.or(system_fault) {
             Some(config) => {
-                let (inner_tx, inner_rx) =
-                    mpsc::channel(self.config.tx_queue.clamp(1, Semaphore::MAX_PERMITS));
+                let (inner_tx, inner_rx) = mpsc::channel(slots(self.config.tx_queue));
                 let config = FaultConfig {
                     seed: config.seed ^ id.0,
                     ..config
@@ -185,8 +190,7 @@ impl FaceSystem {
     pub async fn start(
         config: FaceSystemConfig,
     ) -> Result<(Self, mpsc::Receiver<FaceEvent>), FaceError> {
-        let (events, events_rx) =
-            mpsc::channel(config.event_queue.clamp(1, Semaphore::MAX_PERMITS));
+        let (events, events_rx) = mpsc::channel(slots(config.event_queue));
         let (guard_tx, guard_rx) = mpsc::channel(1);
         let shared = Arc::new(Shared {
             config,

@@ -240,18 +240,23 @@ fn rekeys_lose_nothing_even_reordered_across_the_boundary() {
     assert!(b.rx_key_ids.iter().any(|k| k & 0xffff == 9));
 }
 
-#[test]
-fn a_rekey_by_time_is_accepted_and_old_keys_retire_after_the_overlap() {
+/// A pair that rekeys every second and keeps the previous epoch for `overlap`.
+fn rekeying_pair(overlap: Duration) -> Pair {
     let settings = SecuritySettings {
         rekey_interval: Duration::from_secs(1),
-        overlap: Duration::from_secs(2),
+        overlap,
         ..SecuritySettings::default()
     };
-    let p = pair(
+    pair(
         SecurityLevel::ChaCha20Poly1305,
         SecureMode::PerPrefix,
         settings,
-    );
+    )
+}
+
+#[test]
+fn a_rekey_by_time_is_accepted_and_old_keys_retire_after_the_overlap() {
+    let p = rekeying_pair(Duration::from_secs(2));
     let old1 = p.a.seal(10, data("/secret/a", b"1")).unwrap();
     let old2 = p.a.seal(10, data("/secret/b", b"2")).unwrap();
     let new = p.a.seal(1500, data("/secret/c", b"3")).unwrap();
@@ -270,16 +275,7 @@ fn a_rekey_by_time_is_accepted_and_old_keys_retire_after_the_overlap() {
 fn an_overlap_too_long_to_count_keeps_the_previous_epoch_instead_of_overflowing() {
     // Duration::MAX: now + overlap overflowed (a panic in a debug build; in release the
     // previous epoch wrapped round and retired at once).
-    let settings = SecuritySettings {
-        rekey_interval: Duration::from_secs(1),
-        overlap: Duration::MAX,
-        ..SecuritySettings::default()
-    };
-    let p = pair(
-        SecurityLevel::ChaCha20Poly1305,
-        SecureMode::PerPrefix,
-        settings,
-    );
+    let p = rekeying_pair(Duration::MAX);
     let old = p.a.seal(10, data("/secret/a", b"1")).unwrap();
     let new = p.a.seal(1500, data("/secret/c", b"3")).unwrap();
     assert_eq!(p.a.info().counters.rekeys, 1);
