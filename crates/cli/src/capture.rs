@@ -17,6 +17,7 @@ use nameway_wire::lp::Packet;
 use nameway_wire::mgmt::ControlParameters;
 use nameway_wire::{DataView, InterestView, LpPacket};
 use serde::Serialize;
+use tokio::signal::unix::{signal, SignalKind};
 
 use crate::client::{self, Incoming};
 use crate::output::JsonFlag;
@@ -215,7 +216,16 @@ pub(crate) async fn run(transport: Option<&str>, args: &CaptureArgs) -> anyhow::
         face_id: args.face,
         ..ControlParameters::default()
     };
+    // SIGINT (Ctrl-C) and SIGTERM are caught from here on: the handlers are installed before the
+    // capture starts, so a signal that comes right after the line below, or between two reads,
+    // ends the capture with its summary instead of killing the process.
+    let mut interrupt = signal(SignalKind::interrupt()).context("cannot catch SIGINT (Ctrl-C)")?;
+    let mut terminate = signal(SignalKind::terminate()).context("cannot catch SIGTERM")?;
     c.command_ok("capture", "start", &params).await?;
+    match args.face {
+        Some(face) => eprintln!("nameway capture: capturing face {face} (Ctrl-C to stop)"),
+        None => eprintln!("nameway capture: capturing every face but this one (Ctrl-C to stop)"),
+    }
     let deadline = deadline(tokio::time::Instant::now(), args.duration);
     let mut seen = 0u64;
     let mut stdout = std::io::stdout().lock();
@@ -232,7 +242,8 @@ pub(crate) async fn run(transport: Option<&str>, args: &CaptureArgs) -> anyhow::
         let incoming = tokio::select! {
             r = c.conn().recv() => r?,
             () = sleep => break,
-            _ = tokio::signal::ctrl_c() => break,
+            _ = interrupt.recv() => break,
+            _ = terminate.recv() => break,
         };
         let Incoming::Data(wire) = incoming else {
             continue;

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{free_port, run, Daemon};
+use common::{free_port, run, Background, Daemon};
 use serde_json::Value;
 
 fn stderr(out: &std::process::Output) -> String {
@@ -711,8 +711,17 @@ fn sighup_reloads_routes_strategies_and_the_content_store() {
 
 /// Gives a `nameway capture` just started time to connect and send `capture/start` (answered
 /// at once by management); the tests check what was captured, never how fast.
-fn wait_for_capture_start() {
-    std::thread::sleep(std::time::Duration::from_millis(700));
+/// Waits for `nameway capture` to say it has started (its first line on stderr), so that the
+/// forwarder mirrors from then on and Ctrl-C is caught.
+fn wait_for_capture_start(cap: &mut Background) {
+    let err = cap.child.stderr.as_mut().unwrap();
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    while std::io::Read::read(err, &mut byte).unwrap() == 1 && byte[0] != b'\n' {
+        line.push(byte[0]);
+    }
+    let line = String::from_utf8_lossy(&line);
+    assert!(line.contains("capturing"), "capture did not start: {line}");
 }
 
 #[test]
@@ -727,13 +736,13 @@ fn capture_writes_a_pcap_that_dissect_and_tcpdump_read() {
         &["capture", "-w", &file_s, "-c", "8", "--duration", "20"],
         b"",
     );
-    wait_for_capture_start();
+    wait_for_capture_start(&mut cap);
     let out = d.nameway(&["ping", "/cap", "-c", "2", "-i", "100"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let status = cap.child.wait().unwrap();
-    assert!(status.success());
     let mut err = String::new();
     std::io::Read::read_to_string(cap.child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "{status}: {err}");
     assert!(err.contains("8 packets"), "{err}");
     assert!(err.contains("dropped 0"), "{err}");
     // The dissection shows both Interests and both Data, in and out.
@@ -769,7 +778,7 @@ fn a_capture_that_is_not_read_neither_slows_nor_stops_forwarding() {
     let d = Daemon::start("");
     // A capture whose reader is stopped (SIGSTOP): its records pile up in its send queue.
     let mut cap = d.spawn(&["capture", "--duration", "60"], b"");
-    wait_for_capture_start();
+    wait_for_capture_start(&mut cap);
     let pid = cap.child.id().to_string();
     assert!(std::process::Command::new("kill")
         .args(["-STOP", &pid])
@@ -794,9 +803,9 @@ fn a_capture_that_is_not_read_neither_slows_nor_stops_forwarding() {
         .unwrap()
         .success());
     let status = cap.child.wait().unwrap();
-    assert!(status.success());
     let mut err = String::new();
     std::io::Read::read_to_string(cap.child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "{status}: {err}");
     let dropped: u64 = err
         .split("dropped ")
         .nth(1)
