@@ -591,26 +591,24 @@ fn management_commands_answer_at_once_one_after_another() {
     // and then slept until that copy went stale (~1 s per command). Management Data is now
     // NoCache, so every command reaches management and needs no wait.
     let d = Daemon::start("");
-    for i in 0..10 {
-        let started = std::time::Instant::now();
-        let out = d.nameway(&["status"]);
-        let took = started.elapsed();
-        assert!(out.status.success(), "{}", stderr(&out));
-        // Generous against a loaded machine, far below the old 1 s wait.
-        assert!(
-            took < std::time::Duration::from_millis(700),
-            "status #{i} took {took:?}"
-        );
+    // Thirteen commands, each a new process: with the old wait they took at least 12 s in all.
+    // The bound is on the total, so one slow process start on a loaded machine does not fail
+    // the test.
+    let commands: Vec<&[&str]> = [&["status"][..]; 10]
+        .into_iter()
+        .chain([&["face", "list"][..], &["route", "list"], &["cs", "info"]])
+        .collect();
+    let started = std::time::Instant::now();
+    for args in &commands {
+        let out = d.nameway(args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
     }
-    for args in [["face", "list"], ["route", "list"], ["cs", "info"]] {
-        let started = std::time::Instant::now();
-        assert!(d.nameway(&args).status.success());
-        let took = started.elapsed();
-        assert!(
-            took < std::time::Duration::from_millis(700),
-            "{args:?} took {took:?}"
-        );
-    }
+    let took = started.elapsed();
+    assert!(
+        took < std::time::Duration::from_secs(6),
+        "{} commands took {took:?}",
+        commands.len()
+    );
     let cs = d.json(&["cs", "info", "--json"]);
     assert_eq!(cs["n_entries"], 0, "management Data was cached: {cs}");
 }
