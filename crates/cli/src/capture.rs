@@ -17,10 +17,10 @@ use nameway_wire::lp::Packet;
 use nameway_wire::mgmt::ControlParameters;
 use nameway_wire::{DataView, InterestView, LpPacket};
 use serde::Serialize;
-use tokio::signal::unix::{signal, SignalKind};
 
 use crate::client::{self, Incoming};
 use crate::output::JsonFlag;
+use crate::stop::Stop;
 
 /// Arguments of `nameway capture`.
 #[derive(Debug, clap::Args)]
@@ -216,11 +216,9 @@ pub(crate) async fn run(transport: Option<&str>, args: &CaptureArgs) -> anyhow::
         face_id: args.face,
         ..ControlParameters::default()
     };
-    // SIGINT (Ctrl-C) and SIGTERM are caught from here on: the handlers are installed before the
-    // capture starts, so a signal that comes right after the line below, or between two reads,
-    // ends the capture with its summary instead of killing the process.
-    let mut interrupt = signal(SignalKind::interrupt()).context("cannot catch SIGINT (Ctrl-C)")?;
-    let mut terminate = signal(SignalKind::terminate()).context("cannot catch SIGTERM")?;
+    // Caught before the capture starts: a Ctrl-C right after the line below ends it with its
+    // summary.
+    let mut stop = Stop::catch()?;
     c.command_ok("capture", "start", &params).await?;
     match args.face {
         Some(face) => eprintln!("nameway capture: capturing face {face} (Ctrl-C to stop)"),
@@ -242,8 +240,7 @@ pub(crate) async fn run(transport: Option<&str>, args: &CaptureArgs) -> anyhow::
         let incoming = tokio::select! {
             r = c.conn().recv() => r?,
             () = sleep => break,
-            _ = interrupt.recv() => break,
-            _ = terminate.recv() => break,
+            _ = stop.recv() => break,
         };
         let Incoming::Data(wire) = incoming else {
             continue;

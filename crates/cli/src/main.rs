@@ -32,6 +32,7 @@ mod ping;
 mod route;
 mod security;
 mod status;
+mod stop;
 mod strategy;
 mod transfer;
 

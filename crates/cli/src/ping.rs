@@ -16,6 +16,7 @@ use tokio::time::Instant;
 
 use crate::client::{self, parse_name, random_u32, random_u64, Incoming};
 use crate::output::{outln, print_json};
+use crate::stop::Stop;
 
 /// Arguments of `nameway ping`.
 #[derive(Debug, clap::Args)]
@@ -111,6 +112,7 @@ pub(crate) async fn run(transport: Option<&str>, args: &PingArgs) -> anyhow::Res
     let mut c = client::connect(transport).await?;
     let conn = c.conn();
     let verbose = !args.quiet && !args.json;
+    let mut stop = Stop::catch()?;
     if verbose {
         outln!("PING {prefix}")?;
     }
@@ -120,8 +122,6 @@ pub(crate) async fn run(transport: Option<&str>, args: &PingArgs) -> anyhow::Res
     let mut stats = Stats::default();
     let mut pending: VecDeque<Probe> = VecDeque::new();
     let mut next_send = Some(Instant::now());
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
     loop {
         let sending = args.count.is_none_or(|n| stats.sent < n);
         if !sending && pending.is_empty() {
@@ -162,7 +162,7 @@ pub(crate) async fn run(transport: Option<&str>, args: &PingArgs) -> anyhow::Res
                 Incoming::Interest(_) => {}
             },
             () = sleep_until(wake) => {}
-            _ = &mut ctrl_c => break,
+            _ = stop.recv() => break,
         }
         let now = Instant::now();
         while pending.front().is_some_and(|p| p.sent + timeout <= now) {
@@ -310,16 +310,15 @@ pub(crate) async fn serve(transport: Option<&str>, args: &PingServerArgs) -> any
     let served = prefix.append(&Component::generic(Bytes::from_static(b"ping")))?;
     let mut c = client::connect(transport).await?;
     c.register(&served).await?;
+    let mut stop = Stop::catch()?;
     outln!("PING SERVER {prefix}")?;
     let content = Bytes::from(vec![b'a'; args.size]);
     let mut answered = 0u64;
     let conn = c.conn();
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
     while args.max_pings.is_none_or(|n| answered < n) {
         let incoming = tokio::select! {
             incoming = conn.recv() => incoming?,
-            _ = &mut ctrl_c => break,
+            _ = stop.recv() => break,
         };
         let Incoming::Interest(wire) = incoming else {
             continue;

@@ -11,13 +11,14 @@ use bytes::Bytes;
 use nameway_transport::consumer::FetchReport;
 use nameway_transport::producer::serve_registered;
 use nameway_transport::{
-    fetch, CcKind, CcOptions, Certificate, FetchOptions, Progress, Publication, PublishOptions,
-    SignatureKind, SigningKey, VerifyKey,
+    fetch, CcKind, CcOptions, Certificate, FetchError, FetchOptions, Progress, Publication,
+    PublishOptions, SignatureKind, SigningKey, VerifyKey,
 };
 use serde::Serialize;
 
 use crate::client::{self, parse_name};
 use crate::output::outln;
+use crate::stop::{Stop, StopSignal};
 
 /// `nameway put FILE NAME`.
 #[derive(Debug, clap::Args)]
@@ -264,6 +265,8 @@ pub(crate) async fn put(transport: Option<&str>, args: &PutArgs) -> anyhow::Resu
     for p in publication.certificate_prefixes() {
         c.register(&p).await?;
     }
+    // Caught before the "serving" line: SIGINT or SIGTERM from then on ends with the summary.
+    let mut stop = Stop::catch()?;
     let signature = match args.manifest {
         Some(_) => format!("manifest {}", args.sign),
         None => args.sign.to_string(),
@@ -289,7 +292,7 @@ pub(crate) async fn put(transport: Option<&str>, args: &PutArgs) -> anyhow::Resu
     std::io::stdout().flush()?;
     let served: anyhow::Result<()> = tokio::select! {
         r = serve_registered(&mut c, &mut publication) => r.map_err(Into::into),
-        r = tokio::signal::ctrl_c() => r.context("cannot wait for Ctrl-C"),
+        _ = stop.recv() => Ok(()),
     };
     let stats = publication.stats();
     if !args.json {
@@ -420,6 +423,9 @@ pub(crate) async fn get(transport: Option<&str>, args: &GetArgs) -> anyhow::Resu
         ..FetchOptions::default()
     };
     let mut c = client::connect(transport).await?;
+    // Caught before the output is created: SIGINT or SIGTERM stops the fetch, removes FILE.part
+    // and exits 128 + the signal's number, with one line saying so.
+    let mut stop = Stop::catch()?;
     let bar = !args.quiet && std::io::stderr().is_terminal();
     let mut show = |p: &Progress| {
         if bar {
@@ -430,7 +436,8 @@ pub(crate) async fn get(transport: Option<&str>, args: &GetArgs) -> anyhow::Resu
         None => {
             let stdout = std::io::stdout();
             let mut sink = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
-            let report = fetch(&mut c, &name, &options, &mut sink, &mut show).await;
+            let report =
+                fetch_or_stop(&mut c, &name, &options, &mut sink, &mut show, &mut stop).await;
             sink.flush()?;
             report
         }
@@ -443,7 +450,8 @@ pub(crate) async fn get(transport: Option<&str>, args: &GetArgs) -> anyhow::Resu
                     .open(&path)
                     .with_context(|| format!("cannot open {}", path.display()))?;
                 let mut sink = std::io::BufWriter::with_capacity(1 << 20, file);
-                let report = fetch(&mut c, &name, &options, &mut sink, &mut show).await;
+                let report =
+                    fetch_or_stop(&mut c, &name, &options, &mut sink, &mut show, &mut stop).await;
                 sink.flush()
                     .with_context(|| format!("cannot write {}", path.display()))?;
                 report
@@ -453,10 +461,11 @@ pub(crate) async fn get(transport: Option<&str>, args: &GetArgs) -> anyhow::Resu
                 let file = std::fs::File::create(&part)
                     .with_context(|| format!("cannot create {}", part.display()))?;
                 let mut sink = std::io::BufWriter::with_capacity(1 << 20, file);
-                let report = fetch(&mut c, &name, &options, &mut sink, &mut show).await;
+                let report =
+                    fetch_or_stop(&mut c, &name, &options, &mut sink, &mut show, &mut stop).await;
                 let written = sink.flush().map_err(anyhow::Error::from);
                 match (&report, written) {
-                    (Ok(_), Ok(())) => std::fs::rename(&part, &path).with_context(|| {
+                    (Ok(Ok(_)), Ok(())) => std::fs::rename(&part, &path).with_context(|| {
                         format!("cannot rename {} to {}", part.display(), path.display())
                     })?,
                     (_, written) => {
@@ -471,7 +480,21 @@ pub(crate) async fn get(transport: Option<&str>, args: &GetArgs) -> anyhow::Resu
     if bar {
         eprint!("\r\x1b[2K");
     }
-    let report = report.map_err(anyhow::Error::new)?;
+    let report = match report {
+        Ok(report) => report.map_err(anyhow::Error::new)?,
+        Err(signal) => {
+            let left = match output.map(output_target) {
+                Some(Ok(Output::Renamed(path))) => {
+                    format!("{} not written", path.display())
+                }
+                None | Some(Ok(Output::Direct(_)) | Err(_)) => {
+                    "what was written is incomplete".to_owned()
+                }
+            };
+            eprintln!("nameway get: stopped by {signal} before {name} was whole; {left}");
+            return Ok(ExitCode::from(signal.exit_code()));
+        }
+    };
     let summary = Summary::new(&report, args.cc);
     if args.json {
         crate::output::print_json(&summary)?;
@@ -479,6 +502,22 @@ pub(crate) async fn get(transport: Option<&str>, args: &GetArgs) -> anyhow::Resu
         eprintln!("{}", summary.text());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// [`fetch`], or the stop signal that came first (the fetch is then dropped, its Interests
+/// left to expire).
+async fn fetch_or_stop(
+    c: &mut client::Client,
+    name: &nameway_wire::Name,
+    options: &FetchOptions,
+    sink: &mut dyn std::io::Write,
+    show: &mut dyn FnMut(&Progress),
+    stop: &mut Stop,
+) -> Result<Result<FetchReport, FetchError>, StopSignal> {
+    tokio::select! {
+        r = fetch(c, name, options, sink, show) => Ok(r),
+        signal = stop.recv() => Err(signal),
+    }
 }
 
 /// Where `get -o PATH` writes.

@@ -468,6 +468,66 @@ fn get_of_a_missing_object_or_without_route_says_so() {
     assert!(!d.dir.path().join("x").exists() && !d.dir.path().join("x.part").exists());
 }
 
+/// Sends `signal` (`-INT`, `-TERM`) to `child` with kill(1), as a user or a service manager does.
+fn send(child: &std::process::Child, signal: &str) {
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args([signal, &pid])
+        .status()
+        .unwrap()
+        .success());
+}
+
+#[test]
+fn ctrl_c_or_sigterm_stops_get_and_put_cleanly() {
+    // A prefix routed to the null face: the fetch waits (its Interests are never answered)
+    // until it is stopped.
+    let d = Daemon::start("[[route]]\nprefix = \"/hole\"\nface = \"null://\"\n");
+    for (signal, code, named) in [("-INT", 130, "SIGINT"), ("-TERM", 143, "SIGTERM")] {
+        let out = d.dir.path().join(format!("got{code}"));
+        let part = d.dir.path().join(format!("got{code}.part"));
+        let mut get = d.spawn(
+            &[
+                "get",
+                "/hole/obj",
+                "-o",
+                out.to_str().unwrap(),
+                "--lifetime",
+                "60000",
+            ],
+            b"",
+        );
+        // FILE.part exists once the fetch has begun, and the handlers are installed before it.
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while !part.exists() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no {}",
+                part.display()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        send(&get.child, signal);
+        let status = get.child.wait().unwrap();
+        let mut err = String::new();
+        std::io::Read::read_to_string(get.child.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(code), "{status}: {err}");
+        assert!(
+            err.contains(&format!("stopped by {named} before /hole/obj was whole")),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!part.exists() && !out.exists(), "{err}");
+    }
+
+    // `put` serves until stopped: SIGTERM (as from systemd) ends it like Ctrl-C, exit 0.
+    let (file, _) = write_object(&d, "obj", 1000, 1);
+    let (mut producer, _) = put(&d, &file, "/served/obj", &[]);
+    send(&producer.child, "-TERM");
+    let status = producer.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{status}");
+}
+
 #[test]
 fn get_into_a_fifo_or_standard_output_leaves_no_file_behind() {
     use std::os::unix::fs::FileTypeExt as _;
