@@ -437,6 +437,24 @@ impl Collector for SnapshotCollector {
         )?;
         family(
             &mut e,
+            "nameway_accept_errors",
+            "Connections a listener failed to accept (mostly: out of file descriptors)",
+            one(counter(s.face_system.accept_errors)),
+        )?;
+        family(
+            &mut e,
+            "nameway_udp_unknown_peer_datagrams",
+            "Datagrams from unknown peers on UDP sockets that create no on-demand faces",
+            one(counter(s.face_system.udp_unknown_peer)),
+        )?;
+        family(
+            &mut e,
+            "nameway_face_reconnects",
+            "Reconnections made by permanent TCP faces",
+            one(counter(s.face_system.reconnects)),
+        )?;
+        family(
+            &mut e,
             "nameway_pit_entries",
             "Pending Interest Table entries",
             one(gauge(f.pit_entries as i64)),
@@ -503,7 +521,7 @@ impl Collector for SnapshotCollector {
         )?;
         family(
             &mut e,
-            "nameway_dead_nonce_evictions_total",
+            "nameway_dead_nonce_evictions",
             "Dead-nonce records dropped early because the list was full: the adding face's own \
              oldest (own) or the oldest of the face holding the most (heaviest)",
             f.dnl_evicted
@@ -512,7 +530,7 @@ impl Collector for SnapshotCollector {
         )?;
         family(
             &mut e,
-            "nameway_secure_packets_total",
+            "nameway_secure_packets",
             "Packets encrypted (sent) and decrypted (received) on secure links",
             s.neighbours.iter().flat_map(|n| {
                 let face = n.face_id.to_string();
@@ -528,7 +546,7 @@ impl Collector for SnapshotCollector {
         )?;
         family(
             &mut e,
-            "nameway_secure_drops_total",
+            "nameway_secure_drops",
             "Packets a secure link dropped, by reason (bad-tag, replay, unknown-key, \
              untrusted-peer, no-session, clear-refused, malformed, invalid-handshake)",
             s.neighbours.iter().flat_map(|n| {
@@ -582,6 +600,24 @@ impl Collector for SnapshotCollector {
                 .faces_closed
                 .iter()
                 .map(|(r, v)| (vec![("reason", (*r).to_string())], counter(*v))),
+        )?;
+        family(
+            &mut e,
+            "nameway_accept_errors",
+            "Connections a listener failed to accept (mostly: out of file descriptors)",
+            one(counter(s.face_system.accept_errors)),
+        )?;
+        family(
+            &mut e,
+            "nameway_udp_unknown_peer_datagrams",
+            "Datagrams from unknown peers on UDP sockets that create no on-demand faces",
+            one(counter(s.face_system.udp_unknown_peer)),
+        )?;
+        family(
+            &mut e,
+            "nameway_face_reconnects",
+            "Reconnections made by permanent TCP faces",
+            one(counter(s.face_system.reconnects)),
         )?;
         let face = |id: u64| ("face", id.to_string());
         family(

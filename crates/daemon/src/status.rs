@@ -298,6 +298,12 @@ pub struct FaceSystemStats {
     pub faces_created: u64,
     /// Faces closed since start, by reason.
     pub faces_closed: BTreeMap<&'static str, u64>,
+    /// Connections a listener failed to accept (mostly: out of file descriptors).
+    pub accept_errors: u64,
+    /// Datagrams from unknown peers on UDP sockets that create no on-demand faces.
+    pub udp_unknown_peer: u64,
+    /// Reconnections made by permanent TCP faces.
+    pub reconnects: u64,
 }
 
 /// Takes a snapshot of the forwarder and the face system.
@@ -418,6 +424,9 @@ pub fn take(
         ]
         .into_iter()
         .collect(),
+        accept_errors: sc.accept_errors,
+        udp_unknown_peer: sc.udp_unknown_peer,
+        reconnects: sc.reconnects,
     };
     Snapshot {
         version: format!("nameway {}", env!("CARGO_PKG_VERSION")),

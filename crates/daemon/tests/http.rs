@@ -327,3 +327,87 @@ fn the_status_page_plots_live_traffic_in_a_real_browser() {
     }
     eprintln!("status page screenshots: {}", artifacts.display());
 }
+
+#[test]
+fn running_out_of_descriptors_is_counted_logged_once_and_survived() {
+    // namewayd under a 64-descriptor limit, as a unit with a low LimitNOFILE would be.
+    let dir = tempfile::tempdir().unwrap();
+    let wrapper = dir.path().join("namewayd-64-fds");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nulimit -n 64 || exit 1\nexec {:?} \"$@\"\n",
+            env!("CARGO_BIN_EXE_namewayd")
+        ),
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&wrapper).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&wrapper, perms).unwrap();
+    let port = free_port();
+    let d = Daemon::start_with(
+        &wrapper,
+        &format!("[http]\nlisten = \"127.0.0.1:{port}\"\n"),
+    );
+    let base = format!("http://127.0.0.1:{port}");
+    // Wait for the HTTP listener, then take every descriptor the daemon has left, and more.
+    let created_before = poll_status(&base)["face_system"]["faces_created"]
+        .as_u64()
+        .unwrap();
+    let held: Vec<_> = (0..120)
+        .map(|_| std::os::unix::net::UnixStream::connect(&d.unix).unwrap())
+        .collect();
+    // Ten and more failed accepts (one every 100 ms) while they are held.
+    std::thread::sleep(Duration::from_millis(1500));
+    drop(held);
+    // Once the connections close, the daemon accepts again: its HTTP listener answers, and
+    // the failures are counted.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        let v = poll_status(&base);
+        if v["face_system"]["faces_created"].as_u64().unwrap() >= created_before + 120 {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "connections never accepted: {v}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let errors = status["face_system"]["accept_errors"].as_u64().unwrap();
+    assert!(errors >= 5, "{status}");
+    let (_, _, metrics) = get(&base, "/metrics");
+    let metrics = String::from_utf8_lossy(&metrics);
+    let exported: u64 = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("nameway_accept_errors_total "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no nameway_accept_errors_total: {metrics}"));
+    assert!(exported >= errors, "{exported} < {errors}");
+    // Counter names carry `_total` once (three families used to be named `..._total_total`).
+    assert!(!metrics.contains("_total_total"), "{metrics}");
+    assert!(metrics.contains("# TYPE nameway_dead_nonce_evictions_total counter"));
+    // One warning for all of them, naming the listener and the remedy, not ten a second.
+    let log = d.log();
+    let warnings: Vec<_> = log
+        .lines()
+        .filter(|l| l.contains("accept failed"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{log}");
+    assert!(warnings[0].contains("Too many open files"), "{log}");
+    assert!(warnings[0].contains("raise the open-files limit"), "{log}");
+    assert!(warnings[0].contains(&d.unix.display().to_string()), "{log}");
+}
+
+/// `/api/status` as JSON, retried until the HTTP listener answers (it opens after the Unix
+/// socket, and cannot accept while the daemon has no descriptor left).
+fn poll_status(base: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let answer = std::panic::catch_unwind(|| get(base, "/api/status"));
+        if let Ok((status, _, body)) = answer {
+            if status.contains("200") {
+                return serde_json::from_slice(&body).unwrap();
+            }
+        }
+        assert!(Instant::now() < deadline, "no /api/status at {base}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

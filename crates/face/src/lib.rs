@@ -18,6 +18,7 @@
 //!
 //! `unsafe` code is confined to `src/sys/` (one `setsockopt`).
 
+mod accept;
 pub mod config;
 pub mod counters;
 pub mod error;

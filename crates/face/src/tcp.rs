@@ -11,7 +11,6 @@
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 use socket2::{Domain, Protocol, Socket, Type};
@@ -19,6 +18,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
+use crate::accept::AcceptFailures;
 use crate::config::FaceOptions;
 use crate::counters::bump;
 use crate::error::FaceError;
@@ -46,6 +46,10 @@ pub(crate) fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
 /// Accepts connections until shutdown.
 pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
     let mut stop = shared.shutdown_signal();
+    let name = listener
+        .local_addr()
+        .map_or_else(|_| "tcp".to_owned(), |a| format!("tcp://{a}"));
+    let mut failures = AcceptFailures::default();
     loop {
         let accepted = tokio::select! {
             _ = stop.wait_for(|s| *s) => return,
@@ -53,11 +57,7 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
         };
         match accepted {
             Ok((stream, peer)) => shared.spawn(run_accepted(shared.clone(), stream, peer)),
-            Err(e) => {
-                bump(&shared.counters.accept_errors);
-                tracing::warn!(error = %e, "TCP accept failed");
-                tokio::time::sleep(Duration::from_millis(100)).await; // e.g. out of descriptors
-            }
+            Err(e) => failures.failed(&shared.counters, &name, &e).await,
         }
     }
 }

@@ -7,11 +7,10 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::net::{UnixListener, UnixStream};
 
-use crate::counters::bump;
+use crate::accept::AcceptFailures;
 use crate::error::FaceError;
 use crate::face::FaceParams;
 use crate::id::{FaceKind, FaceScope, Persistency};
@@ -84,6 +83,8 @@ pub(crate) fn bind(path: &Path) -> Result<(UnixListener, UnixSocketFile), FaceEr
 /// Accepts connections until shutdown.
 pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: UnixListener, path: PathBuf) {
     let mut stop = shared.shutdown_signal();
+    let name = format!("unix://{}", path.display());
+    let mut failures = AcceptFailures::default();
     loop {
         let accepted = tokio::select! {
             _ = stop.wait_for(|s| *s) => return,
@@ -91,11 +92,7 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: UnixListener, pat
         };
         match accepted {
             Ok((stream, _)) => shared.spawn(run_face(shared.clone(), stream, path.clone())),
-            Err(e) => {
-                bump(&shared.counters.accept_errors);
-                tracing::warn!(listener = %path.display(), error = %e, "accept failed");
-                tokio::time::sleep(Duration::from_millis(100)).await; // e.g. out of descriptors
-            }
+            Err(e) => failures.failed(&shared.counters, &name, &e).await,
         }
     }
 }

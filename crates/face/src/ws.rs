@@ -23,6 +23,7 @@ use tokio_tungstenite::tungstenite::error::CapacityError;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
+use crate::accept::AcceptFailures;
 use crate::counters::bump;
 use crate::event::DownReason;
 use crate::face::{closed, FaceHandle, FaceParams};
@@ -51,6 +52,11 @@ pub(crate) async fn accept_loop(
     tls: Option<TlsAcceptor>,
 ) {
     let mut stop = shared.shutdown_signal();
+    let scheme = if tls.is_some() { "wss" } else { "ws" };
+    let name = listener
+        .local_addr()
+        .map_or_else(|_| scheme.to_owned(), |a| format!("{scheme}://{a}"));
+    let mut failures = AcceptFailures::default();
     loop {
         let accepted = tokio::select! {
             _ = stop.wait_for(|s| *s) => return,
@@ -60,11 +66,7 @@ pub(crate) async fn accept_loop(
             Ok((stream, peer)) => {
                 shared.spawn(run_accepted(shared.clone(), stream, peer, tls.clone()));
             }
-            Err(e) => {
-                bump(&shared.counters.accept_errors);
-                tracing::warn!(error = %e, "WebSocket accept failed");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
+            Err(e) => failures.failed(&shared.counters, &name, &e).await,
         }
     }
 }
