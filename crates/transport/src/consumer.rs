@@ -1473,9 +1473,18 @@ async fn express_view(
     })
 }
 
+/// How long discovery waits for the RDR metadata after a CanBePrefix Interest was answered:
+/// at least this, and at least four times as long as that answer took.
+const METADATA_GRACE: Duration = Duration::from_millis(50);
+
 /// Finds the versioned name: `name` itself if it ends in a version; otherwise RDR metadata
-/// (`<name>/32=metadata`) and a CanBePrefix Interest for `name` are sent together and the
-/// first usable answer wins. Returns the segment the CanBePrefix answer carried, if any.
+/// (`<name>/32=metadata`) and a CanBePrefix Interest for `name` are sent together. The
+/// metadata, which the producer answers with its current version, is preferred: a segment that
+/// answers the CanBePrefix Interest first may come from a cache holding an earlier version that
+/// is still fresh (a file published again under the same prefix), so it is taken only when the
+/// metadata is Nacked or does not come within [`METADATA_GRACE`] (producers that serve no
+/// metadata, as python-ndn's and NDNts's segmented producers). Returns the segment the
+/// CanBePrefix answer carried when it is of the version chosen.
 async fn discover(
     conn: &mut Conn,
     name: &Name,
@@ -1488,6 +1497,7 @@ async fn discover(
     let lifetime = millis(options.discovery_timeout);
     let mut nacks = Vec::new();
     for _attempt in 0..3 {
+        let sent = Instant::now();
         for n in [&metadata_name, name] {
             let interest = Interest {
                 name: n.clone(),
@@ -1502,10 +1512,16 @@ async fn discover(
         conn.flush().await?;
         nacks.clear();
         let mut nacked: Vec<usize> = Vec::with_capacity(2);
+        // The CanBePrefix answer, held while the metadata may still come, and until when.
+        let mut candidate: Option<(Name, DataView, tokio::time::Instant)> = None;
         let deadline =
             tokio::time::Instant::from_std(later(Instant::now(), options.discovery_timeout));
         while nacks.len() < 2 {
-            let Ok(packet) = tokio::time::timeout_at(deadline, conn.recv()).await else {
+            let until = candidate.as_ref().map_or(deadline, |c| c.2.min(deadline));
+            let Ok(packet) = tokio::time::timeout_at(until, conn.recv()).await else {
+                if let Some((found, view, _)) = candidate {
+                    return Ok((found, Some(view)));
+                }
                 break;
             };
             match packet? {
@@ -1516,13 +1532,23 @@ async fn discover(
                     if metadata_name.is_prefix_of(view.name()) {
                         if let Ok(versioned) = Name::decode(&view.content()) {
                             if name.is_prefix_of(&versioned) && versioned.len() > name.len() {
-                                return Ok((versioned, None));
+                                let first = candidate.and_then(|(found, view, _)| {
+                                    (found == versioned).then_some(view)
+                                });
+                                return Ok((versioned, first));
                             }
                         }
                         continue;
                     }
-                    if let Some(found) = versioned_from_segment(name, view.name()) {
-                        return Ok((found, Some(view)));
+                    if candidate.is_none() {
+                        if let Some(found) = versioned_from_segment(name, view.name()) {
+                            if nacked.contains(&0) {
+                                return Ok((found, Some(view)));
+                            }
+                            let grace = METADATA_GRACE.max(sent.elapsed().saturating_mul(4));
+                            let until = tokio::time::Instant::now() + grace;
+                            candidate = Some((found, view, until));
+                        }
                     }
                 }
                 Incoming::Nack { reason, interest } => {
@@ -1537,6 +1563,12 @@ async fn discover(
                         if !nacked.contains(&which) {
                             nacked.push(which);
                             nacks.push(reason);
+                        }
+                        // No metadata is coming: the segment held is the answer.
+                        if which == 0 {
+                            if let Some((found, view, _)) = candidate {
+                                return Ok((found, Some(view)));
+                            }
                         }
                     }
                 }

@@ -310,6 +310,59 @@ async fn the_segment_discovery_brings_is_not_asked_for_again() {
 }
 
 #[tokio::test]
+async fn a_cached_earlier_version_does_not_hide_the_one_the_producer_serves_now() {
+    // A file published again under the same prefix: a cache still holds the earlier version's
+    // segments, fresh, and answers the CanBePrefix Interest first; the producer's RDR metadata
+    // names the current version and comes right after. The current version is fetched.
+    let old = object(10_000);
+    let new: Bytes = old.iter().map(|b| b ^ 0x5a).collect();
+    let mut earlier = publish(&old, SigningKey::Digest, 1000, None);
+    let mut current = Publication::from_bytes(
+        "/obj".parse().unwrap(),
+        new.clone(),
+        SigningKey::Digest,
+        PublishOptions {
+            payload_size: 1000,
+            version: Some(8),
+            ..PublishOptions::default()
+        },
+    )
+    .unwrap();
+    let (_dir, path, listener) = listen();
+    tokio::spawn(async move {
+        let (mut sock, _) = listener.accept().await.unwrap();
+        let mut framer = StreamFramer::default();
+        let mut metadata: Option<Bytes> = None;
+        loop {
+            if sock.read_buf(framer.read_buffer()).await.unwrap_or(0) == 0 {
+                return;
+            }
+            let mut out = Vec::new();
+            while let Some(packet) = framer.next_packet().unwrap() {
+                let view = InterestView::new_checked(packet).unwrap();
+                let wanted = view.name().to_string();
+                if wanted.contains("metadata") {
+                    // Held until the cache has answered the CanBePrefix Interest.
+                    metadata = current.answer(&view);
+                } else if wanted == "/obj" {
+                    out.extend_from_slice(&earlier.answer(&view).unwrap());
+                    out.extend_from_slice(&metadata.take().unwrap());
+                } else if let Some(d) = current.answer(&view).or_else(|| earlier.answer(&view)) {
+                    out.extend_from_slice(&d);
+                }
+            }
+            if sock.write_all(&out).await.is_err() {
+                return;
+            }
+        }
+    });
+    let (out, report) = get(Transport::Unix(path), "/obj", &FetchOptions::default()).await;
+    let report = report.unwrap();
+    assert!(out == new, "the earlier version was fetched");
+    assert_eq!(report.name.to_string(), "/obj/v=8", "{report:?}");
+}
+
+#[tokio::test]
 async fn a_repeated_nack_for_the_metadata_interest_does_not_end_discovery() {
     // The forwarder Nacks the metadata Interest twice (say, once per upstream it tried) and
     // the CanBePrefix Interest finds the producer: two Nacks used to count as "both Nacked".
