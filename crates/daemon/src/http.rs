@@ -437,24 +437,6 @@ impl Collector for SnapshotCollector {
         )?;
         family(
             &mut e,
-            "nameway_accept_errors",
-            "Connections a listener failed to accept (mostly: out of file descriptors)",
-            one(counter(s.face_system.accept_errors)),
-        )?;
-        family(
-            &mut e,
-            "nameway_udp_unknown_peer_datagrams",
-            "Datagrams from unknown peers on UDP sockets that create no on-demand faces",
-            one(counter(s.face_system.udp_unknown_peer)),
-        )?;
-        family(
-            &mut e,
-            "nameway_face_reconnects",
-            "Reconnections made by permanent TCP faces",
-            one(counter(s.face_system.reconnects)),
-        )?;
-        family(
-            &mut e,
             "nameway_pit_entries",
             "Pending Interest Table entries",
             one(gauge(f.pit_entries as i64)),

@@ -384,6 +384,19 @@ fn running_out_of_descriptors_is_counted_logged_once_and_survived() {
     // Counter names carry `_total` once (three families used to be named `..._total_total`).
     assert!(!metrics.contains("_total_total"), "{metrics}");
     assert!(metrics.contains("# TYPE nameway_dead_nonce_evictions_total counter"));
+    // Each family once.
+    let mut families: Vec<&str> = metrics
+        .lines()
+        .filter(|l| l.starts_with("# TYPE "))
+        .collect();
+    let listed = families.len();
+    families.sort_unstable();
+    families.dedup();
+    assert_eq!(
+        families.len(),
+        listed,
+        "a family is exported twice: {metrics}"
+    );
     // One warning for all of them, naming the listener and the remedy, not ten a second.
     let log = d.log();
     let warnings: Vec<_> = log
