@@ -529,6 +529,41 @@ fn ctrl_c_or_sigterm_stops_get_and_put_cleanly() {
 }
 
 #[test]
+fn put_stops_when_its_file_is_written_to_rather_than_serve_a_mix() {
+    // Segments past `--memory-mib` are rebuilt from the file when asked for, and re-signed: a
+    // file changed in place after `put` used to be served half old, half new, every segment
+    // validly signed, so `get` wrote a file that was neither.
+    let d = Daemon::start("");
+    let (file, _) = write_object(&d, "obj", 2 * MIB, 9);
+    let (mut producer, name) = put(&d, &file, "/changing/obj", &["--memory-mib", "0"]);
+    std::thread::sleep(Duration::from_millis(50)); // the file clock is coarse
+    let f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&f, &[0u8; 1000], MIB as u64).unwrap();
+    drop(f);
+    let out = d.dir.path().join("mixed");
+    let got = d.nameway(&[
+        "get",
+        &name,
+        "-o",
+        out.to_str().unwrap(),
+        "--lifetime",
+        "1000",
+        "--retries",
+        "2",
+    ]);
+    assert!(!got.status.success());
+    assert!(!out.exists());
+    let status = producer.child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(producer.child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("changed since it was published") && err.contains("publish it again"),
+        "{err}"
+    );
+}
+
+#[test]
 fn get_into_a_fifo_or_standard_output_leaves_no_file_behind() {
     use std::os::unix::fs::FileTypeExt as _;
     let d = Daemon::start("");

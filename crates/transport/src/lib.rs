@@ -25,4 +25,4 @@ pub use cc::{CcKind, CcOptions};
 pub use cert::{CertError, Certificate};
 pub use consumer::{fetch, FetchError, FetchOptions, FetchReport, Progress};
 pub use keys::{SignatureKind, SigningKey, VerifyKey};
-pub use producer::{serve, Publication, PublishError, PublishOptions};
+pub use producer::{serve, Publication, PublishError, PublishOptions, ServeError};

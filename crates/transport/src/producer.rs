@@ -87,11 +87,63 @@ pub enum PublishError {
         /// Why.
         source: std::io::Error,
     },
+    /// The file changed (size, modification or status-change time) since it was opened to be
+    /// published: segments rebuilt from it now would not be those published, so none is.
+    #[error(
+        "{path} changed since it was published: segments rebuilt from it would mix two \
+         contents; publish it again"
+    )]
+    Changed {
+        /// The file.
+        path: String,
+    },
+}
+
+/// Why [`serve`] stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The registration was refused, or the connection to the forwarder failed.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// A segment could not be rebuilt from the file: it changed, or it cannot be read.
+    #[error(transparent)]
+    Publication(#[from] PublishError),
 }
 
 enum Source {
     Memory(Bytes),
-    File { file: File, path: String },
+    File {
+        file: File,
+        path: String,
+        stamp: FileStamp,
+    },
+}
+
+/// What tells a file changed: its size, modification time and (on Unix) status-change time,
+/// which every write moves and no user can set back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct FileStamp {
+    len: u64,
+    modified: Option<SystemTime>,
+    status_changed: (i64, i64),
+}
+
+impl FileStamp {
+    fn of(file: &File) -> std::io::Result<Self> {
+        let meta = file.metadata()?;
+        #[cfg(unix)]
+        let status_changed = {
+            use std::os::unix::fs::MetadataExt as _;
+            (meta.ctime(), meta.ctime_nsec())
+        };
+        #[cfg(not(unix))]
+        let status_changed = (0, 0);
+        Ok(Self {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            status_changed,
+        })
+    }
 }
 
 /// An object cut into segments (and manifests), ready to answer Interests.
@@ -110,6 +162,8 @@ pub struct Publication {
     metadata: Bytes,
     /// Set once every segment has been built: later builds are rebuilds.
     built: bool,
+    /// The first segment that could not be rebuilt since [`Publication::take_failure`].
+    failure: Option<PublishError>,
     stats: ServeStats,
     /// Certificates answered besides the object (the signer's chain), as (name, TLV).
     certificates: Vec<(Name, Bytes)>,
@@ -178,12 +232,13 @@ impl Publication {
             source,
         };
         let file = File::open(path).map_err(io)?;
-        let size = file.metadata().map_err(io)?.len();
+        let stamp = FileStamp::of(&file).map_err(io)?;
         let source = Source::File {
             file,
             path: path.display().to_string(),
+            stamp,
         };
-        Self::build(prefix, source, size, key, options)
+        Self::build(prefix, source, stamp.len, key, options)
     }
 
     fn build(
@@ -229,6 +284,7 @@ impl Publication {
             manifests: Vec::new(),
             metadata: Bytes::new(),
             built: false,
+            failure: None,
             stats: ServeStats::default(),
             certificates: Vec::new(),
         };
@@ -251,6 +307,8 @@ impl Publication {
             publication.manifests = publication.build_manifests(&digests, per)?;
         }
         publication.metadata = publication.build_metadata()?;
+        // Written to while it was read: what was signed may be two contents already.
+        publication.check_unchanged()?;
         publication.built = true;
         Ok(publication)
     }
@@ -422,13 +480,33 @@ impl Publication {
         }
     }
 
+    /// Fails with [`PublishError::Changed`] if the file is no longer as it was opened.
+    fn check_unchanged(&self) -> Result<(), PublishError> {
+        let Source::File { file, path, stamp } = &self.source else {
+            return Ok(());
+        };
+        let now = FileStamp::of(file).map_err(|source| PublishError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        if now == *stamp {
+            Ok(())
+        } else {
+            Err(PublishError::Changed { path: path.clone() })
+        }
+    }
+
     fn payload(&mut self, n: u64) -> Result<Bytes, PublishError> {
         let size = self.options.payload_size as u64;
         let start = n.saturating_mul(size).min(self.size);
         let end = start.saturating_add(size).min(self.size);
+        if self.built {
+            // A rebuild after publication: from the same bytes, or not at all.
+            self.check_unchanged()?;
+        }
         match &self.source {
             Source::Memory(b) => Ok(b.slice(start as usize..end as usize)),
-            Source::File { file, path } => {
+            Source::File { file, path, .. } => {
                 let mut buf = vec![0; (end - start) as usize];
                 read_exact_at(file, &mut buf, start).map_err(|source| PublishError::Io {
                     path: path.clone(),
@@ -499,9 +577,22 @@ impl Publication {
         if n > self.last_segment {
             return None;
         }
-        let wire = self.segment(n).ok()?;
-        self.stats.segments += 1;
-        Some(wire)
+        match self.segment(n) {
+            Ok(wire) => {
+                self.stats.segments += 1;
+                Some(wire)
+            }
+            Err(e) => {
+                self.failure.get_or_insert(e);
+                None
+            }
+        }
+    }
+
+    /// Why a segment could not be rebuilt (the file changed or cannot be read), once, if one
+    /// could not since the last call; [`serve`] stops with it.
+    pub fn take_failure(&mut self) -> Option<PublishError> {
+        self.failure.take()
     }
 }
 
@@ -510,8 +601,9 @@ impl Publication {
 /// every Interest already received is answered before one write.
 ///
 /// # Errors
-/// The registration is refused, or the connection fails.
-pub async fn serve(client: &mut Client, publication: &mut Publication) -> Result<(), ClientError> {
+/// The registration is refused, the connection fails, or a segment cannot be rebuilt from the
+/// file ([`PublishError::Changed`]: serving stops rather than send a mix of two contents).
+pub async fn serve(client: &mut Client, publication: &mut Publication) -> Result<(), ServeError> {
     client.register(publication.prefix()).await?;
     serve_registered(client, publication).await
 }
@@ -519,11 +611,11 @@ pub async fn serve(client: &mut Client, publication: &mut Publication) -> Result
 /// As [`serve`], for a prefix already registered toward `client`.
 ///
 /// # Errors
-/// The connection fails.
+/// The connection fails, or a segment cannot be rebuilt from the file.
 pub async fn serve_registered(
     client: &mut Client,
     publication: &mut Publication,
-) -> Result<(), ClientError> {
+) -> Result<(), ServeError> {
     let conn = client.conn();
     loop {
         let mut next = Some(conn.recv().await?);
@@ -538,6 +630,9 @@ pub async fn serve_registered(
             next = conn.try_recv()?;
         }
         conn.flush().await?;
+        if let Some(e) = publication.take_failure() {
+            return Err(e.into());
+        }
     }
 }
 
@@ -558,4 +653,64 @@ fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()
     let mut f = file.try_clone()?;
     f.seek(SeekFrom::Start(offset))?;
     f.read_exact(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// A 20 000-byte file published with no memory to keep segments in (every one is then
+    /// rebuilt from the file when asked for).
+    fn unkept(dir: &Path) -> (std::path::PathBuf, Publication) {
+        let path = dir.join("obj");
+        std::fs::write(&path, vec![7u8; 20_000]).unwrap();
+        let options = PublishOptions {
+            payload_size: 1000,
+            memory_limit: 0,
+            version: Some(1),
+            ..PublishOptions::default()
+        };
+        let p = Publication::from_file("/f".parse().unwrap(), &path, SigningKey::Digest, options)
+            .unwrap();
+        (path, p)
+    }
+
+    #[test]
+    fn segments_rebuilt_from_an_unchanged_file_are_those_published() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, mut p) = unkept(dir.path());
+        let first = p.segment(3).unwrap();
+        assert_eq!(p.segment(3).unwrap(), first);
+        assert!(p.take_failure().is_none());
+    }
+
+    #[test]
+    fn a_file_written_to_after_publication_is_not_served() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, mut p) = unkept(dir.path());
+        // The same size, other bytes, written in place (as `dd conv=notrunc` or an editor
+        // saving in place would). The coarse file clock ticks every few milliseconds.
+        std::thread::sleep(Duration::from_millis(50));
+        let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        std::os::unix::fs::FileExt::write_all_at(&f, &[9u8; 10], 3000).unwrap();
+        drop(f);
+        let err = p.segment(3).unwrap_err();
+        assert!(matches!(err, PublishError::Changed { .. }), "{err}");
+        assert!(
+            err.to_string().contains("changed since it was published"),
+            "{err}"
+        );
+        // Asked for by an Interest: no answer, and the failure is kept for `serve`.
+        let name = segment_name(&"/f/v=1".parse().unwrap(), 3).unwrap();
+        let interest = nameway_wire::Interest::new(name).encode();
+        let view = InterestView::new_checked(interest).unwrap();
+        assert!(p.answer(&view).is_none());
+        assert!(matches!(
+            p.take_failure(),
+            Some(PublishError::Changed { .. })
+        ));
+        assert!(p.take_failure().is_none());
+    }
 }
