@@ -1039,3 +1039,61 @@ fn sizes_and_counts_past_any_use_are_refused_before_connecting() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
 }
+
+#[test]
+fn a_static_tcp_face_to_a_neighbour_not_up_yet_connects_when_it_is() {
+    // Forwarders of one network start in any order: a [[face]] whose neighbour is down must
+    // not keep this one from starting (it used to: "cannot create face ... Connection refused").
+    let port = free_port();
+    let uri = format!("tcp4://127.0.0.1:{port}");
+    let d = Daemon::start(&format!(
+        "[[face]]\nuri = \"{uri}\"\n[[route]]\nprefix = \"/later\"\nface = \"{uri}\"\n"
+    ));
+    let faces = d.json(&["face", "list", "--json"]);
+    let face = array(&faces)
+        .iter()
+        .find(|f| f["uri"] == uri.as_str())
+        .unwrap_or_else(|| panic!("no face to {uri}: {faces}"))
+        .clone();
+    assert_eq!(face["persistency"], "permanent", "{face}");
+    assert!(d.log().contains("keeps trying"), "{}", d.log());
+    // The neighbour comes up: the forwarder connects to it (the reconnection backoff: 1, 2,
+    // 4 s...) and forwards the /later Interest over the connection.
+    let listener = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut stream = loop {
+        match listener.accept() {
+            Ok((s, _)) => break s,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "never connected: {}",
+                    d.log()
+                );
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    stream.set_nonblocking(false).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let mut peek = d.spawn(&["peek", "/later/x", "-l", "8000"], b"");
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !seen.windows(5).any(|w| w == b"later") {
+        let n = std::io::Read::read(&mut stream, &mut buf).expect("no Interest forwarded");
+        assert!(n > 0, "connection closed");
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let _ = peek.child.kill();
+    let faces = d.json(&["face", "list", "--json"]);
+    let face = array(&faces)
+        .iter()
+        .find(|f| f["uri"] == uri.as_str())
+        .unwrap()
+        .clone();
+    assert_ne!(face["local_uri"], "tcp4://0.0.0.0:0", "{face}");
+}

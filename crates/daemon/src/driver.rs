@@ -76,6 +76,9 @@ fn static_face_options(f: &crate::config::StaticFace) -> nameway_face::FaceOptio
             (true, false) => Some(SecureMode::PerPrefix),
             _ => None,
         },
+        // A neighbour that starts later (or is down) must not keep this forwarder from
+        // starting: its face is created down and connects when the neighbour is up.
+        connect_in_background: true,
         ..nameway_face::FaceOptions::default()
     }
 }

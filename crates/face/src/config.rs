@@ -131,4 +131,9 @@ pub struct FaceOptions {
     /// ([`crate::secure::SecureMode::PerPrefix`]) or everything
     /// ([`crate::secure::SecureMode::LinkWide`]). UDP faces only.
     pub secure: Option<crate::secure::SecureMode>,
+    /// A permanent TCP face whose first connection fails is created anyway, down, and
+    /// connects in the background (with the reconnection backoff) instead of failing with
+    /// [`crate::FaceError::Connect`]: for the faces of a configuration file, whose peers may
+    /// start later. Management's `faces/create` leaves it off, as NFD fails then.
+    pub connect_in_background: bool,
 }

@@ -36,9 +36,10 @@ pub enum FaceError {
     /// Another process is accepting connections on this Unix socket path.
     #[error("Unix socket {0} is in use by another process")]
     UnixPathInUse(PathBuf),
-    /// A TCP connection could not be made.
+    /// A TCP connection could not be made. (The reason is in the message, not also a source,
+    /// so an error chain does not print it twice.)
     #[error("cannot connect: {0}")]
-    Connect(#[source] io::Error),
+    Connect(io::Error),
     /// A socket operation failed.
     #[error(transparent)]
     Io(#[from] io::Error),

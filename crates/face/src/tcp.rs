@@ -64,12 +64,11 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
 
 fn params(
     shared: &Shared,
-    stream: &TcpStream,
+    local: SocketAddr,
     peer: SocketAddr,
     persistency: Persistency,
     initiate: Option<SecureMode>,
 ) -> FaceParams {
-    let local = stream.local_addr().unwrap_or(peer);
     let local_scope = shared.config.tcp_loopback_is_local && is_loopback(peer);
     // With `[security]`, a non-local TCP face (another forwarder) can answer a handshake, and
     // one created secure starts it; local faces are applications and stay plain.
@@ -96,8 +95,9 @@ fn params(
 
 async fn run_accepted(shared: Arc<Shared>, stream: TcpStream, peer: SocketAddr) {
     let _ = stream.set_nodelay(true);
+    let local = stream.local_addr().unwrap_or(peer);
     let Ok((face, queue)) = shared.register_face(
-        params(&shared, &stream, peer, Persistency::OnDemand, None),
+        params(&shared, local, peer, Persistency::OnDemand, None),
         None,
     ) else {
         return; // shutting down
@@ -118,11 +118,32 @@ pub(crate) async fn connect(
     if options.secure.is_some() && shared.config.security.is_none() {
         return Err(FaceError::SecurityNotConfigured);
     }
-    let stream = connect_once(shared, addr)
-        .await
-        .map_err(FaceError::Connect)?;
+    let stream = match connect_once(shared, addr).await {
+        Ok(stream) => Some(stream),
+        Err(e) if options.connect_in_background && persistency == Persistency::Permanent => {
+            tracing::warn!(
+                remote = %addr,
+                error = %e,
+                "cannot connect yet; the permanent face is down and keeps trying"
+            );
+            None
+        }
+        Err(e) => return Err(FaceError::Connect(e)),
+    };
+    // Unknown until connected: the unspecified address of the peer's family.
+    let unspecified = SocketAddr::new(
+        match addr {
+            SocketAddr::V4(_) => std::net::Ipv4Addr::UNSPECIFIED.into(),
+            SocketAddr::V6(_) => std::net::Ipv6Addr::UNSPECIFIED.into(),
+        },
+        0,
+    );
+    let local = stream
+        .as_ref()
+        .and_then(|s| s.local_addr().ok())
+        .unwrap_or(unspecified);
     let (face, queue) = shared.register_face(
-        params(shared, &stream, addr, persistency, options.secure),
+        params(shared, local, addr, persistency, options.secure),
         options.fault,
     )?;
     let id = face.id;
@@ -138,18 +159,37 @@ async fn connect_once(shared: &Shared, addr: SocketAddr) -> io::Result<TcpStream
     Ok(stream)
 }
 
-/// Runs an outgoing face: its connection, then reconnections while it is permanent.
+/// Runs an outgoing face: its connection (made already, or to make when `stream` is `None`),
+/// then reconnections while it is permanent.
 async fn supervise(
     shared: Arc<Shared>,
     face: Arc<FaceHandle>,
-    stream: TcpStream,
+    stream: Option<TcpStream>,
     mut queue: mpsc::Receiver<Bytes>,
     addr: SocketAddr,
 ) {
+    if stream.is_none() {
+        face.set_connected(false);
+    }
     shared.announce_up(&face).await;
     let mut stream = stream;
     let reason = loop {
-        let (reader, writer) = stream.into_split();
+        let connected = match stream.take() {
+            Some(s) => s,
+            None => match reconnect(&shared, &face, addr, &mut queue).await {
+                Ok(s) => {
+                    bump(&shared.counters.reconnects);
+                    if let Ok(local) = s.local_addr() {
+                        face.set_local(FaceUri::tcp(local));
+                    }
+                    face.set_connected(true);
+                    tracing::info!(face = %face.id, remote = %addr, "permanent face connected");
+                    s
+                }
+                Err(reason) => break reason,
+            },
+        };
+        let (reader, writer) = connected.into_split();
         let (reason, returned) = stream::run(&shared, &face, reader, writer, queue).await;
         let Some(returned) = returned else {
             break reason;
@@ -160,17 +200,6 @@ async fn supervise(
         }
         tracing::info!(face = %face.id, reason = %reason, "permanent face reconnecting");
         face.set_connected(false);
-        match reconnect(&shared, &face, addr, &mut queue).await {
-            Ok(s) => {
-                bump(&shared.counters.reconnects);
-                if let Ok(local) = s.local_addr() {
-                    face.set_local(FaceUri::tcp(local));
-                }
-                face.set_connected(true);
-                stream = s;
-            }
-            Err(reason) => break reason,
-        }
     };
     shared.face_closed(&face, reason).await;
 }

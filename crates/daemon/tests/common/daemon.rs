@@ -51,7 +51,7 @@ impl Daemon {
             .stderr(log)
             .spawn()
             .unwrap();
-        let d = Daemon {
+        let mut d = Daemon {
             child,
             dir,
             unix,
@@ -60,6 +60,9 @@ impl Daemon {
         };
         let deadline = Instant::now() + Duration::from_secs(30);
         while !d.unix.exists() {
+            if let Ok(Some(status)) = d.child.try_wait() {
+                panic!("namewayd exited ({status}) before it started: {}", d.log());
+            }
             assert!(
                 Instant::now() < deadline,
                 "namewayd did not start: {}",
