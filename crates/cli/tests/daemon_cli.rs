@@ -1097,3 +1097,28 @@ fn a_static_tcp_face_to_a_neighbour_not_up_yet_connects_when_it_is() {
         .clone();
     assert_ne!(face["local_uri"], "tcp4://0.0.0.0:0", "{face}");
 }
+
+#[test]
+fn face_create_errors_say_what_is_wrong() {
+    // A malformed URI or one of the wrong address family used to be "406 Unsupported
+    // protocol", like an unknown scheme.
+    let d = Daemon::start("");
+    for (uri, want) in [
+        ("foo://bar", "406 Unsupported protocol"),
+        (
+            "udp6://127.0.0.1:6363",
+            "400 Bad FaceUri: address family does not match the scheme",
+        ),
+        ("udp4://", "400 Bad FaceUri: malformed FaceUri"),
+        (
+            "tcp4://127.0.0.1:1",
+            "504 Face creation failed: cannot connect",
+        ),
+    ] {
+        let out = d.nameway(&["face", "create", uri]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{uri}: {err}");
+        assert!(err.contains(want), "{uri}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{uri}: {err}");
+    }
+}

@@ -642,8 +642,14 @@ impl Management {
                 let body = existing.map_or_else(|| params.clone(), face_params);
                 self.respond(interest, 409, "Face exists", &body)
             }
-            Err(nameway_face::FaceError::UnsupportedScheme | nameway_face::FaceError::Uri(_)) => {
-                self.respond(interest, 406, "Unsupported protocol", params)
+            Err(
+                nameway_face::FaceError::UnsupportedScheme
+                | nameway_face::FaceError::Uri(nameway_face::uri::UriError::UnknownScheme(_)),
+            ) => self.respond(interest, 406, "Unsupported protocol", params),
+            // Malformed, of the wrong address family, or a host name that does not resolve:
+            // say which, instead of "Unsupported protocol".
+            Err(nameway_face::FaceError::Uri(e)) => {
+                self.respond(interest, 400, &format!("Bad FaceUri: {e}"), params)
             }
             Err(
                 e @ (nameway_face::FaceError::SecurityNotConfigured
