@@ -432,7 +432,8 @@ pub(crate) async fn get(transport: Option<&str>, args: &GetArgs) -> anyhow::Resu
             eprint!("\r{}", progress_line(p));
         }
     };
-    let report = match output {
+    let target = output.map(output_target).transpose()?;
+    let report = match &target {
         None => {
             let stdout = std::io::stdout();
             let mut sink = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
@@ -441,41 +442,39 @@ pub(crate) async fn get(transport: Option<&str>, args: &GetArgs) -> anyhow::Resu
             sink.flush()?;
             report
         }
-        Some(path) => match output_target(path)? {
-            Output::Direct(path) => {
-                // A device or a pipe (`-o /dev/null`, a FIFO): written as the object arrives,
-                // never replaced by a renamed file.
-                let file = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(&path)
-                    .with_context(|| format!("cannot open {}", path.display()))?;
-                let mut sink = std::io::BufWriter::with_capacity(1 << 20, file);
-                let report =
-                    fetch_or_stop(&mut c, &name, &options, &mut sink, &mut show, &mut stop).await;
-                sink.flush()
-                    .with_context(|| format!("cannot write {}", path.display()))?;
-                report
-            }
-            Output::Renamed(path) => {
-                let part = part_path(&path);
-                let file = std::fs::File::create(&part)
-                    .with_context(|| format!("cannot create {}", part.display()))?;
-                let mut sink = std::io::BufWriter::with_capacity(1 << 20, file);
-                let report =
-                    fetch_or_stop(&mut c, &name, &options, &mut sink, &mut show, &mut stop).await;
-                let written = sink.flush().map_err(anyhow::Error::from);
-                match (&report, written) {
-                    (Ok(Ok(_)), Ok(())) => std::fs::rename(&part, &path).with_context(|| {
-                        format!("cannot rename {} to {}", part.display(), path.display())
-                    })?,
-                    (_, written) => {
-                        let _ = std::fs::remove_file(&part);
-                        written?;
-                    }
+        Some(Output::Direct(path)) => {
+            // A device or a pipe (`-o /dev/null`, a FIFO): written as the object arrives,
+            // never replaced by a renamed file.
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .with_context(|| format!("cannot open {}", path.display()))?;
+            let mut sink = std::io::BufWriter::with_capacity(1 << 20, file);
+            let report =
+                fetch_or_stop(&mut c, &name, &options, &mut sink, &mut show, &mut stop).await;
+            sink.flush()
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            report
+        }
+        Some(Output::Renamed(path)) => {
+            let part = part_path(path);
+            let file = std::fs::File::create(&part)
+                .with_context(|| format!("cannot create {}", part.display()))?;
+            let mut sink = std::io::BufWriter::with_capacity(1 << 20, file);
+            let report =
+                fetch_or_stop(&mut c, &name, &options, &mut sink, &mut show, &mut stop).await;
+            let written = sink.flush().map_err(anyhow::Error::from);
+            match (&report, written) {
+                (Ok(Ok(_)), Ok(())) => std::fs::rename(&part, path).with_context(|| {
+                    format!("cannot rename {} to {}", part.display(), path.display())
+                })?,
+                (_, written) => {
+                    let _ = std::fs::remove_file(&part);
+                    written?;
                 }
-                report
             }
-        },
+            report
+        }
     };
     if bar {
         eprint!("\r\x1b[2K");
@@ -483,13 +482,9 @@ pub(crate) async fn get(transport: Option<&str>, args: &GetArgs) -> anyhow::Resu
     let report = match report {
         Ok(report) => report.map_err(anyhow::Error::new)?,
         Err(signal) => {
-            let left = match output.map(output_target) {
-                Some(Ok(Output::Renamed(path))) => {
-                    format!("{} not written", path.display())
-                }
-                None | Some(Ok(Output::Direct(_)) | Err(_)) => {
-                    "what was written is incomplete".to_owned()
-                }
+            let left = match &target {
+                Some(Output::Renamed(path)) => format!("{} not written", path.display()),
+                None | Some(Output::Direct(_)) => "what was written is incomplete".to_owned(),
             };
             eprintln!("nameway get: stopped by {signal} before {name} was whole; {left}");
             return Ok(ExitCode::from(signal.exit_code()));

@@ -8,6 +8,7 @@ use std::io;
 use std::time::{Duration, Instant};
 
 use crate::counters::{bump, AtomicSystemCounters};
+use crate::uri::FaceUri;
 
 /// The pause after a failed accept.
 pub(crate) const RETRY_AFTER: Duration = Duration::from_millis(100);
@@ -16,13 +17,23 @@ pub(crate) const RETRY_AFTER: Duration = Duration::from_millis(100);
 pub(crate) const LOG_EVERY: Duration = Duration::from_secs(10);
 
 /// One listener's failed accepts, for rate-limiting its warning.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct AcceptFailures {
+    listener: FaceUri,
     logged_at: Option<Instant>,
     unlogged: u64,
 }
 
 impl AcceptFailures {
+    /// For the listener `listener` (as [`crate::FaceSystem::listeners`] lists it).
+    pub(crate) fn new(listener: FaceUri) -> Self {
+        Self {
+            listener,
+            logged_at: None,
+            unlogged: 0,
+        }
+    }
+
     /// Records a failure at `now`. Returns `Some(n)` when this one is to be logged, `n` being
     /// the failures since the last warning that were not.
     fn record(&mut self, now: Instant) -> Option<u64> {
@@ -38,13 +49,8 @@ impl AcceptFailures {
         }
     }
 
-    /// Counts `error` from `listener`'s accept, warns if due, and pauses [`RETRY_AFTER`].
-    pub(crate) async fn failed(
-        &mut self,
-        counters: &AtomicSystemCounters,
-        listener: &str,
-        error: &io::Error,
-    ) {
+    /// Counts `error` from the listener's accept, warns if due, and pauses [`RETRY_AFTER`].
+    pub(crate) async fn failed(&mut self, counters: &AtomicSystemCounters, error: &io::Error) {
         bump(&counters.accept_errors);
         if let Some(unlogged) = self.record(Instant::now()) {
             let hint = if matches!(error.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) {
@@ -53,7 +59,7 @@ impl AcceptFailures {
                 ""
             };
             tracing::warn!(
-                listener,
+                listener = %self.listener,
                 error = %error,
                 unlogged,
                 "accept failed, retrying every 100 ms (logged at most every 10 s){hint}"
@@ -69,7 +75,7 @@ mod tests {
 
     #[test]
     fn the_first_failure_is_logged_then_one_per_period_with_the_count_in_between() {
-        let mut f = AcceptFailures::default();
+        let mut f = AcceptFailures::new(FaceUri::Null);
         let t0 = Instant::now();
         assert_eq!(f.record(t0), Some(0));
         // Ten a second for just under the period: none logged.

@@ -229,8 +229,9 @@ impl FaceSystem {
         for &addr in &shared.config.tcp {
             let listener = tcp::bind(addr).map_err(|e| listen_error(addr, e))?;
             let local = listener.local_addr().map_err(|e| listen_error(addr, e))?;
-            self.listeners.push(FaceUri::tcp(local));
-            shared.spawn(tcp::accept_loop(shared.clone(), listener));
+            let uri = FaceUri::tcp(local);
+            self.listeners.push(uri.clone());
+            shared.spawn(tcp::accept_loop(shared.clone(), listener, uri));
         }
         for &addr in &shared.config.udp {
             let channel = UdpChannel::bind(addr, true).map_err(|e| listen_error(addr, e))?;
@@ -246,14 +247,16 @@ impl FaceSystem {
         for &addr in &shared.config.websocket {
             let listener = tcp::bind(addr).map_err(|e| listen_error(addr, e))?;
             let local = listener.local_addr().map_err(|e| listen_error(addr, e))?;
-            self.listeners.push(if tls.is_some() {
+            let uri = if tls.is_some() {
                 FaceUri::Wss(local)
             } else {
                 FaceUri::Ws(local)
-            });
+            };
+            self.listeners.push(uri.clone());
             shared.spawn(crate::ws::accept_loop(
                 shared.clone(),
                 listener,
+                uri,
                 tls.clone(),
             ));
         }

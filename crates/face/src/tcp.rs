@@ -28,7 +28,7 @@ use crate::id::{FaceId, FaceKind, FaceScope, Persistency};
 use crate::secure::{SecureLink, SecureMode};
 use crate::stream;
 use crate::system::{is_loopback, Shared};
-use crate::uri::FaceUri;
+use crate::uri::{unspecified_like, FaceUri};
 
 /// Binds a TCP listener (IPv6 sockets are IPv6-only, so `0.0.0.0` and `::` can both be bound).
 pub(crate) fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
@@ -44,12 +44,10 @@ pub(crate) fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
 }
 
 /// Accepts connections until shutdown.
-pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
+/// `uri` is the listener's, for its warnings.
+pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener, uri: FaceUri) {
     let mut stop = shared.shutdown_signal();
-    let name = listener
-        .local_addr()
-        .map_or_else(|_| "tcp".to_owned(), |a| format!("tcp://{a}"));
-    let mut failures = AcceptFailures::default();
+    let mut failures = AcceptFailures::new(uri);
     loop {
         let accepted = tokio::select! {
             _ = stop.wait_for(|s| *s) => return,
@@ -57,7 +55,7 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
         };
         match accepted {
             Ok((stream, peer)) => shared.spawn(run_accepted(shared.clone(), stream, peer)),
-            Err(e) => failures.failed(&shared.counters, &name, &e).await,
+            Err(e) => failures.failed(&shared.counters, &e).await,
         }
     }
 }
@@ -131,17 +129,10 @@ pub(crate) async fn connect(
         Err(e) => return Err(FaceError::Connect(e)),
     };
     // Unknown until connected: the unspecified address of the peer's family.
-    let unspecified = SocketAddr::new(
-        match addr {
-            SocketAddr::V4(_) => std::net::Ipv4Addr::UNSPECIFIED.into(),
-            SocketAddr::V6(_) => std::net::Ipv6Addr::UNSPECIFIED.into(),
-        },
-        0,
-    );
     let local = stream
         .as_ref()
         .and_then(|s| s.local_addr().ok())
-        .unwrap_or(unspecified);
+        .unwrap_or_else(|| SocketAddr::new(unspecified_like(addr.ip()), 0));
     let (face, queue) = shared.register_face(
         params(shared, local, addr, persistency, options.secure),
         options.fault,

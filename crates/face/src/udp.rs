@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 use std::io::{self, IoSliceMut};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -37,7 +37,7 @@ use crate::link::{random_u64, LinkRx, LinkTx, RxDrop, RxOutcome};
 use crate::secure::{SecureLink, SecureMode};
 use crate::sys;
 use crate::system::{is_loopback, lock, Shared};
-use crate::uri::{canonical_addr, FaceUri};
+use crate::uri::{canonical_addr, unspecified_like, FaceUri};
 
 /// Receive buffer per datagram slot: the largest UDP payload, which also holds a GRO batch.
 const SLOT: usize = 64 * 1024;
@@ -280,12 +280,7 @@ fn channel_for(shared: &Arc<Shared>, remote: SocketAddr) -> Result<Arc<UdpChanne
             return Ok(c.clone());
         }
     }
-    let any: IpAddr = if remote.is_ipv4() {
-        Ipv4Addr::UNSPECIFIED.into()
-    } else {
-        Ipv6Addr::UNSPECIFIED.into()
-    };
-    let channel = UdpChannel::bind(SocketAddr::new(any, 0), false)?;
+    let channel = UdpChannel::bind(SocketAddr::new(unspecified_like(remote.ip()), 0), false)?;
     start_channel(shared, channel.clone());
     Ok(channel)
 }

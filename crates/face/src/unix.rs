@@ -83,8 +83,7 @@ pub(crate) fn bind(path: &Path) -> Result<(UnixListener, UnixSocketFile), FaceEr
 /// Accepts connections until shutdown.
 pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: UnixListener, path: PathBuf) {
     let mut stop = shared.shutdown_signal();
-    let name = format!("unix://{}", path.display());
-    let mut failures = AcceptFailures::default();
+    let mut failures = AcceptFailures::new(FaceUri::Unix(path.clone()));
     loop {
         let accepted = tokio::select! {
             _ = stop.wait_for(|s| *s) => return,
@@ -92,7 +91,7 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: UnixListener, pat
         };
         match accepted {
             Ok((stream, _)) => shared.spawn(run_face(shared.clone(), stream, path.clone())),
-            Err(e) => failures.failed(&shared.counters, &name, &e).await,
+            Err(e) => failures.failed(&shared.counters, &e).await,
         }
     }
 }

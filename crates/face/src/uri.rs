@@ -7,7 +7,7 @@
 
 use core::fmt;
 use core::str::FromStr;
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
 
 /// Default NDN port for TCP and UDP (IANA "ndn", 6363).
@@ -244,6 +244,14 @@ fn family_matches(family: Option<Family>, ip: IpAddr) -> bool {
 /// `::ffff:a.b.c.d` becomes `a.b.c.d`, as NFD prints accepted IPv4 peers of dual-stack sockets.
 pub(crate) fn canonical_addr(addr: SocketAddr) -> SocketAddr {
     SocketAddr::new(addr.ip().to_canonical(), addr.port())
+}
+
+/// The unspecified address (`0.0.0.0` or `::`) of `ip`'s family.
+pub(crate) fn unspecified_like(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
+        IpAddr::V6(_) => Ipv6Addr::UNSPECIFIED.into(),
+    }
 }
 
 #[cfg(test)]

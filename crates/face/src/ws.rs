@@ -45,18 +45,16 @@ fn ws_config() -> WebSocketConfig {
         .max_frame_size(Some(MAX_MESSAGE))
 }
 
-/// Accepts connections on `listener` until shutdown; `tls` makes it a `wss://` listener.
+/// Accepts connections on `listener` (whose URI is `uri`, for its warnings) until shutdown;
+/// `tls` makes it a `wss://` listener.
 pub(crate) async fn accept_loop(
     shared: Arc<Shared>,
     listener: TcpListener,
+    uri: FaceUri,
     tls: Option<TlsAcceptor>,
 ) {
     let mut stop = shared.shutdown_signal();
-    let scheme = if tls.is_some() { "wss" } else { "ws" };
-    let name = listener
-        .local_addr()
-        .map_or_else(|_| scheme.to_owned(), |a| format!("{scheme}://{a}"));
-    let mut failures = AcceptFailures::default();
+    let mut failures = AcceptFailures::new(uri);
     loop {
         let accepted = tokio::select! {
             _ = stop.wait_for(|s| *s) => return,
@@ -66,7 +64,7 @@ pub(crate) async fn accept_loop(
             Ok((stream, peer)) => {
                 shared.spawn(run_accepted(shared.clone(), stream, peer, tls.clone()));
             }
-            Err(e) => failures.failed(&shared.counters, &name, &e).await,
+            Err(e) => failures.failed(&shared.counters, &e).await,
         }
     }
 }

@@ -500,10 +500,6 @@ impl Publication {
         let size = self.options.payload_size as u64;
         let start = n.saturating_mul(size).min(self.size);
         let end = start.saturating_add(size).min(self.size);
-        if self.built {
-            // A rebuild after publication: from the same bytes, or not at all.
-            self.check_unchanged()?;
-        }
         match &self.source {
             Source::Memory(b) => Ok(b.slice(start as usize..end as usize)),
             Source::File { file, path, .. } => {
@@ -512,6 +508,11 @@ impl Publication {
                     path: path.clone(),
                     source,
                 })?;
+                if self.built {
+                    // A rebuild after publication: from the same bytes, or not at all. Checked
+                    // after the read, so a write before or during it is caught.
+                    self.check_unchanged()?;
+                }
                 Ok(Bytes::from(buf))
             }
         }
