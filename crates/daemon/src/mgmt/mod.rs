@@ -210,14 +210,14 @@ impl Management {
         if !cmd.has_params {
             return self.respond(&interest, 400, "Malformed command", &cmd.params);
         }
+        let incoming = incoming.unwrap_or(0);
         let signed_required = cmd.module == "rib" && self.config.require_signed_rib_commands;
         if signed_required || cmd.format != Format::Unsigned {
-            if let Err(Refusal::Unauthorized(why)) = self.guard.check(wall_ms(), &cmd) {
+            if let Err(Refusal::Unauthorized(why)) = self.guard.check(wall_ms(), incoming, &cmd) {
                 tracing::info!(name = %interest.name, why, "management command refused");
                 return self.respond(&interest, 403, "authorization rejected", &cmd.params);
             }
         }
-        let incoming = incoming.unwrap_or(0);
         let mut p = cmd.params.clone();
         match (cmd.module.as_str(), cmd.verb.as_str()) {
             ("rib", "register") => self.rib_register(fw, now, &interest, p, incoming),
