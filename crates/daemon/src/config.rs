@@ -194,6 +194,14 @@ impl<'de> Deserialize<'de> for ByteSize {
 /// pit_memory`), rounded up for longer names and table growth.
 pub const PIT_BYTES_PER_ENTRY: u64 = 512;
 
+/// Whether a `[[route]]` face names the null face (`null://`).
+pub fn is_null_uri(uri: &str) -> bool {
+    matches!(
+        uri.parse::<nameway_face::FaceUri>(),
+        Ok(nameway_face::FaceUri::Null)
+    )
+}
+
 fn pit_capacity<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
     #[derive(Deserialize)]
     #[serde(untagged)]
@@ -441,9 +449,7 @@ impl Config {
             r.prefix
                 .parse::<nameway_wire::Name>()
                 .map_err(|e| format!("route prefix {:?}: {e}", r.prefix))?;
-            if !crate::driver::is_null_uri(&r.face)
-                && !self.static_faces.iter().any(|f| f.uri == r.face)
-            {
+            if !is_null_uri(&r.face) && !self.static_faces.iter().any(|f| f.uri == r.face) {
                 return Err(format!(
                     "route {:?}: face {:?} is not a [[face]]",
                     r.prefix, r.face

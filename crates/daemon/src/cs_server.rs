@@ -14,6 +14,7 @@ use nameway_wire::Name;
 use tokio::sync::mpsc;
 
 use crate::config::CsConfig;
+use crate::wall_ms;
 
 /// Longest a management call waits for the worker (it may be committing to disk).
 const CALL_TIMEOUT: Duration = Duration::from_secs(2);
@@ -96,10 +97,6 @@ pub fn start(
         },
         rx,
     ))
-}
-
-fn wall_ms() -> u64 {
-    crate::mgmt::wall_ms()
 }
 
 impl CsHandle {

@@ -62,11 +62,6 @@ pub struct Driver {
 /// The null face's id (NFD's `FACEID_NULL`).
 pub const NULL_FACE: FaceId = FaceId(255);
 
-/// Whether a `[[route]]` face names the null face.
-pub fn is_null_uri(uri: &str) -> bool {
-    matches!(uri.parse::<FaceUri>(), Ok(FaceUri::Null))
-}
-
 /// The face options of a `[[face]]`.
 fn static_face_options(f: &crate::config::StaticFace) -> nameway_face::FaceOptions {
     use nameway_face::secure::SecureMode;
@@ -237,7 +232,11 @@ impl Driver {
         let mut errors = Vec::new();
         let mut routes = Vec::new();
         // Routes to the null face need no [[face]].
-        for r in config.static_routes.iter().filter(|r| is_null_uri(&r.face)) {
+        for r in config
+            .static_routes
+            .iter()
+            .filter(|r| crate::config::is_null_uri(&r.face))
+        {
             match r.prefix.parse::<Name>() {
                 Ok(prefix) => {
                     let route = Route {
@@ -574,9 +573,7 @@ impl Driver {
 
     /// Answers the HTTP listener with a snapshot of the counters (taken between bursts).
     fn answer_snapshot(&self, request: crate::http::SnapshotRequest) {
-        let wall_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
+        let wall_ms = crate::wall_ms();
         let snapshot = crate::status::take(
             &self.fw,
             &self.faces,
