@@ -223,14 +223,13 @@ async fn list(c: &mut Client, json: bool) -> anyhow::Result<()> {
         let extra: Vec<serde_json::Value> = serde_json::from_slice(&raw)
             .map_err(|e| anyhow::anyhow!("bad faces/drops dataset: {e}"))?;
         for v in &mut views {
-            let Some(x) = extra
-                .iter()
-                .find(|x| x["face_id"].as_u64() == Some(v.face_id))
-            else {
+            let Some(x) = extra.iter().find(|x| x["id"].as_u64() == Some(v.face_id)) else {
                 continue;
             };
             v.pit_entries = x["pit_entries"].as_u64();
-            v.interest_rate_limit = Some(x["interest_rate_limit"].clone()).filter(|l| !l.is_null());
+            v.interest_rate_limit = x["interest_rate_limit"].as_u64().map(|per_second| {
+                serde_json::json!({ "per_second": per_second, "burst": x["interest_burst"] })
+            });
             v.drops = x["drops"].as_object().cloned();
             v.link_drops = x["link_drops"].as_object().cloned();
         }

@@ -150,6 +150,10 @@ pub struct CsConfig {
     pub disk_capacity: ByteSize,
     /// The CS-list's false-positive rate.
     pub filter_fp_rate: f64,
+    /// Bytes of Data queued toward the content-store server at most (decoupled store): past
+    /// it, Data are not cached (counted as `insert_drops`), so a producer faster than the
+    /// disk cannot grow the daemon's memory. Look-ups are never dropped.
+    pub insert_queue: ByteSize,
 }
 
 impl CsConfig {
@@ -386,6 +390,7 @@ impl Default for CsConfig {
             disk_path: PathBuf::new(),
             disk_capacity: ByteSize(1 << 30),
             filter_fp_rate: 0.01,
+            insert_queue: ByteSize(16 << 20),
         }
     }
 }
@@ -460,6 +465,9 @@ impl Config {
             .policy
             .parse::<nameway_cs::PolicyKind>()
             .map_err(|e| format!("cs.policy: {e}"))?;
+        if self.cs.insert_queue.0 < 8800 {
+            return Err("cs.insert_queue must hold one packet (8800 bytes) at least".into());
+        }
         if !(self.cs.filter_fp_rate > 0.0 && self.cs.filter_fp_rate < 0.5) {
             return Err("cs.filter_fp_rate must be between 0 and 0.5".into());
         }

@@ -43,8 +43,6 @@ pub struct Driver {
     rx_burst: usize,
     /// Snapshot requests from the HTTP listener, when it is on.
     snapshots: Option<mpsc::Receiver<crate::http::SnapshotRequest>>,
-    /// Bytes received and sent by faces that have closed, so totals never go backwards.
-    closed_bytes: (u64, u64),
     /// The configuration in force (what needs a restart: as started).
     config: Config,
     /// Routes installed from `[[route]]`: prefix and face.
@@ -205,7 +203,6 @@ impl Driver {
             start,
             rx_burst: config.forwarder.rx_burst.max(1),
             snapshots,
-            closed_bytes: (0, 0),
             config: config.clone(),
             static_routes: Vec::new(),
             static_strategies: Vec::new(),
@@ -461,8 +458,8 @@ impl Driver {
             FaceEvent::Down { face, reason } => {
                 tracing::debug!(face = face.0, ?reason, "face down");
                 if let Some(f) = self.fw.face(FaceId(face.0)) {
-                    self.closed_bytes.0 += f.counters().n_in_bytes;
-                    self.closed_bytes.1 += f.counters().n_out_bytes;
+                    let c = f.counters();
+                    self.mgmt.add_closed_bytes(c.n_in_bytes, c.n_out_bytes);
                 }
                 self.fw.remove_face(FaceId(face.0));
                 self.mgmt.face_down(&mut self.fw, face.0);
@@ -573,14 +570,8 @@ impl Driver {
 
     /// Answers the HTTP listener with a snapshot of the counters (taken between bursts).
     fn answer_snapshot(&self, request: crate::http::SnapshotRequest) {
-        let wall_ms = crate::wall_ms();
-        let snapshot = crate::status::take(
-            &self.fw,
-            &self.faces,
-            self.start.elapsed().as_secs_f64(),
-            wall_ms,
-            self.closed_bytes,
-        );
+        let uptime = self.start.elapsed().as_secs_f64();
+        let snapshot = self.mgmt.snapshot(&self.fw, &self.faces, uptime);
         let _ = request.send(Arc::new(snapshot));
     }
 

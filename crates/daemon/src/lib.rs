@@ -12,10 +12,10 @@ pub mod config;
 pub mod cs_server;
 pub mod driver;
 pub mod http;
+pub mod metrics;
 pub mod mgmt;
 pub mod rib;
 pub mod security;
-pub mod status;
 
 /// Wall-clock milliseconds since the Unix epoch (0 if the clock is before it).
 pub fn wall_ms() -> u64 {

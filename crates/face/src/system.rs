@@ -133,7 +133,7 @@ impl Shared {
         lock(&self.faces).remove(&face.id);
         face.set_connected(false);
         face.close(reason.clone());
-        self.counters.closed(&reason);
+        self.counters.closed(&reason, &face.counters.snapshot());
         tracing::debug!(face = %face.id, reason = %reason, "face closed");
         let event = FaceEvent::Down {
             face: face.id,

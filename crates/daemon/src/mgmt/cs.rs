@@ -1,6 +1,7 @@
 //! The content-store manager (`cs/config`, `cs/erase`; datasets `cs/info` and ours,
 //! `cs/tiers`), as NFD's `CsManager`, also driving the decoupled store's server.
 
+use nameway_cs::CsInfo as ServerInfo;
 use nameway_fw::Forwarder;
 use nameway_wire::mgmt::{self, ControlParameters, CsInfo};
 
@@ -144,11 +145,12 @@ impl Management {
         }
     }
 
-    /// The decoupled store's figures: both tiers from the server, the filter from the forwarder.
-    pub(crate) fn cs_tiers(&self, fw: &Forwarder) -> Option<crate::cs_server::Tiers> {
+    /// The decoupled store's figures: both tiers and the insert queue from the server (as it
+    /// last published them: never waits), the filter from the forwarder.
+    pub(crate) fn cs_tiers(&self, fw: &Forwarder) -> Option<Tiers> {
         let (client, _) = self.cs.as_ref()?;
         let info = client.info()?;
-        Some(crate::cs_server::Tiers::new(&info, fw))
+        Some(Tiers::new(&info, fw, client.insert_queue()))
     }
 }
 
@@ -162,4 +164,136 @@ fn cs_flags(fw: &Forwarder) -> u64 {
         flags |= mgmt::cs_flags::ENABLE_SERVE;
     }
     flags
+}
+
+crate::stats! {
+    /// One tier of the decoupled store (label `tier`: memory or disk).
+    pub struct Tier {
+        /// Packets held.
+        pub entries: u64 = gauge("nameway_cs_tier_entries"),
+        /// Bytes used.
+        pub bytes: u64 = gauge("nameway_cs_tier_bytes"),
+        /// Capacity in packets.
+        pub capacity_packets: u64 = gauge("nameway_cs_tier_capacity_entries"),
+        /// Capacity in bytes.
+        pub capacity_bytes: u64 = gauge("nameway_cs_tier_capacity_bytes"),
+        /// Look-ups answered.
+        pub hits: u64 = counter("nameway_cs_tier_hits"),
+        /// Look-ups not answered.
+        pub misses: u64 = counter("nameway_cs_tier_misses"),
+        /// Packets written.
+        pub inserts: u64 = counter("nameway_cs_tier_inserts"),
+        /// Packets evicted.
+        pub evictions: u64 = counter("nameway_cs_tier_evictions"),
+    }
+}
+
+crate::stats! {
+    /// `cs/tiers`: the decoupled store's tiers, its filter (the CS-list), its insert queue and
+    /// its policy, as `nameway cs info --json` shows them.
+    pub struct Tiers {
+        /// Whether the decoupled store runs.
+        pub decoupled: bool = gauge("nameway_cs_decoupled"),
+        /// The memory tier's policy.
+        pub policy: String = info("nameway_cs_policy_info"; by "policy")
+            help "The memory tier's replacement policy",
+        /// The memory tier.
+        pub memory: Tier = json,
+        /// The disk tier; `null` when there is none.
+        pub disk: Option<Tier> = json,
+        /// Why a configured disk tier does not run.
+        pub disk_error: Option<String> = json,
+        /// Disk tiers refused since start.
+        pub disk_refusals: u64 = counter("nameway_cs_disk_refusals"),
+        /// Records dropped for a bad checksum.
+        pub corrupt_dropped: u64 = counter("nameway_cs_corrupt_dropped"),
+        /// CS-list look-ups that went to the server.
+        pub filter_hits: u64 = counter("nameway_cs_filter_lookups", "result" = "hit")
+            help "CS-list look-ups: hit (went to the server), miss (went straight on), \
+                  false-positive (a hit the server answered with a miss)",
+        /// CS-list look-ups that went straight on.
+        pub filter_misses: u64 = counter("nameway_cs_filter_lookups", "result" = "miss"),
+        /// CS-list hits the server answered with a miss.
+        pub filter_false_positives: u64 = counter("nameway_cs_filter_lookups", "result" = "false-positive"),
+        /// Memory the CS-list uses.
+        pub filter_bytes: u64 = gauge("nameway_cs_filter_bytes"),
+        /// The CS-list's configured false-positive rate.
+        pub filter_fp_rate: f64 = gauge("nameway_cs_filter_fp_rate"),
+        /// Bytes of Data queued toward the server now.
+        pub insert_queue_bytes: u64 = gauge("nameway_cs_insert_queue_bytes"),
+        /// The queue's bound (`[cs] insert_queue`).
+        pub insert_queue_limit_bytes: u64 = gauge("nameway_cs_insert_queue_limit_bytes"),
+        /// Data not cached because the insert queue was full (the server was behind).
+        pub insert_drops: u64 = counter("nameway_cs_insert_drops"),
+        /// Their bytes.
+        pub insert_drop_bytes: u64 = counter("nameway_cs_insert_drop_bytes"),
+    }
+}
+
+impl Tier {
+    fn new(t: &nameway_cs::TierInfo) -> Self {
+        Self {
+            entries: t.entries,
+            bytes: t.bytes,
+            capacity_packets: t.capacity_packets,
+            capacity_bytes: t.capacity_bytes,
+            hits: t.stats.hits,
+            misses: t.stats.misses,
+            inserts: t.stats.inserts,
+            evictions: t.stats.evictions,
+        }
+    }
+}
+
+impl Tiers {
+    /// From the server's figures, its insert queue and the forwarder's filter.
+    pub fn new(info: &ServerInfo, fw: &Forwarder, queue: crate::cs_server::InsertQueue) -> Self {
+        let f = fw
+            .cs_filter()
+            .map(|f| (f.counters(), f.size_bytes(), f.fp_rate()));
+        Self {
+            decoupled: true,
+            policy: info.policy.to_string(),
+            memory: Tier::new(&info.memory),
+            disk: info.disk.as_ref().map(Tier::new),
+            disk_error: info.disk_error.clone(),
+            disk_refusals: info.disk_refusals,
+            corrupt_dropped: info.disk.as_ref().map_or(0, |d| d.stats.corrupt_dropped),
+            filter_hits: f.map_or(0, |f| f.0.hits),
+            filter_misses: f.map_or(0, |f| f.0.misses),
+            filter_false_positives: f.map_or(0, |f| f.0.false_positives),
+            filter_bytes: f.map_or(0, |f| f.1 as u64),
+            filter_fp_rate: f.map_or(0.0, |f| f.2),
+            insert_queue_bytes: queue.queued_bytes,
+            insert_queue_limit_bytes: queue.limit_bytes,
+            insert_drops: queue.drops,
+            insert_drop_bytes: queue.drop_bytes,
+        }
+    }
+
+    /// Every family: the store's, then each tier's under the label `tier`.
+    pub fn all_metrics(&self, out: &mut crate::metrics::Families) {
+        self.metrics(&[], out);
+        self.memory.metrics(&[("tier", "memory".to_owned())], out);
+        if let Some(disk) = &self.disk {
+            disk.metrics(&[("tier", "disk".to_owned())], out);
+        }
+    }
+
+    /// Names stored (the disk holds everything the memory tier holds when it runs).
+    pub fn entries(&self) -> u64 {
+        self.disk
+            .as_ref()
+            .map_or(self.memory.entries, |d| d.entries.max(self.memory.entries))
+    }
+
+    /// Interests answered by the store.
+    pub fn hits(&self) -> u64 {
+        self.memory.hits + self.disk.as_ref().map_or(0, |d| d.hits)
+    }
+
+    /// Interests the store could not answer: filter misses and false positives.
+    pub fn misses(&self) -> u64 {
+        self.filter_misses + self.filter_false_positives
+    }
 }

@@ -1,6 +1,8 @@
 //! The face manager (`faces/create`, `destroy`, `update`; datasets `faces/list`, `channels`,
 //! `query`, and ours, `faces/drops`), as NFD's `FaceManager`.
 
+use std::collections::BTreeMap;
+
 use bytes::Bytes;
 use nameway_face::{FaceInfo, FaceSystem, Persistency};
 use nameway_fw::{FaceId, Forwarder};
@@ -191,8 +193,8 @@ impl Management {
                     )),
                 }
             }
-            // Ours (not NFD's): what each face was refused and holds, as JSON.
-            "drops" => Ok(serde_json::to_vec(&face_drops(fw, faces)).unwrap_or_default()),
+            // Ours (not NFD's): every face's counters, drops and limits, as JSON.
+            "drops" => Ok(serde_json::to_vec(&face_stats(fw, faces)).unwrap_or_default()),
             _ => return None,
         })
     }
@@ -211,43 +213,117 @@ fn face_params(info: &FaceInfo) -> ControlParameters {
     }
 }
 
-/// One face in the `faces/drops` dataset (ours, JSON).
-#[derive(serde::Serialize)]
-struct FaceDrops {
-    face_id: u64,
-    /// PIT entries the face created and is charged for.
-    pit_entries: usize,
-    interest_rate_limit: Option<RateLimitView>,
-    /// Forwarder drops by reason, non-zero only.
-    drops: std::collections::BTreeMap<&'static str, u64>,
-    /// Link-layer drops by reason, non-zero only.
-    link_drops: std::collections::BTreeMap<&'static str, u64>,
+crate::stats! {
+    /// One face: the forwarder's counters (network packets) and the link's (what crossed the
+    /// socket); `faces/drops`, `/api/status` and `/metrics` (label `face`) show them.
+    pub struct FaceStats {
+        /// FaceId (the `face` label of its metrics).
+        pub id: u64 = json,
+        /// Remote FaceUri.
+        pub remote: String = info("nameway_face_info"; by "remote")
+            help "A face's URIs, scope and persistency",
+        /// Local FaceUri.
+        pub local: String = info("nameway_face_info"; by "local"),
+        /// `local` or `non-local`.
+        pub scope: &'static str = info("nameway_face_info"; by "scope"),
+        /// `on-demand`, `persistent` or `permanent`.
+        pub persistency: String = info("nameway_face_info"; by "persistency"),
+        /// Interests received.
+        pub n_in_interests: u64 = counter("nameway_face_rx_packets", "type" = "interest")
+            help "Network packets received on a face, by type",
+        /// Data received.
+        pub n_in_data: u64 = counter("nameway_face_rx_packets", "type" = "data"),
+        /// Nacks received.
+        pub n_in_nacks: u64 = counter("nameway_face_rx_packets", "type" = "nack"),
+        /// Interests sent.
+        pub n_out_interests: u64 = counter("nameway_face_tx_packets", "type" = "interest")
+            help "Network packets sent on a face, by type",
+        /// Data sent.
+        pub n_out_data: u64 = counter("nameway_face_tx_packets", "type" = "data"),
+        /// Nacks sent.
+        pub n_out_nacks: u64 = counter("nameway_face_tx_packets", "type" = "nack"),
+        /// Link packets (datagrams or stream TLVs) received on a face.
+        pub in_packets: u64 = counter("nameway_face_rx_link_packets"),
+        /// Link packets sent on a face.
+        pub out_packets: u64 = counter("nameway_face_tx_link_packets"),
+        /// Bytes received on a face.
+        pub in_bytes: u64 = counter("nameway_face_rx_bytes"),
+        /// Bytes sent on a face.
+        pub out_bytes: u64 = counter("nameway_face_tx_bytes"),
+        /// PIT entries a face created and is charged for under fair admission.
+        pub pit_entries: usize = gauge("nameway_face_pit_entries"),
+        /// The face's Interest rate limit (Interests per second), when it has one.
+        pub interest_rate_limit: Option<u32> = gauge("nameway_face_interest_rate_limit"),
+        /// Its burst (Interests).
+        pub interest_burst: Option<u32> = gauge("nameway_face_interest_burst"),
+        /// Drops by the forwarder, by reason (non-zero only).
+        pub drops: BTreeMap<&'static str, u64> = counter("nameway_face_drops", "layer" = "forwarder"; by "reason")
+            help "Packets of a face dropped, by layer and reason (only reasons that occurred)",
+        /// Drops by the link service and socket, by reason (non-zero only).
+        pub link_drops: BTreeMap<&'static str, u64> = counter("nameway_face_drops", "layer" = "link"; by "reason"),
+    }
 }
 
-#[derive(serde::Serialize)]
-struct RateLimitView {
-    per_second: u32,
-    burst: u32,
-}
-
-fn face_drops(fw: &Forwarder, faces: &FaceSystem) -> Vec<FaceDrops> {
-    faces
-        .list()
-        .iter()
-        .filter_map(|info| {
-            let face = fw.face(FaceId(info.id.0))?;
-            Some(FaceDrops {
-                face_id: info.id.0,
-                pit_entries: face.pit_entries(),
-                interest_rate_limit: face.interest_rate_limit().map(|l| RateLimitView {
-                    per_second: l.per_second,
-                    burst: l.burst,
-                }),
-                drops: face.counters().drops.occurred().collect(),
-                link_drops: crate::status::link_drops(&info.counters),
-            })
+/// Every open face's statistics, by id.
+pub(super) fn face_stats(fw: &Forwarder, faces: &FaceSystem) -> Vec<FaceStats> {
+    let mut list = faces.list();
+    list.sort_by_key(|f| f.id.0);
+    list.iter()
+        .map(|info| {
+            let fw_face = fw.face(FaceId(info.id.0));
+            let fc = fw_face.map(|f| *f.counters()).unwrap_or_default();
+            let limit = fw_face.and_then(|f| f.interest_rate_limit());
+            let l = &info.counters;
+            FaceStats {
+                id: info.id.0,
+                remote: info.remote.to_string(),
+                local: info.local.to_string(),
+                scope: match info.scope {
+                    nameway_face::FaceScope::Local => "local",
+                    _ => "non-local",
+                },
+                persistency: info.persistency.to_string(),
+                n_in_interests: fc.n_in_interests,
+                n_in_data: fc.n_in_data,
+                n_in_nacks: fc.n_in_nacks,
+                n_out_interests: fc.n_out_interests,
+                n_out_data: fc.n_out_data,
+                n_out_nacks: fc.n_out_nacks,
+                in_packets: l.in_packets,
+                out_packets: l.out_packets,
+                in_bytes: l.in_bytes,
+                out_bytes: l.out_bytes,
+                pit_entries: fw_face.map_or(0, |f| f.pit_entries()),
+                interest_rate_limit: limit.map(|l| l.per_second),
+                interest_burst: limit.map(|l| l.burst),
+                drops: fc.drops.occurred().collect(),
+                link_drops: link_drops(&info.counters, false),
+            }
         })
         .collect()
+}
+
+/// A face's link-layer drops by reason (what the face system refused or lost before or after
+/// the forwarder: queue full, malformed, injected faults...): non-zero only, or every reason.
+pub(crate) fn link_drops(
+    l: &nameway_face::FaceCounters,
+    zeros: bool,
+) -> BTreeMap<&'static str, u64> {
+    [
+        ("malformed", l.drop_malformed),
+        ("too-large", l.drop_too_large),
+        ("queue-full", l.drop_queue_full),
+        ("rx-backlog", l.drop_rx_backlog),
+        ("reassembly", l.drop_reassembly),
+        ("mtu", l.drop_mtu),
+        ("send-error", l.drop_send_error),
+        ("link-down", l.drop_link_down),
+        ("fault", l.drop_fault),
+        ("fault-queue", l.drop_fault_queue),
+    ]
+    .into_iter()
+    .filter(|(_, n)| zeros || *n > 0)
+    .collect()
 }
 
 /// The NFD face scope code of a face.

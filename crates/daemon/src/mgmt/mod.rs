@@ -12,16 +12,18 @@
 //! [`security`] (with `neighbours`) and [`capture`].
 
 pub mod command;
+pub mod cs;
 pub mod dataset;
+pub mod faces;
+pub mod security;
+pub mod status;
 
 mod capture;
-mod cs;
-mod faces;
 mod fib;
 mod rib;
-mod security;
-mod status;
 mod strategy;
+
+pub use self::status::Snapshot;
 
 use std::time::Instant;
 
@@ -87,6 +89,8 @@ pub struct Management {
     /// The instant the forwarder's clock counts from (the driver sets it to its own start), to
     /// turn a command's arrival time into forwarder time.
     pub clock_start: Instant,
+    /// Bytes received and sent by faces that have closed.
+    closed_bytes: (u64, u64),
 }
 
 impl Management {
@@ -102,6 +106,7 @@ impl Management {
             captures: crate::capture::Captures::default(),
             security: None,
             clock_start: Instant::now(),
+            closed_bytes: (0, 0),
         }
     }
 
@@ -284,7 +289,7 @@ impl Management {
     ) -> Option<Dataset> {
         let verb = cmd.verb.as_str();
         match (cmd.module.as_str(), verb) {
-            ("status", _) => self.status_dataset(fw, verb),
+            ("status", _) => self.status_dataset(fw, faces, verb),
             ("faces", _) => self.faces_dataset(fw, faces, req, verb),
             ("fib", "list") => Some(Ok(fib::list(fw))),
             ("rib", "list") => Some(Ok(rib::list(&self.rib, req.now))),

@@ -1,8 +1,11 @@
 //! The security manager (ours: `security/set`, `unset`, `list`; `neighbours/trust`,
 //! `untrust`, `list`): the per-prefix policy of hop-by-hop encryption and the trusted peers.
 
+use std::collections::BTreeMap;
+
 use nameway_face::FaceSystem;
 use nameway_wire::mgmt::ControlParameters;
+use serde::Serialize;
 
 use super::{Dataset, Management, Outcome, Request};
 
@@ -101,14 +104,152 @@ impl Management {
     ) -> Option<Dataset> {
         let json = match (module, verb) {
             // The identity, trust list and policy.
-            ("security", "list") => serde_json::to_vec(&crate::status::security_view(
-                faces,
-                self.security.as_deref(),
-            )),
+            ("security", "list") => {
+                serde_json::to_vec(&security_view(faces, self.security.as_deref()))
+            }
             // Every secure link.
-            ("neighbours", "list") => serde_json::to_vec(&crate::status::neighbour_views(faces)),
+            ("neighbours", "list") => serde_json::to_vec(&neighbour_views(faces)),
             _ => return None,
         };
         Some(Ok(json.unwrap_or_default()))
     }
+}
+
+/// `security/list`: this forwarder's identity, trust list and policy (never key material).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SecurityView {
+    /// Whether `[security]` is on (an identity is configured).
+    pub enabled: bool,
+    /// This forwarder's public key.
+    pub identity: Option<String>,
+    /// Trusted peers' public keys.
+    pub trusted_peers: Vec<String>,
+    /// The level of link-wide faces.
+    pub link_level: Option<String>,
+    /// Rekey after this many packets.
+    pub rekey_packets: Option<u64>,
+    /// ... or this many seconds.
+    pub rekey_seconds: Option<u64>,
+    /// Prefix → level.
+    pub policy: Vec<PolicyView>,
+}
+
+/// One policy entry.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PolicyView {
+    /// Name prefix.
+    pub prefix: String,
+    /// Level name.
+    pub level: String,
+    /// What the level does not protect against, if anything.
+    pub warning: Option<&'static str>,
+}
+
+crate::stats! {
+    /// `neighbours/list`: one secure link (label `face` in `/metrics`).
+    pub struct NeighbourView {
+        /// Its face.
+        pub face_id: u64 = json,
+        /// The face's remote URI.
+        pub remote: String = json,
+        /// The peer's public key, once known.
+        pub peer: Option<String> = info("nameway_secure_link_info"; by "peer")
+            help "A secure link's peer, state and mode",
+        /// Whether the peer is in the trust list now.
+        pub trusted: bool = gauge("nameway_secure_link_trusted"),
+        /// idle, handshaking, established or refused.
+        pub state: &'static str = info("nameway_secure_link_info"; by "state"),
+        /// per-prefix or link-wide, once established.
+        pub mode: Option<&'static str> = info("nameway_secure_link_info"; by "mode"),
+        /// Whether this side starts the handshakes (created `--secure`).
+        pub initiator: bool = gauge("nameway_secure_link_initiator"),
+        /// Key id of what is sent (session tag << 16 | epoch).
+        pub tx_key_id: Option<u32> = json,
+        /// Key ids accepted.
+        pub rx_key_ids: Vec<u32> = json,
+        /// Packets encrypted.
+        pub encrypted: u64 = counter("nameway_secure_packets", "result" = "encrypted")
+            help "Packets encrypted (sent) and decrypted (received) on secure links",
+        /// Packets decrypted.
+        pub decrypted: u64 = counter("nameway_secure_packets", "result" = "decrypted"),
+        /// Handshakes completed.
+        pub handshakes: u64 = counter("nameway_secure_handshakes"),
+        /// Key epochs advanced by this side.
+        pub rekeys: u64 = counter("nameway_secure_rekeys"),
+        /// Drops by reason (bad-tag, replay, unknown-key, untrusted-peer, no-session,
+        /// clear-refused, malformed, invalid-handshake), zero ones included.
+        pub drops: BTreeMap<&'static str, u64> = counter("nameway_secure_drops"; by "reason")
+            help "Packets a secure link dropped, by reason (bad-tag, replay, unknown-key, \
+                  untrusted-peer, no-session, clear-refused, malformed, invalid-handshake)",
+    }
+}
+
+/// The identity, trust list and policy.
+pub(super) fn security_view(
+    faces: &FaceSystem,
+    policy: Option<&crate::security::SharedPolicy>,
+) -> SecurityView {
+    let Some(ctx) = faces.security() else {
+        return SecurityView::default();
+    };
+    let s = ctx.settings();
+    SecurityView {
+        enabled: true,
+        identity: Some(ctx.identity().public_key().to_string()),
+        trusted_peers: ctx.trusted().iter().map(ToString::to_string).collect(),
+        link_level: Some(s.link_level.to_string()),
+        rekey_packets: Some(s.rekey_packets),
+        rekey_seconds: Some(s.rekey_interval.as_secs()),
+        policy: policy
+            .map(|p| p.entries())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(prefix, level)| PolicyView {
+                prefix: prefix.to_string(),
+                level: level.to_string(),
+                warning: level.warning(),
+            })
+            .collect(),
+    }
+}
+
+/// Every secure link that is doing something.
+pub(super) fn neighbour_views(faces: &FaceSystem) -> Vec<NeighbourView> {
+    faces
+        .neighbours()
+        .into_iter()
+        .map(|(id, remote, n)| {
+            let c = n.counters;
+            NeighbourView {
+                face_id: id.0,
+                remote: remote.to_string(),
+                peer: n.peer.map(|k| k.to_string()),
+                trusted: n
+                    .peer
+                    .zip(faces.security())
+                    .is_some_and(|(k, ctx)| ctx.is_trusted(&k)),
+                state: n.state.as_str(),
+                mode: n.mode.map(|m| m.as_str()),
+                initiator: n.initiator,
+                tx_key_id: n.tx_key_id,
+                rx_key_ids: n.rx_key_ids,
+                encrypted: c.encrypted,
+                decrypted: c.decrypted,
+                handshakes: c.handshakes_completed,
+                rekeys: c.rekeys,
+                drops: [
+                    ("bad-tag", c.bad_tag),
+                    ("replay", c.replay),
+                    ("unknown-key", c.unknown_key),
+                    ("untrusted-peer", c.untrusted_peer),
+                    ("no-session", c.no_session),
+                    ("clear-refused", c.clear_refused),
+                    ("malformed", c.malformed),
+                    ("invalid-handshake", c.handshakes_invalid),
+                ]
+                .into_iter()
+                .collect(),
+            }
+        })
+        .collect()
 }
