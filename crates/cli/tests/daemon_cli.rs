@@ -113,15 +113,31 @@ fn faces_are_created_listed_and_destroyed() {
     assert_eq!(face["uri"], uri.as_str());
     assert_eq!(face["scope"], "non-local");
     assert_eq!(face["persistency"], "persistent");
-    // Creating it again is a conflict: exit 1 with the code and text.
+    // Creating it again succeeds as nfdc's does (409 face-exists, exit 0) and names it.
     let again = d.nameway(&["face", "create", &uri]);
-    assert_eq!(again.status.code(), Some(1));
-    assert!(stderr(&again).contains("409"), "{}", stderr(&again));
-    assert!(
-        stderr(&again).contains(&format!("face exists id={id}")),
-        "{}",
-        stderr(&again)
-    );
+    assert!(again.status.success(), "{}", stderr(&again));
+    let said = String::from_utf8_lossy(&again.stdout).to_string();
+    assert!(said.contains(&format!("face-exists id={id}")), "{said}");
+    assert!(said.contains("persistency=persistent"), "{said}");
+    // Asking for more persistency upgrades it (faces/update), as nfdc does; asking for less
+    // leaves it.
+    let up = d.json(&[
+        "face",
+        "create",
+        &uri,
+        "--persistency",
+        "permanent",
+        "--json",
+    ]);
+    assert_eq!(up["result"], "face-updated", "{up}");
+    assert_eq!(up["face"]["face_id"], id, "{up}");
+    assert_eq!(up["face"]["persistency"], "permanent", "{up}");
+    let same = d.json(&["face", "create", &uri, "--json"]);
+    assert_eq!(same["result"], "face-exists", "{same}");
+    assert_eq!(same["face"]["persistency"], "permanent", "{same}");
+    let faces = d.json(&["face", "list", "--json"]);
+    let face = array(&faces).iter().find(|f| f["face_id"] == id).unwrap();
+    assert_eq!(face["persistency"], "permanent", "{faces}");
     // A route toward it, by URI, then destroy it by id: its routes go too.
     d.json(&["route", "add", "/via/udp", &uri, "--json"]);
     let destroyed = d.json(&["face", "destroy", &id.to_string(), "--json"]);

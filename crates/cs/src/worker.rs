@@ -197,13 +197,10 @@ pub fn spawn(
         .name("nameway-cs".into())
         .spawn(move || {
             let shared = mine;
+            // Published every INFO_INTERVAL while busy, and as soon as the worker is idle
+            // after any change, so a reader sees a reconfiguration at once.
             let mut published = Instant::now();
-            let mut publish = |server: &CsServer, force: bool| {
-                if force || published.elapsed() >= INFO_INTERVAL {
-                    shared.publish(server.info());
-                    published = Instant::now();
-                }
-            };
+            let mut dirty = false;
             loop {
                 let first = if server.has_queued() {
                     match rx.recv_timeout(IDLE_FLUSH) {
@@ -212,6 +209,10 @@ pub fn spawn(
                         Err(mpsc::RecvTimeoutError::Disconnected) => break,
                     }
                 } else {
+                    if dirty {
+                        shared.publish(server.info());
+                        published = Instant::now();
+                    }
                     match rx.recv() {
                         Ok(r) => Some(r),
                         Err(_) => break,
@@ -220,7 +221,7 @@ pub fn spawn(
                 let Some(first) = first else {
                     server.flush();
                     report(&mut server, &answer);
-                    publish(&server, true);
+                    dirty = true;
                     continue;
                 };
                 handle(&mut server, first, &shared, &answer);
@@ -229,11 +230,15 @@ pub fn spawn(
                     handle(&mut server, r, &shared, &answer);
                 }
                 report(&mut server, &answer);
-                publish(&server, false);
+                dirty = true;
+                if published.elapsed() >= INFO_INTERVAL {
+                    shared.publish(server.info());
+                    (published, dirty) = (Instant::now(), false);
+                }
             }
             server.flush();
             report(&mut server, &answer);
-            publish(&server, true);
+            shared.publish(server.info());
         })?;
     Ok(Worker {
         requests,

@@ -198,6 +198,72 @@ impl<'de> Deserialize<'de> for ByteSize {
 /// pit_memory`), rounded up for longer names and table growth.
 pub const PIT_BYTES_PER_ENTRY: u64 = 512;
 
+/// A configuration file that does not parse, in one line: where, in which table, what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// 1-based line of the fault, when the parser knows it.
+    pub line: Option<usize>,
+    /// 1-based column.
+    pub column: Option<usize>,
+    /// The header of the table the fault is in (`[faces]`, `[[route]]`...), when it is in one.
+    pub table: Option<String>,
+    /// What is wrong, on one line.
+    pub message: String,
+}
+
+impl ConfigError {
+    /// From the parser's error and the text it read.
+    fn new(text: &str, e: &toml::de::Error) -> Self {
+        let start = e.span().map(|s| s.start.min(text.len()));
+        let (line, column) = match start {
+            Some(at) => {
+                let before = &text[..at];
+                let line = before.matches('\n').count() + 1;
+                let column = at - before.rfind('\n').map_or(0, |n| n + 1) + 1;
+                (Some(line), Some(column))
+            }
+            None => (None, None),
+        };
+        // The last table header above the fault.
+        let table = start.and_then(|at| {
+            text[..at]
+                .lines()
+                .rev()
+                .map(str::trim)
+                .find(|l| l.starts_with('[') && l.ends_with(']'))
+                .map(str::to_owned)
+        });
+        // serde says "field"; a configuration has keys. One line, whatever the parser wrote.
+        let message = e
+            .message()
+            .replace("unknown field", "unknown key")
+            .replace("missing field", "missing key")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        Self {
+            line,
+            column,
+            table,
+            message,
+        }
+    }
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let (Some(line), Some(column)) = (self.line, self.column) {
+            write!(f, "line {line}, column {column}: ")?;
+        }
+        if let Some(table) = &self.table {
+            write!(f, "in {table}: ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
 /// Whether a `[[route]]` face names the null face (`null://`).
 pub fn is_null_uri(uri: &str) -> bool {
     matches!(
@@ -415,8 +481,8 @@ impl Config {
     ///
     /// # Errors
     /// Syntax errors, unknown keys and values of the wrong type, with their line.
-    pub fn from_toml(text: &str) -> Result<Self, toml::de::Error> {
-        toml::from_str(text)
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::new(text, &e))
     }
 
     /// Checks what the types cannot: names and URIs parse, numbers are in range.
@@ -561,9 +627,23 @@ mod tests {
     }
 
     #[test]
-    fn unknown_keys_are_errors() {
-        let err = Config::from_toml("[cs]\ncapacty = 5\n").unwrap_err();
-        assert!(err.to_string().contains("capacty"), "{err}");
+    fn unknown_keys_are_errors_in_one_line_naming_line_table_and_key() {
+        let err = Config::from_toml("# top\n[cs]\ncapacity = 5\n  capacty = 5\n").unwrap_err();
+        let text = err.to_string();
+        assert!(!text.contains('\n'), "{text}");
+        assert!(
+            text.starts_with("line 4, column 3: in [cs]: unknown key `capacty`, expected one of"),
+            "{text}"
+        );
+        let err = Config::from_toml("[[route]]\nprefix = \"/a\"\nfce = 3\n").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("line 3, column 1: in [[route]]: unknown key `fce`"),
+            "{err}"
+        );
+        let err = Config::from_toml("log = 3\n").unwrap_err();
+        assert_eq!(err.table, None, "{err}");
+        assert_eq!(err.line, Some(1), "{err}");
     }
 
     #[test]

@@ -181,6 +181,17 @@ impl CsClient {
         rx.recv_timeout(CALL_TIMEOUT).ok()
     }
 
+    /// Erases every name under `prefix`, without waiting: the erase is queued behind the
+    /// inserts already sent, so a look-up sent after it cannot find them.
+    pub fn erase_later(&self, prefix: &Name) {
+        let (reply, _) = std_mpsc::channel();
+        let _ = self.requests.send(Request::Erase {
+            prefix_key: Bytes::copy_from_slice(prefix.value_bytes()),
+            limit: usize::MAX,
+            reply,
+        });
+    }
+
     /// Changes the policy, capacities and the insert queue's bound.
     pub fn reconfigure(&self, config: &CsConfig) {
         self.shared

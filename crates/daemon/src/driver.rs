@@ -14,7 +14,6 @@ use anyhow::Context as _;
 use bytes::Bytes;
 use nameway_face::{FaceEvent, FaceSystem, FaceSystemConfig, FaceUri, Persistency};
 use nameway_fw::{Config as FwConfig, FaceId, FaceScope, Forwarder, LinkType, Time};
-use nameway_wire::lp::{CachePolicyType, LpPacket};
 use nameway_wire::Name;
 use tokio::sync::mpsc;
 
@@ -441,6 +440,7 @@ impl Driver {
             let now = self.now();
             self.fw.set_interest_rate_limit(id, now, Some(limit));
         }
+        self.mgmt.state_changed(&mut self.fw);
         tracing::debug!(face = id.0, remote = %info.remote, "face up");
     }
 
@@ -502,14 +502,14 @@ impl Driver {
         }
     }
 
-    /// Feeds a management reply back into the forwarder, marked NoCache: datasets are
-    /// generated on demand (and their segments kept by management for follow-ups), so a cached
-    /// copy would only make the next request see an older version.
+    /// Feeds a management reply back into the forwarder. It is cached like any Data, as NFD
+    /// caches its datasets and responses (an Interest for `/localhost` with CanBePrefix is
+    /// answered from the store); management takes its datasets out of the store whenever its
+    /// state changes ([`Management::state_changed`]), so no command is followed by an older
+    /// dataset.
     fn inject_from_internal(&mut self, data: Bytes) {
         let now = self.now();
-        let mut lp = LpPacket::wrap(data);
-        lp.cache_policy = Some(CachePolicyType::NoCache);
-        self.fw.handle_packet(now, INTERNAL_FACE, lp.encode());
+        self.fw.handle_packet(now, INTERNAL_FACE, data);
     }
 
     fn spawn_create(

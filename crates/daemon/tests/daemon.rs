@@ -132,7 +132,13 @@ fn a_refused_config_is_one_message_with_its_cause_and_no_backtrace() {
     let err = common::refused_start(&bad);
     assert!(err.starts_with("namewayd: error: "), "{err}");
     assert_eq!(err.matches("error:").count(), 1, "{err}");
-    assert!(err.contains("unknown field `unxi`"), "{err}");
+    // One line: the file, line and column, the table, the key (it was a five-line block).
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let expect = format!(
+        "namewayd: error: {}: line 2, column 1: in [faces]: unknown key `unxi`",
+        bad.display()
+    );
+    assert!(err.starts_with(&expect), "{err}");
     assert!(err.contains("expected one of `unix`"), "{err}");
     assert!(!err.to_lowercase().contains("backtrace"), "{err}");
     assert!(
@@ -266,4 +272,38 @@ fn channels_dataset_lists_every_listener() {
         "{uris:?}"
     );
     assert!(uris.iter().any(|u| u.starts_with("unix://")), "{uris:?}");
+}
+
+/// ndn-cxx's Face integration suite (`Consumer/ExpressInterestData`) asks for `/localhost` with
+/// CanBePrefix and expects a Data, which NFD answers from its content store (management Data
+/// are cached like any other). The management Data of namewayd are cached too.
+#[test]
+fn an_interest_for_localhost_with_can_be_prefix_is_answered_from_the_store() {
+    use nameway_transport::client::{Client, Transport};
+    use nameway_wire::Interest;
+
+    let d = common::Daemon::start("");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut c = Client::connect(Transport::parse(&d.transport()).unwrap())
+            .await
+            .unwrap();
+        c.dataset("status", "general").await.unwrap();
+        let mut i = Interest::new("/localhost".parse().unwrap());
+        i.can_be_prefix = true;
+        let data = c
+            .express(&i, Duration::from_secs(2))
+            .await
+            .unwrap_or_else(|e| panic!("no Data for /localhost: {e}\n{}", d.log()));
+        assert!(
+            data.name
+                .to_string()
+                .starts_with("/localhost/nfd/status/general/"),
+            "{}",
+            data.name
+        );
+    });
 }

@@ -91,6 +91,9 @@ pub struct Management {
     pub clock_start: Instant,
     /// Bytes received and sent by faces that have closed.
     closed_bytes: (u64, u64),
+    /// Whether a dataset was published (and may be in the content store) since the store was
+    /// last cleared of them.
+    datasets_cached: bool,
 }
 
 impl Management {
@@ -107,6 +110,8 @@ impl Management {
             security: None,
             clock_start: Instant::now(),
             closed_bytes: (0, 0),
+            // A disk tier may hold datasets of an earlier run: the first change clears them.
+            datasets_cached: true,
         }
     }
 
@@ -143,12 +148,37 @@ impl Management {
         self.captures.face_down(face);
         let updates = self.rib.remove_face(face);
         rib::apply(fw, &updates);
+        self.state_changed(fw);
     }
 
     /// Removes expired routes.
     pub fn expire_routes(&mut self, fw: &mut Forwarder, now: Instant) {
         let updates = self.rib.expire(now);
-        rib::apply(fw, &updates);
+        if !updates.is_empty() {
+            rib::apply(fw, &updates);
+            self.state_changed(fw);
+        }
+    }
+
+    /// What the datasets show has changed (a command, a face up or down, a route expired):
+    /// the datasets cached in the content store are taken out, so the next request is answered
+    /// by management with the new state, not by the store with an older version. NFD leaves
+    /// them for their FreshnessPeriod (1 s); with this, `nameway face list` right after
+    /// `nameway face create`, from another process, shows the new face at once.
+    pub fn state_changed(&mut self, fw: &mut Forwarder) {
+        if !std::mem::take(&mut self.datasets_cached) {
+            return;
+        }
+        let Ok(prefix) = "/localhost/nfd".parse::<Name>() else {
+            return;
+        };
+        match &self.cs {
+            // The decoupled store: an erase queued behind the inserts (no wait).
+            Some((client, _)) => client.erase_later(&prefix),
+            None => {
+                fw.cs_erase(&prefix, usize::MAX);
+            }
+        }
     }
 
     /// When the next route expires.
@@ -204,12 +234,15 @@ impl Management {
         };
         if let Some(dataset) = self.dataset(fw, faces, req, &cmd) {
             return match dataset {
-                Ok(content) => Outcome::Reply(self.datasets.publish(
-                    req.now,
-                    &interest.name,
-                    crate::wall_ms(),
-                    &content,
-                )),
+                Ok(content) => {
+                    self.datasets_cached = true;
+                    Outcome::Reply(self.datasets.publish(
+                        req.now,
+                        &interest.name,
+                        crate::wall_ms(),
+                        &content,
+                    ))
+                }
                 Err(out) => out,
             };
         }
@@ -221,6 +254,7 @@ impl Management {
         }
         let p = cmd.params.clone();
         let verb = cmd.verb.as_str();
+        self.state_changed(fw);
         match cmd.module.as_str() {
             "rib" => self.rib_command(fw, req, verb, p),
             "fib" => self.fib_command(fw, req, verb, p),
