@@ -84,6 +84,13 @@ impl<V> ClockCache<V> {
         }
     }
 
+    /// Removes `key` if present.
+    pub(crate) fn remove(&mut self, key: &Digest) {
+        if let Some(&i) = self.index.get(key) {
+            self.remove_at(i);
+        }
+    }
+
     /// Removes every entry.
     pub(crate) fn clear(&mut self) {
         self.index.clear();
@@ -153,6 +160,8 @@ mod tests {
         c.insert(k(2), 20, 500, 101);
         assert_eq!(c.get(&k(2), 400), Some(&20));
         assert_eq!(c.len(), 2);
+        c.remove(&k(2));
+        assert_eq!(c.get(&k(2), 400), None);
         c.clear();
         assert_eq!(c.len(), 0);
     }

@@ -6,8 +6,11 @@
 //!   signed by the name's key, delegating the name to a router (NwDelegate) and carrying the
 //!   key (NwPublicKey).
 //! - [`LocatorRecord`]: a router's signed FaceUris.
+//! - [`rib`]: the RIB service's look-up, answer and registration messages.
 //! - [`ChainVerifier`]: checks announcement + locator record in the documented order, with a
 //!   cache of verified chains; rejections counted by [`RejectReason`].
+//! - [`Resolver`]: the first hop's look-up state machine (dedup, rate cap, bounded, retries,
+//!   negative cache, mobility rule).
 //!
 //! The crate reads no clock (every `now_ms` is wall-clock ms since the Unix epoch, passed in),
 //! opens no socket and never panics on input: decoders return [`FormatError`], verification
@@ -20,15 +23,22 @@ mod cache;
 mod error;
 pub mod key;
 pub mod locator;
+pub mod resolver;
+pub mod rib;
 pub mod sc;
 pub mod time;
 pub mod tlv;
+mod token_bucket;
 pub mod verifier;
 
 pub use announcement::{Announcement, AnnouncementParams, Validity};
 pub use error::{BuildError, FormatError, RejectReason, Rejected};
 pub use key::{NameKey, PublicKey};
 pub use locator::LocatorRecord;
+pub use resolver::{
+    Failure, MissOutcome, Query, RemoveReason, Resolver, ResolverConfig, ResolverCounters,
+    ResolverEvent,
+};
 pub use sc::KeyHash;
 pub use verifier::{
     ChainVerifier, Origin, RejectCounts, VerifiedRoute, VerifierConfig, VerifyCounters,

@@ -29,6 +29,10 @@ pub const NW_ANNOUNCEMENT: u32 = 0x8e06;
 pub const NW_LOCATOR: u32 = 0x8e08;
 /// NwStatus (0x8e0a): a registration reply's status number.
 pub const NW_STATUS: u32 = 0x8e0a;
+/// NwRejectReason (0x8e0c): why a registration was refused ([`crate::RejectReason::code`]).
+pub const NW_REJECT_REASON: u32 = 0x8e0c;
+/// NwCurrentVersion (0x8e0e): the version the RIB service holds, in a "not newer" reply.
+pub const NW_CURRENT_VERSION: u32 = 0x8e0e;
 
 /// Walks the elements of a record's Content, handing each known one to `on_known` and
 /// skipping unknown non-critical ones. `known` says which types the record reads.

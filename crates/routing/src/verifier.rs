@@ -15,6 +15,8 @@
 //! records are cached on their own too, so a new announcement delegated to a router whose
 //! record was seen costs one signature.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use nameway_wire::{KeyLocator, Name};
 use sha2::{Digest as _, Sha256};
@@ -37,7 +39,8 @@ pub enum Origin {
     Neighbour(Option<KeyHash>),
 }
 
-/// A chain that passed every step: what the forwarder needs to route `/32=sc/<h>`.
+/// A chain that passed every step: what the forwarder needs to route `/32=sc/<h>`. Shared
+/// (`Arc`) between the verifier's cache, the resolver's routes and its events.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VerifiedRoute {
     /// The name's hash `h`.
@@ -145,7 +148,7 @@ struct VerifiedLocator {
 /// See the module documentation.
 pub struct ChainVerifier {
     config: VerifierConfig,
-    chains: ClockCache<VerifiedRoute>,
+    chains: ClockCache<Arc<VerifiedRoute>>,
     locators: ClockCache<VerifiedLocator>,
     counters: VerifyCounters,
 }
@@ -172,7 +175,7 @@ impl ChainVerifier {
         announcement: &Bytes,
         locator: &Bytes,
         origin: Origin,
-    ) -> Result<VerifiedRoute, Rejected> {
+    ) -> Result<Arc<VerifiedRoute>, Rejected> {
         let result = self.verify_uncounted(now_ms, announcement, locator, origin);
         if let Err(r) = &result {
             self.counters.rejected.add(r.reason);
@@ -190,6 +193,12 @@ impl ChainVerifier {
         self.chains.len()
     }
 
+    /// Counts a rejection decided outside [`ChainVerifier::verify`] (a malformed RIB answer
+    /// envelope), so that one set of counters covers every refusal.
+    pub(crate) fn count_rejection(&mut self, reason: RejectReason) {
+        self.counters.rejected.add(reason);
+    }
+
     /// Empties both caches (counters are kept).
     pub fn clear_cache(&mut self) {
         self.chains.clear();
@@ -202,18 +211,18 @@ impl ChainVerifier {
         announcement: &Bytes,
         locator: &Bytes,
         origin: Origin,
-    ) -> Result<VerifiedRoute, Rejected> {
+    ) -> Result<Arc<VerifiedRoute>, Rejected> {
         let key = chain_key(announcement, locator);
         let grace = self.config.grace_ms;
         if let Some(route) = self.chains.get(&key, now_ms) {
             check_origin(route.h, route.delegate, origin)?;
             self.counters.cache_hits += 1;
-            return Ok(route.clone());
+            return Ok(Arc::clone(route));
         }
-        let route = self.verify_cold(now_ms, announcement, locator, origin)?;
+        let route = Arc::new(self.verify_cold(now_ms, announcement, locator, origin)?);
         self.counters.chains_verified += 1;
         let until = route.expires_at_ms.saturating_add(grace);
-        self.chains.insert(key, route.clone(), until, now_ms);
+        self.chains.insert(key, Arc::clone(&route), until, now_ms);
         Ok(route)
     }
 

@@ -2,6 +2,8 @@ use bytes::Bytes;
 use nameway_wire::security::{EcdsaP256Signer, Ed25519Signer};
 use nameway_wire::{Component, Data, KeyLocator, Signer};
 
+use std::sync::Arc;
+
 use super::*;
 use crate::announcement::{AnnouncementParams, Validity};
 use crate::key::NameKey;
@@ -76,7 +78,7 @@ fn loc_named(router: &NameKey, key: &NameKey) -> Bytes {
     d.encode()
 }
 
-fn reason(r: Result<VerifiedRoute, Rejected>) -> RejectReason {
+fn reason(r: Result<Arc<VerifiedRoute>, Rejected>) -> RejectReason {
     r.unwrap_err().reason
 }
 
