@@ -6,6 +6,7 @@
 //!   signed by the name's key, delegating the name to a router (NwDelegate) and carrying the
 //!   key (NwPublicKey).
 //! - [`LocatorRecord`]: a router's signed FaceUris.
+//! - [`Registry`]: the RIB service's names, with [`RegistryStore`] persistence.
 //! - [`rib`]: the RIB service's look-up, answer and registration messages.
 //! - [`ChainVerifier`]: checks announcement + locator record in the documented order, with a
 //!   cache of verified chains; rejections counted by [`RejectReason`].
@@ -23,6 +24,9 @@ mod cache;
 mod error;
 pub mod key;
 pub mod locator;
+#[cfg(feature = "redb")]
+pub mod redb_store;
+pub mod registry;
 pub mod resolver;
 pub mod rib;
 pub mod sc;
@@ -35,6 +39,10 @@ pub use announcement::{Announcement, AnnouncementParams, Validity};
 pub use error::{BuildError, FormatError, RejectReason, Rejected};
 pub use key::{NameKey, PublicKey};
 pub use locator::LocatorRecord;
+pub use registry::{
+    InsertOutcome, LoadReport, MemoryStore, PersistentRegistry, RecordKind, Registry,
+    RegistryRecord, RegistryStore,
+};
 pub use resolver::{
     Failure, MissOutcome, Query, RemoveReason, Resolver, ResolverConfig, ResolverCounters,
     ResolverEvent,
