@@ -6,6 +6,8 @@
 //!   signed by the name's key, delegating the name to a router (NwDelegate) and carrying the
 //!   key (NwPublicKey).
 //! - [`LocatorRecord`]: a router's signed FaceUris.
+//! - [`RenewalScheduler`]: when this node's own announcements are re-signed (2/3 of their
+//!   lifetime).
 //! - [`Registry`]: the RIB service's names, with [`RegistryStore`] persistence.
 //! - [`rib`]: the RIB service's look-up, answer and registration messages.
 //! - [`ChainVerifier`]: checks announcement + locator record in the documented order, with a
@@ -27,6 +29,7 @@ pub mod locator;
 #[cfg(feature = "redb")]
 pub mod redb_store;
 pub mod registry;
+pub mod renewal;
 pub mod resolver;
 pub mod rib;
 pub mod sc;
@@ -43,6 +46,7 @@ pub use registry::{
     InsertOutcome, LoadReport, MemoryStore, PersistentRegistry, RecordKind, Registry,
     RegistryRecord, RegistryStore,
 };
+pub use renewal::{renewal_time, RenewalScheduler};
 pub use resolver::{
     Failure, MissOutcome, Query, RemoveReason, Resolver, ResolverConfig, ResolverCounters,
     ResolverEvent,
