@@ -24,6 +24,7 @@
 pub mod announcement;
 mod cache;
 mod error;
+pub mod fuzzing;
 pub mod key;
 pub mod locator;
 #[cfg(feature = "redb")]
