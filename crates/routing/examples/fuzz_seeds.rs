@@ -65,12 +65,21 @@ fn main() {
     )
     .unwrap();
     let bare = LocatorRecord::build::<&str>(&mallory, &[], at, life).unwrap();
+    let linked = LocatorRecord::build_with_link_key(
+        &router,
+        &["udp4://192.0.2.1:6363"],
+        Some([0x5a; 32]),
+        at,
+        life,
+    )
+    .unwrap();
 
     write("routing_announcement", "gen-delegation-ed25519", pa.wire());
     write("routing_announcement", "gen-delegation-ecdsa", ec_pa.wire());
     write("routing_announcement", "gen-plain-digest", plain.wire());
     write("routing_locator", "gen-two-uris", loc.wire());
     write("routing_locator", "gen-no-uri", bare.wire());
+    write("routing_locator", "gen-link-key", linked.wire());
 
     let rib_prefix = "/example/32=RIB".parse().unwrap();
     let name = rib::lookup_name(&rib_prefix, &owner.hash()).unwrap();
@@ -114,5 +123,10 @@ fn main() {
     write("routing_chain", "gen-chain-ed25519", &pair(&pa));
     write("routing_chain", "gen-chain-ecdsa", &pair(&ec_pa));
     write("routing_chain", "gen-reject-hijack", &pair(&hijack));
+    write(
+        "routing_chain",
+        "gen-chain-link-key",
+        &[&pa.wire()[..], &linked.wire()[..]].concat(),
+    );
     println!("wrote the routing fuzz seeds");
 }

@@ -144,6 +144,7 @@ pub fn verify_pair(announcement: &Bytes, locator: &Bytes) {
     assert_eq!(KeyHash::of_spki(loc.public_key()), route.delegate);
     assert!(route.expires_at_ms <= pa.expires_at_ms());
     assert_eq!(route.face_uris, loc.face_uris());
+    assert_eq!(route.delegate_link_key.as_ref(), loc.link_key());
     pa.check_signature(pa.public_key().unwrap()).unwrap();
     loc.check_signature().unwrap();
     let again = v

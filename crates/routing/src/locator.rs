@@ -6,6 +6,7 @@
 //!      Content = [ExpirationPeriod (0x6d, ms)]
 //!                NwFaceUri (0x8e04) UTF-8 FaceUri      ; repeatable, in preference order
 //!                NwPublicKey (0x8e02) SubjectPublicKeyInfo
+//!                [NwLinkKey (0x8e10) X25519 public key, 32 bytes]  ; its Noise static key
 //!      Signature: the router's key (Ed25519 or ECDSA P-256), KeyLocator KeyDigest(hR)
 //! ```
 //!
@@ -38,6 +39,7 @@ pub struct LocatorRecord {
     expiration_ms: Option<u64>,
     face_uris: Vec<String>,
     public_key: Bytes,
+    link_key: Option<[u8; 32]>,
 }
 
 impl PartialEq for LocatorRecord {
@@ -61,6 +63,21 @@ impl LocatorRecord {
         now_ms: u64,
         lifetime_ms: u64,
     ) -> Result<Self, BuildError> {
+        Self::build_with_link_key(key, face_uris, None, now_ms, lifetime_ms)
+    }
+
+    /// [`LocatorRecord::build`] with the router's secure-link static public key (NwLinkKey),
+    /// so that neighbours which authenticate that key on a link know it is this router.
+    ///
+    /// # Errors
+    /// As [`LocatorRecord::build`].
+    pub fn build_with_link_key<S: AsRef<str>>(
+        key: &NameKey,
+        face_uris: &[S],
+        link_key: Option<[u8; 32]>,
+        now_ms: u64,
+        lifetime_ms: u64,
+    ) -> Result<Self, BuildError> {
         if face_uris.len() > MAX_FACE_URIS {
             return Err(FormatError::Invalid("NwFaceUri (too many)").into());
         }
@@ -77,6 +94,9 @@ impl LocatorRecord {
             wtlv::put_tlv(&mut content, tlv::NW_FACE_URI, uri.as_ref().as_bytes());
         }
         wtlv::put_tlv(&mut content, tlv::NW_PUBLIC_KEY, key.spki());
+        if let Some(k) = &link_key {
+            wtlv::put_tlv(&mut content, tlv::NW_LINK_KEY, k);
+        }
         let mut data = Data::new(name, content);
         data.sign(key)?;
         Ok(Self::decode(data.encode())?)
@@ -98,8 +118,14 @@ impl LocatorRecord {
         let content = view.content();
         let mut expiration = None;
         let mut public_key = None;
+        let mut link_key = None;
         let mut face_uris = Vec::new();
-        let known = [tlv::EXPIRATION_PERIOD, tlv::NW_FACE_URI, tlv::NW_PUBLIC_KEY];
+        let known = [
+            tlv::EXPIRATION_PERIOD,
+            tlv::NW_FACE_URI,
+            tlv::NW_PUBLIC_KEY,
+            tlv::NW_LINK_KEY,
+        ];
         walk_content(&content, &known, |e| match e.typ {
             tlv::EXPIRATION_PERIOD => set_once(&mut expiration, e.nni()?, "ExpirationPeriod"),
             tlv::NW_FACE_URI => {
@@ -112,6 +138,13 @@ impl LocatorRecord {
                 }
                 face_uris.push(uri.to_owned());
                 Ok(())
+            }
+            tlv::NW_LINK_KEY => {
+                let k: [u8; 32] = e
+                    .value
+                    .try_into()
+                    .map_err(|_| FormatError::Invalid("NwLinkKey (not 32 bytes)"))?;
+                set_once(&mut link_key, k, "NwLinkKey")
             }
             _ => {
                 if e.value.is_empty() {
@@ -126,6 +159,7 @@ impl LocatorRecord {
             expiration_ms: expiration,
             face_uris,
             public_key: public_key.ok_or(FormatError::Missing("NwPublicKey"))?,
+            link_key,
             view,
         })
     }
@@ -168,6 +202,11 @@ impl LocatorRecord {
     /// NwPublicKey: the router's SubjectPublicKeyInfo DER.
     pub fn public_key(&self) -> &Bytes {
         &self.public_key
+    }
+
+    /// NwLinkKey: the router's secure-link static public key, if the record carries it.
+    pub fn link_key(&self) -> Option<&[u8; 32]> {
+        self.link_key.as_ref()
     }
 
     /// The SignatureType.
@@ -238,9 +277,13 @@ mod tests {
         );
         loc.check_signature().unwrap();
         assert_eq!(LocatorRecord::decode(loc.wire().clone()).unwrap(), loc);
+        assert_eq!(loc.link_key(), None);
         let none: [&str; 0] = [];
         let bare = LocatorRecord::build(&key, &none, 5, 6).unwrap();
         assert!(bare.face_uris().is_empty());
+        let linked = LocatorRecord::build_with_link_key(&key, &uris, Some([7; 32]), 5, 6).unwrap();
+        assert_eq!(linked.link_key(), Some(&[7; 32]));
+        linked.check_signature().unwrap();
         assert!(LocatorRecord::build(&key, &[""], 5, 6).is_err());
         assert!(LocatorRecord::build(&key, &["u"; MAX_FACE_URIS + 1], 5, 6).is_err());
     }
@@ -317,6 +360,12 @@ mod tests {
                 None,
                 format!("fd8e0500{key}"),
                 FormatError::UnrecognizedCritical(0x8e05),
+            ),
+            (
+                good.clone(),
+                None,
+                format!("{key}fd8e1001aa"),
+                FormatError::Invalid("NwLinkKey (not 32 bytes)"),
             ),
         ];
         for (name, ct, content, want) in cases {

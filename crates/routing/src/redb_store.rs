@@ -19,6 +19,10 @@ const ANNOUNCEMENTS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("routi
 const LOCATORS: TableDefinition<&[u8], &[u8]> = TableDefinition::new("routing_locators");
 const META: TableDefinition<&str, u64> = TableDefinition::new("routing_meta");
 
+/// redb's page cache for [`RedbStore::open`]: the registry is read once at start and
+/// written in batches, so a small cache serves.
+pub const DEFAULT_CACHE_BYTES: usize = 16 << 20;
+
 /// The record format this build writes and reads.
 pub const FORMAT_VERSION: u64 = 1;
 
@@ -85,6 +89,14 @@ impl RedbStore {
     /// # Errors
     /// [`RedbStoreError::Open`] or [`RedbStoreError::Format`].
     pub fn open(path: &Path) -> Result<Self, RedbStoreError> {
+        Self::open_with_cache(path, DEFAULT_CACHE_BYTES)
+    }
+
+    /// [`RedbStore::open`] with redb's page cache limited to `cache_bytes`.
+    ///
+    /// # Errors
+    /// As [`RedbStore::open`].
+    pub fn open_with_cache(path: &Path, cache_bytes: usize) -> Result<Self, RedbStoreError> {
         let open_err = |source: redb::Error| RedbStoreError::Open {
             path: path.to_path_buf(),
             source,
@@ -92,7 +104,10 @@ impl RedbStore {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| open_err(redb::Error::Io(e)))?;
         }
-        let db = Database::create(path).map_err(|e| open_err(e.into()))?;
+        let db = Database::builder()
+            .set_cache_size(cache_bytes)
+            .create(path)
+            .map_err(|e| open_err(e.into()))?;
         let store = Self {
             db,
             queue: BTreeMap::new(),

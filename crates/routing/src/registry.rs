@@ -638,6 +638,11 @@ impl<S: RegistryStore> PersistentRegistry<S> {
     pub fn store(&self) -> &S {
         &self.store
     }
+
+    /// The registry and the store, apart.
+    pub fn into_parts(self) -> (Registry, S) {
+        (self.registry, self.store)
+    }
 }
 
 /// A [`RegistryStore`] in memory (tests, and a RIB service that need not persist).

@@ -23,6 +23,10 @@ pub const NW_DELEGATE: u32 = 0x8e00;
 pub const NW_PUBLIC_KEY: u32 = 0x8e02;
 /// NwFaceUri (0x8e04): one UTF-8 FaceUri of a router; repeatable.
 pub const NW_FACE_URI: u32 = 0x8e04;
+/// NwLinkKey (0x8e10): a router's secure-link (Noise XX) static public key, X25519, 32
+/// bytes, in its locator record: binds the link identity neighbours authenticate to the
+/// routing identity `/32=sc/<hR>` (an X25519 key cannot sign announcements).
+pub const NW_LINK_KEY: u32 = 0x8e10;
 /// NwAnnouncement (0x8e06): a whole announcement Data, in a RIB message.
 pub const NW_ANNOUNCEMENT: u32 = 0x8e06;
 /// NwLocator (0x8e08): a whole locator record Data, in a RIB message.

@@ -51,6 +51,9 @@ pub struct VerifiedRoute {
     pub delegate_name: Name,
     /// The delegate's FaceUris from its locator record, in preference order.
     pub face_uris: Vec<String>,
+    /// The delegate's secure-link static public key (NwLinkKey), if its record carries it:
+    /// the key its Noise handshake must show.
+    pub delegate_link_key: Option<[u8; 32]>,
     /// The announcement's version (its signing time, ms since the Unix epoch).
     pub version: u64,
     /// The locator record's version.
@@ -141,6 +144,7 @@ impl Default for VerifierConfig {
 struct VerifiedLocator {
     router: KeyHash,
     face_uris: Vec<String>,
+    link_key: Option<[u8; 32]>,
     version: u64,
     expires_at_ms: u64,
 }
@@ -245,6 +249,7 @@ impl ChainVerifier {
             delegate: link.delegate,
             delegate_name: link.delegate.name(),
             face_uris: loc.face_uris,
+            delegate_link_key: loc.link_key,
             version: pa.version(),
             locator_version: loc.version,
             expires_at_ms: pa.expires_at_ms().min(loc.expires_at_ms),
@@ -324,6 +329,7 @@ impl ChainVerifier {
         let verified = VerifiedLocator {
             router: delegate,
             face_uris: loc.face_uris().to_vec(),
+            link_key: loc.link_key().copied(),
             version: loc.version(),
             expires_at_ms,
         };

@@ -129,6 +129,23 @@ fn a_good_chain_verifies_once_then_comes_from_the_cache() {
 }
 
 #[test]
+fn the_delegates_link_key_comes_with_the_route() {
+    let w = world();
+    assert_eq!(
+        verifier()
+            .verify(T, &pa(&w, T), w.loc.wire(), Origin::Direct)
+            .unwrap()
+            .delegate_link_key,
+        None
+    );
+    let loc = LocatorRecord::build_with_link_key(&w.router, &["x"], Some([9; 32]), T, MIN).unwrap();
+    let route = verifier()
+        .verify(T, &pa(&w, T), loc.wire(), Origin::Direct)
+        .unwrap();
+    assert_eq!(route.delegate_link_key, Some([9; 32]));
+}
+
+#[test]
 fn an_ecdsa_owner_is_accepted() {
     let w = world();
     let owner = NameKey::from_ecdsa_p256(EcdsaP256Signer::generate().unwrap()).unwrap();
