@@ -306,7 +306,10 @@ impl Resolver {
     pub fn on_miss(&mut self, now_ms: u64, h: KeyHash) -> MissOutcome {
         self.counters.misses += 1;
         if let Some(route) = self.routes.get(&h) {
-            return MissOutcome::Known(Arc::clone(route));
+            // A route past its end that `on_timeout` has not removed yet is not handed out.
+            if self.valid_until(route) >= now_ms {
+                return MissOutcome::Known(Arc::clone(route));
+            }
         }
         if let Some(&until) = self.negative.get(h.as_bytes(), now_ms) {
             self.counters.negative_hits += 1;

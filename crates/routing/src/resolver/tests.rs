@@ -603,8 +603,25 @@ fn routes_expire_and_the_table_is_bounded() {
     );
     assert_eq!(res.counters().routes_expired, 1);
     assert_eq!(res.counters().routes_evicted, 1);
+
     assert!(res.remove_route(&owners[2].hash()).is_some());
     assert_eq!(res.poll_timeout(), None);
+}
+
+#[test]
+fn a_route_past_its_end_is_not_handed_out_before_on_timeout_runs() {
+    let (owner, r) = (NameKey::generate().unwrap(), router("x"));
+    let mut res = Resolver::new(config(), T).unwrap();
+    let pa = announce(&owner, &r, T);
+    res.on_announcement(T, pa.wire(), r.loc.wire(), Origin::Direct)
+        .unwrap();
+    let end = T + DEFAULT_LIFETIME_MS + CLOCK_GRACE_MS;
+    assert!(matches!(
+        res.on_miss(end, owner.hash()),
+        MissOutcome::Known(_)
+    ));
+    assert_eq!(res.on_miss(end + 1, owner.hash()), MissOutcome::Pending);
+    assert!(res.poll_query(end + 1).is_some());
 }
 
 #[test]
