@@ -307,7 +307,7 @@ fn has_network_headers(lp: &LpPacket) -> bool {
 }
 
 /// The network-layer header fields of `lp`: PitToken, Nack, local fields, CongestionMark,
-/// NonDiscovery, PrefixAnnouncement, LinkSecurity. Never HopCount.
+/// NonDiscovery, PrefixAnnouncement, RetryAfter, LinkSecurity. Never HopCount.
 pub(crate) fn network_headers(lp: &LpPacket) -> LpPacket {
     LpPacket {
         pit_token: lp.pit_token.clone(),
@@ -318,6 +318,7 @@ pub(crate) fn network_headers(lp: &LpPacket) -> LpPacket {
         congestion_mark: lp.congestion_mark,
         non_discovery: lp.non_discovery,
         prefix_announcement: lp.prefix_announcement.clone(),
+        retry_after: lp.retry_after,
         link_security: lp.link_security,
         ..LpPacket::default()
     }

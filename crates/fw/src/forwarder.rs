@@ -118,6 +118,8 @@ pub struct Forwarder {
     pub(crate) matches: SmallVec<[PitEntryId; 4]>,
     /// The decoupled content store, when it replaces `cs`.
     pub(crate) external_cs: Option<crate::pipeline::external_cs::ExternalCs>,
+    /// The first-hop hook of self-certifying names, when routing is on.
+    pub(crate) resolution: Option<Box<crate::pipeline::resolution::Resolution>>,
 }
 
 impl fmt::Debug for Forwarder {
@@ -156,6 +158,7 @@ impl Forwarder {
             out: Outbox::default(),
             matches: SmallVec::new(),
             external_cs: None,
+            resolution: None,
             hasher,
             config,
         }
@@ -558,18 +561,21 @@ impl Forwarder {
             out,
             strategy_choice,
             hasher,
+            resolution,
             ..
         } = self;
         let Some(entry) = pit.get_mut(id) else {
             return;
         };
         let nexthops = if lookup_fib {
+            let regions = resolution.as_ref().map_or(&[][..], |r| &r.regions[..]);
             crate::pipeline::interest::lookup_fib(
                 fib,
                 fib_counters,
                 hasher,
                 entry.interest(),
                 hashes,
+                regions,
             )
         } else {
             &[]

@@ -159,9 +159,12 @@ fn nack_survives_fragmentation() {
         i.extend(std::iter::repeat_n(0xab, 2000));
         i.freeze()
     };
-    let nack = LpPacket::nack(NackReason::NoRoute, interest.clone(), None).encode();
+    let mut nack = LpPacket::nack(NackReason::NoRoute, interest.clone(), None);
+    nack.retry_after = Some(1500);
     let mut last = None;
-    for f in a.on_send(nack) {
+    let frags = a.on_send(nack.encode());
+    assert!(frags.len() > 1);
+    for f in frags {
         last = Some(b.on_receive(0, f));
     }
     let Some(RxOutcome::Deliver(up)) = last else {
@@ -169,6 +172,11 @@ fn nack_survives_fragmentation() {
     };
     let up = LpPacket::decode(&up).unwrap();
     assert_eq!(up.nack, Some(NackReason::NoRoute));
+    assert_eq!(
+        up.retry_after,
+        Some(1500),
+        "RetryAfter rides on the first fragment"
+    );
     assert_eq!(up.fragment, Some(interest));
 }
 

@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 use nameway_wire::lp::{LpPacket, NackReason};
-use nameway_wire::{InterestView, NameHasher, PrefixHashes};
+use nameway_wire::{InterestView, Name, NameHasher, PrefixHashes};
 
 use super::{is_localhost, nack, Kind, Outbox};
 use crate::counters::{DropReason, FibCounters};
@@ -218,6 +218,9 @@ impl Forwarder {
             return;
         }
         self.pit.set_expiry(id, expiry);
+        if self.resolution.is_some() && self.resolve_first_hop(id, hashes) {
+            return;
+        }
         self.with_strategy(now, id, true, Some(hashes), |s, cx| {
             s.after_receive_interest(cx, ingress)
         });
@@ -297,16 +300,21 @@ pub(crate) fn on_outgoing_interest(
 
 /// NFD `Strategy::lookupFib`: the next hops for the first ForwardingHint name that has a FIB
 /// match, else for the Interest name (`hashes`: its prefix hashes, when already computed).
+/// A hint among `regions` (this router's own names, NFD's network region table) means the
+/// Interest has arrived: it is routed by its name.
 pub(crate) fn lookup_fib<'f>(
     fib: &'f Fib,
     counters: &mut FibCounters,
     hasher: &NameHasher,
     interest: &InterestView,
     hashes: Option<&PrefixHashes>,
+    regions: &[Name],
 ) -> &'f [NextHop] {
     counters.lookups += 1;
     if interest.has_forwarding_hint() {
-        for hint in interest.forwarding_hint() {
+        let hints = interest.forwarding_hint();
+        let arrived = !regions.is_empty() && hints.iter().any(|h| regions.contains(h));
+        for hint in hints.into_iter().filter(|_| !arrived) {
             let found = fib.longest_prefix_match(&hint, &hasher.prefix_hashes(&hint));
             if let Some((_, hops)) = found.filter(|(_, hops)| !hops.is_empty()) {
                 return hops;

@@ -6,6 +6,7 @@ pub(crate) mod data;
 pub(crate) mod external_cs;
 pub(crate) mod interest;
 pub(crate) mod nack;
+pub(crate) mod resolution;
 
 use std::collections::VecDeque;
 

@@ -47,6 +47,9 @@ impl Forwarder {
             return;
         };
         entry.set_incoming_nack(ingress, reason);
+        if self.resolution.is_some() && self.on_hinted_nack(ingress, id, reason) {
+            return;
+        }
         self.out.congestion_mark = lp.congestion_mark;
         self.with_strategy(now, id, true, Some(&hashes), |s, cx| {
             s.after_receive_nack(cx, reason, ingress)
@@ -70,6 +73,18 @@ pub(crate) fn on_outgoing_nack(
     faces: &mut FaceTable,
     out: &mut Outbox,
 ) -> bool {
+    on_outgoing_nack_with(entry, egress, reason, None, faces, out)
+}
+
+/// [`on_outgoing_nack`] with an NDNLPv2 RetryAfter (ms) on the Nack.
+pub(crate) fn on_outgoing_nack_with(
+    entry: &mut PitEntry,
+    egress: FaceId,
+    reason: NackReason,
+    retry_after_ms: Option<u64>,
+    faces: &mut FaceTable,
+    out: &mut Outbox,
+) -> bool {
     let Some(face) = faces.get_mut(egress) else {
         return false;
     };
@@ -84,14 +99,10 @@ pub(crate) fn on_outgoing_nack(
         return false;
     };
     let wire = entry.in_record_interest(&record).clone();
-    send_nack(
-        wire,
-        record.pit_token().cloned(),
-        reason,
-        egress,
-        faces,
-        out,
-    );
+    let mut lp = LpPacket::nack(reason, wire, record.pit_token().cloned());
+    lp.congestion_mark = out.congestion_mark;
+    lp.retry_after = retry_after_ms;
+    out.send(face, lp.encode(), Kind::Nack);
     true
 }
 
