@@ -158,8 +158,8 @@ pub struct Rejected {
 }
 
 impl Rejected {
-    /// A rejection for `reason` with a fixed description.
-    pub(crate) fn new(reason: RejectReason, detail: impl Into<String>) -> Self {
+    /// A rejection for `reason`, with what failed.
+    pub fn new(reason: RejectReason, detail: impl Into<String>) -> Self {
         Self {
             reason,
             detail: detail.into(),

@@ -82,6 +82,34 @@ impl NameKey {
         }
     }
 
+    /// Loads a private key file: PKCS#8 in PEM (`-----BEGIN PRIVATE KEY-----`, what `nameway
+    /// key generate` writes) or DER, Ed25519 or ECDSA P-256.
+    ///
+    /// # Errors
+    /// [`KeyError::Malformed`] when it is neither.
+    pub fn from_file_bytes(bytes: &[u8]) -> Result<Self, KeyError> {
+        match std::str::from_utf8(bytes) {
+            Ok(text) if text.trim_start().starts_with("-----BEGIN") => {
+                match Ed25519Signer::from_pkcs8_pem(text) {
+                    Ok(k) => Self::from_ed25519(k),
+                    Err(_) => Self::from_ecdsa_p256(EcdsaP256Signer::from_pkcs8_pem(text)?),
+                }
+            }
+            _ => Self::from_pkcs8_der(bytes),
+        }
+    }
+
+    /// The private key as PKCS#8 DER (for a key file; keep it secret).
+    ///
+    /// # Errors
+    /// [`KeyError::Encode`] if it cannot be exported.
+    pub fn to_pkcs8_der(&self) -> Result<zeroize::Zeroizing<Vec<u8>>, KeyError> {
+        match &self.signer {
+            KeySigner::Ed25519(k) => k.to_pkcs8_der(),
+            KeySigner::EcdsaP256(k) => k.to_pkcs8_der(),
+        }
+    }
+
     /// The public key as SubjectPublicKeyInfo DER (what NwPublicKey carries).
     pub fn spki(&self) -> &Bytes {
         &self.spki

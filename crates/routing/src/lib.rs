@@ -56,5 +56,6 @@ pub use resolver::{
 pub use sc::KeyHash;
 pub use time::{CLOCK_GRACE_MS, DEFAULT_LIFETIME_MS};
 pub use verifier::{
-    ChainVerifier, Origin, RejectCounts, VerifiedRoute, VerifierConfig, VerifyCounters,
+    verify_owner, ChainVerifier, Origin, RejectCounts, VerifiedRoute, VerifierConfig,
+    VerifyCounters,
 };

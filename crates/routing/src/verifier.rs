@@ -386,6 +386,40 @@ impl ChainLink {
     }
 }
 
+/// Steps 1 to 3 for an announcement on its own, as a router checks what a local application
+/// announces (`rib/announce`): the announced prefix is `/32=sc/<h>` or under it, NwPublicKey
+/// hashes to `h` (and a KeyDigest KeyLocator names `h`), the signature verifies with it, and
+/// the validity covers `now_ms` with `grace_ms`. NwDelegate is not required. Returns `h`.
+///
+/// # Errors
+/// [`Rejected`] with the first failing step's reason (not counted: the caller counts).
+pub fn verify_owner(now_ms: u64, grace_ms: u64, pa: &Announcement) -> Result<KeyHash, Rejected> {
+    let malformed = |what: &str| Rejected::new(RejectReason::Malformed, what);
+    let h = KeyHash::from_name(pa.prefix())
+        .ok_or_else(|| malformed("the announced prefix is not under /32=sc/<h>"))?;
+    let public_key = pa
+        .public_key()
+        .ok_or_else(|| malformed("the announcement has no NwPublicKey"))?;
+    if KeyHash::of_spki(public_key) != h {
+        return Err(Rejected::new(
+            RejectReason::NameKeyMismatch,
+            "NwPublicKey does not hash to the announced name",
+        ));
+    }
+    if let Some(KeyLocator::KeyDigest(d)) = pa.key_locator() {
+        if d[..] != h.as_bytes()[..] {
+            return Err(Rejected::new(
+                RejectReason::NameKeyMismatch,
+                "KeyLocator names another key digest",
+            ));
+        }
+    }
+    pa.check_signature(public_key)
+        .map_err(|e| Rejected::new(RejectReason::BadSig, format!("announcement: {e}")))?;
+    check_time(pa, now_ms, grace_ms)?;
+    Ok(h)
+}
+
 /// Step 3 for the announcement.
 fn check_time(pa: &Announcement, now_ms: u64, grace: u64) -> Result<(), Rejected> {
     let late = now_ms.saturating_add(grace);
