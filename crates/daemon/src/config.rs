@@ -28,6 +28,8 @@ pub struct Config {
     pub http: HttpConfig,
     /// Hop-by-hop security between forwarders.
     pub security: SecurityConfig,
+    /// Secure location-independent routing (self-certifying names, the RIB service).
+    pub routing: crate::routing::config::RoutingConfig,
     /// Faces created at start-up (permanent).
     #[serde(rename = "face")]
     pub static_faces: Vec<StaticFace>,
@@ -573,6 +575,7 @@ impl Config {
                 return Err(format!("face {:?}: link_wide needs secure = true", f.uri));
             }
         }
+        self.routing.validate()?;
         for s in &self.static_strategies {
             s.prefix
                 .parse::<nameway_wire::Name>()

@@ -54,6 +54,8 @@ pub struct Driver {
     cs: Option<crate::cs_server::CsHandle>,
     /// Its answers.
     cs_answers: Option<mpsc::UnboundedReceiver<nameway_cs::worker::Answer>>,
+    /// Secure routing, when `[routing]` is on.
+    routing: Option<crate::routing::Routing>,
 }
 
 /// The null face's id (NFD's `FACEID_NULL`).
@@ -208,10 +210,14 @@ impl Driver {
             reloads: None,
             cs,
             cs_answers,
+            routing: None,
         };
         if let Some(first) = driver.apply_static(config).await.into_iter().next() {
             return Err(first);
         }
+        let (fw, mgmt) = (&mut driver.fw, &mut driver.mgmt);
+        driver.routing =
+            crate::routing::Routing::start(config, fw, mgmt, &driver.faces, driver.start).await?;
         Ok(driver)
     }
 
@@ -476,7 +482,11 @@ impl Driver {
             };
             if t.face == INTERNAL_FACE {
                 let now = Instant::now();
-                match self.mgmt.on_packet(&mut self.fw, &self.faces, now, t.wire) {
+                let routing = self.routing.as_ref();
+                match self
+                    .mgmt
+                    .on_packet(&mut self.fw, &self.faces, routing, now, t.wire)
+                {
                     Outcome::Reply(data) => self.inject_from_internal(data),
                     Outcome::Nothing => {}
                     Outcome::CreateFace {
@@ -487,6 +497,10 @@ impl Driver {
                     } => {
                         self.spawn_create(*interest, uri, persistency, *params);
                     }
+                }
+            } else if crate::routing::Routing::owns(t.face) {
+                if let Some(r) = self.routing.as_mut() {
+                    r.on_transmit(&mut self.fw, t.face, t.wire);
                 }
             } else {
                 if !self.mgmt.captures.is_empty() {
@@ -571,7 +585,8 @@ impl Driver {
     /// Answers the HTTP listener with a snapshot of the counters (taken between bursts).
     fn answer_snapshot(&self, request: crate::http::SnapshotRequest) {
         let uptime = self.start.elapsed().as_secs_f64();
-        let snapshot = self.mgmt.snapshot(&self.fw, &self.faces, uptime);
+        let mut snapshot = self.mgmt.snapshot(&self.fw, &self.faces, uptime);
+        snapshot.routing = self.routing.as_ref().map(|r| r.stats(&self.fw, &self.mgmt));
         let _ = request.send(Arc::new(snapshot));
     }
 
@@ -586,7 +601,8 @@ impl Driver {
         tokio::pin!(shutdown);
         loop {
             let fw_deadline = self.fw.poll_timeout().map(|t| self.instant_of(t));
-            let deadline = [fw_deadline, self.mgmt.next_expiry()]
+            let routing_deadline = self.routing.as_ref().and_then(|r| r.next_deadline());
+            let deadline = [fw_deadline, self.mgmt.next_expiry(), routing_deadline]
                 .into_iter()
                 .flatten()
                 .min()
@@ -624,6 +640,14 @@ impl Driver {
                     let now = self.now();
                     crate::cs_server::apply(&mut self.fw, now, answer);
                 }
+                Some(created) = next_routing_face(&mut self.routing) => {
+                    if let Ok(info) = &created.result {
+                        self.face_up(info);
+                    }
+                    if let Some(r) = self.routing.as_mut() {
+                        r.on_face_created(&mut self.fw, &mut self.mgmt, created);
+                    }
+                }
                 () = tokio::time::sleep_until(deadline.into()) => {}
             }
             let now = self.now();
@@ -635,12 +659,19 @@ impl Driver {
             }
             self.pump_cs();
             self.flush();
+            if let Some(r) = self.routing.as_mut() {
+                r.poll(&mut self.fw, &mut self.mgmt);
+                self.flush();
+            }
             // Served every turn, so a flood that keeps the event branch ready cannot starve them.
             while let Some(request) = self.snapshots.as_mut().and_then(|rx| rx.try_recv().ok()) {
                 self.answer_snapshot(request);
             }
         }
         tracing::info!("shutting down");
+        if let Some(r) = self.routing.as_mut() {
+            r.shutdown();
+        }
         if let Some(cs) = self.cs.take() {
             // Management holds a sender too: the worker stops when the last one goes.
             self.mgmt.set_cs(None);
@@ -656,6 +687,16 @@ impl Driver {
 async fn next_request<T>(rx: &mut Option<mpsc::Receiver<T>>) -> Option<T> {
     match rx {
         Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next face the routing asked for, or never when routing is off.
+async fn next_routing_face(
+    routing: &mut Option<crate::routing::Routing>,
+) -> Option<crate::routing::FaceCreated> {
+    match routing {
+        Some(r) => r.face_created().await,
         None => std::future::pending().await,
     }
 }

@@ -15,6 +15,7 @@ pub mod http;
 pub mod metrics;
 pub mod mgmt;
 pub mod rib;
+pub mod routing;
 pub mod security;
 
 /// Wall-clock milliseconds since the Unix epoch (0 if the clock is before it).

@@ -67,6 +67,8 @@ type Dataset = Result<Vec<u8>, Outcome>;
 /// One request as the managers see it.
 struct Request<'a> {
     interest: &'a Interest,
+    /// The Interest as received (what a signature covers).
+    wire: &'a Bytes,
     /// The requesting face (IncomingFaceId), 0 when unknown.
     incoming: u64,
     now: Instant,
@@ -94,6 +96,8 @@ pub struct Management {
     /// Whether a dataset was published (and may be in the content store) since the store was
     /// last cleared of them.
     datasets_cached: bool,
+    /// The checks of self-certifying names, when `[routing]` is on.
+    pub routing: Option<crate::routing::admission::Admission>,
 }
 
 impl Management {
@@ -112,6 +116,7 @@ impl Management {
             closed_bytes: (0, 0),
             // A disk tier may hold datasets of an earlier run: the first change clears them.
             datasets_cached: true,
+            routing: None,
         }
     }
 
@@ -192,6 +197,7 @@ impl Management {
         &mut self,
         fw: &mut Forwarder,
         faces: &FaceSystem,
+        routing: Option<&crate::routing::Routing>,
         now: Instant,
         wire: Bytes,
     ) -> Outcome {
@@ -208,19 +214,21 @@ impl Management {
         };
         let req = Request {
             interest: &interest,
+            wire: &interest_wire,
             incoming: incoming.unwrap_or(0),
             now,
         };
-        self.on_interest(fw, faces, &req, &interest_wire)
+        self.on_interest(fw, faces, routing, &req)
     }
 
     fn on_interest(
         &mut self,
         fw: &mut Forwarder,
         faces: &FaceSystem,
+        routing: Option<&crate::routing::Routing>,
         req: &Request<'_>,
-        wire: &Bytes,
     ) -> Outcome {
+        let wire = req.wire;
         let interest = req.interest;
         if dataset::names_a_segment(&interest.name) {
             return self
@@ -232,7 +240,7 @@ impl Management {
             Ok(cmd) => cmd,
             Err(out) => return out,
         };
-        if let Some(dataset) = self.dataset(fw, faces, req, &cmd) {
+        if let Some(dataset) = self.dataset(fw, faces, routing, req, &cmd) {
             return match dataset {
                 Ok(content) => {
                     self.datasets_cached = true;
@@ -246,7 +254,9 @@ impl Management {
                 Err(out) => out,
             };
         }
-        if !cmd.has_params {
+        // rib/announce carries its Prefix Announcement in ApplicationParameters (NFD).
+        let announce = cmd.module == "rib" && cmd.verb == "announce";
+        if !cmd.has_params && !announce {
             return self.respond(interest, 400, "Malformed command", &cmd.params);
         }
         if let Err(out) = self.authorize(req, &cmd) {
@@ -318,11 +328,13 @@ impl Management {
         &self,
         fw: &Forwarder,
         faces: &FaceSystem,
+        routing: Option<&crate::routing::Routing>,
         req: &Request<'_>,
         cmd: &Command,
     ) -> Option<Dataset> {
         let verb = cmd.verb.as_str();
         match (cmd.module.as_str(), verb) {
+            ("routing", _) => routing.and_then(|r| r.dataset(fw, self, verb)).map(Ok),
             ("status", _) => self.status_dataset(fw, faces, verb),
             ("faces", _) => self.faces_dataset(fw, faces, req, verb),
             ("fib", "list") => Some(Ok(fib::list(fw))),

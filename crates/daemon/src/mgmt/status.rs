@@ -132,6 +132,8 @@ pub struct Snapshot {
     pub neighbours: Vec<NeighbourView>,
     /// The decoupled content store (both tiers, the filter, the insert queue), when it runs.
     pub cs: Option<Tiers>,
+    /// Secure routing, when `[routing]` is on.
+    pub routing: Option<crate::routing::stats::RoutingStats>,
 }
 
 /// One FIB entry.
@@ -219,6 +221,9 @@ impl Snapshot {
         }
         if let Some(cs) = &self.cs {
             cs.all_metrics(&mut out);
+        }
+        if let Some(routing) = &self.routing {
+            routing.metrics(&[], &mut out);
         }
         out
     }
@@ -367,6 +372,7 @@ impl Management {
             face_system: face_system_stats(faces),
             neighbours: super::security::neighbour_views(faces),
             cs: self.cs_tiers(fw),
+            routing: None,
         }
     }
 }
