@@ -22,11 +22,21 @@ pub(crate) fn check_content_size(option: &str, size: usize) -> anyhow::Result<()
     Ok(())
 }
 
-/// Parses a name typed by the user, saying what is wrong.
+/// Parses a name typed by the user, saying what is wrong: an NDN URI, or a self-certifying
+/// name in the shorthand `sc:<64 hex digits>[/suffix]`.
 ///
 /// # Errors
 /// The name does not parse.
 pub(crate) fn parse_name(s: &str) -> anyhow::Result<Name> {
-    s.parse::<Name>()
-        .map_err(|e| anyhow::anyhow!("{s:?} is not an NDN name ({e}); write it like /example/data"))
+    nameway_routing::sc::parse_name(s).map_err(|e| {
+        anyhow::anyhow!(
+            "{s:?} is not an NDN name ({e}); write it like /example/data or sc:<64 hex digits>"
+        )
+    })
+}
+
+/// A name as the CLI prints it: `sc:<hex>[/suffix]` for a self-certifying name, the URI
+/// otherwise.
+pub(crate) fn show_name(name: &Name) -> String {
+    nameway_routing::sc::display_name(name)
 }

@@ -30,6 +30,7 @@ mod pcap;
 mod peek;
 mod ping;
 mod route;
+mod routing;
 mod security;
 mod status;
 mod stop;
@@ -58,6 +59,9 @@ enum Command {
     /// Routes: list (RIB, or FIB with --fib), add, remove.
     #[command(subcommand)]
     Route(route::RouteCommand),
+    /// Secure routing of self-certifying names: id, announce, lookup, list, explain (namewayd).
+    #[command(subcommand)]
+    Routing(routing::RoutingCommand),
     /// Strategy choices: list, set, unset.
     #[command(subcommand)]
     Strategy(strategy::StrategyCommand),
@@ -128,6 +132,7 @@ fn main() -> ExitCode {
         Command::Face(cmd) => block_on(async { done(face::run(t, cmd).await) }),
         Command::Route(cmd) => block_on(async { done(route::run(t, cmd).await) }),
         Command::Strategy(cmd) => block_on(async { done(strategy::run(t, cmd).await) }),
+        Command::Routing(cmd) => block_on(async { done(routing::run(t, cmd).await) }),
         Command::Cs(cmd) => block_on(async { done(cs::run(t, cmd).await) }),
         Command::Security(cmd) => block_on(async { done(security::security(t, cmd).await) }),
         Command::Neighbour(cmd) => block_on(async { done(security::neighbour(t, cmd).await) }),

@@ -83,11 +83,17 @@ pub(crate) async fn peek(transport: Option<&str>, args: &PeekArgs) -> anyhow::Re
     let data = match c.express(&interest, wait).await {
         Ok(data) => data,
         Err(ClientError::Nack { reason, .. }) => {
-            eprintln!("nack from {}: reason={reason}", interest.name);
+            eprintln!(
+                "nack from {}: reason={reason}",
+                client::show_name(&interest.name)
+            );
             return Ok(ExitCode::from(EXIT_NACK));
         }
         Err(ClientError::Timeout { ms, .. }) => {
-            eprintln!("timeout: no Data for {} within {ms} ms", interest.name);
+            eprintln!(
+                "timeout: no Data for {} within {ms} ms",
+                client::show_name(&interest.name)
+            );
             return Ok(ExitCode::from(EXIT_TIMEOUT));
         }
         Err(e) => return Err(e.into()),
@@ -95,7 +101,7 @@ pub(crate) async fn peek(transport: Option<&str>, args: &PeekArgs) -> anyhow::Re
     if args.verbose {
         eprintln!(
             "DATA {} ({} bytes of content) rtt={:.3} ms",
-            data.name,
+            client::show_name(&data.name),
             data.content.as_ref().map_or(0, Bytes::len),
             start.elapsed().as_secs_f64() * 1000.0
         );

@@ -146,7 +146,9 @@ pub(crate) async fn run(transport: Option<&str>, args: &PingArgs) -> anyhow::Res
                         }
                     }
                 }
-                Incoming::Nack { reason, interest } => {
+                Incoming::Nack {
+                    reason, interest, ..
+                } => {
                     let Ok(i) = InterestView::new_checked(interest) else { continue };
                     if let Some(p) = take(&mut pending, i.name()) {
                         stats.nacked += 1;

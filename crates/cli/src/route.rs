@@ -104,7 +104,7 @@ struct RouteChange {
 impl From<&ControlParameters> for RouteChange {
     fn from(p: &ControlParameters) -> Self {
         Self {
-            prefix: p.name.as_ref().map(ToString::to_string),
+            prefix: p.name.as_ref().map(client::show_name),
             face_id: p.face_id,
             origin: p.origin,
             cost: p.cost,
@@ -134,7 +134,7 @@ async fn list_rib(c: &mut Client, json: bool) -> anyhow::Result<()> {
         .iter()
         .flat_map(|e| {
             e.routes.iter().map(|r| RouteView {
-                prefix: e.name.to_string(),
+                prefix: client::show_name(&e.name),
                 face_id: r.face_id,
                 origin: r.origin,
                 cost: r.cost,
@@ -170,7 +170,7 @@ async fn list_fib(c: &mut Client, json: bool) -> anyhow::Result<()> {
         .iter()
         .flat_map(|e| {
             e.next_hops.iter().map(|h| NextHopView {
-                prefix: e.name.to_string(),
+                prefix: client::show_name(&e.name),
                 face_id: h.face_id,
                 cost: h.cost,
             })

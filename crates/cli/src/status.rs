@@ -42,6 +42,9 @@ struct StatusView {
     /// (namewayd's `status/counters`; absent with another forwarder).
     #[serde(skip_serializing_if = "Option::is_none")]
     drops: Option<Drops>,
+    /// Secure routing's counters (namewayd's `routing/status`; absent when routing is off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    routing: Option<serde_json::Value>,
 }
 
 /// Drop totals by reason, zeros left out.
@@ -104,6 +107,7 @@ impl StatusView {
             n_routes: rib.iter().map(|e| e.routes.len()).sum(),
             n_next_hops: fib.iter().map(|e| e.next_hops.len()).sum(),
             drops: None,
+            routing: None,
         }
     }
 
@@ -147,6 +151,10 @@ impl StatusView {
                 ("linkDrops", Drops::text(&d.link)),
             ])?;
         }
+        if let Some(r) = &self.routing {
+            outln!("Secure routing:")?;
+            crate::routing::print_counters(r)?;
+        }
         Ok(())
     }
 }
@@ -170,6 +178,12 @@ pub(crate) async fn run(transport: Option<&str>, args: &StatusArgs) -> anyhow::R
         let counters: serde_json::Value = serde_json::from_slice(&raw)
             .map_err(|e| anyhow::anyhow!("bad status/counters dataset: {e}"))?;
         view.drops = Some(Drops::from_counters(&counters));
+        // Only a daemon with [routing] on answers routing/status.
+        if let Ok(raw) = c.dataset("routing", "status").await {
+            view.routing = serde_json::from_slice::<serde_json::Value>(&raw)
+                .ok()
+                .map(|s| s["stats"].clone());
+        }
     }
     if args.out.json {
         print_json(&view)

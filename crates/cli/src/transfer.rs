@@ -261,7 +261,15 @@ pub(crate) async fn put(transport: Option<&str>, args: &PutArgs) -> anyhow::Resu
     };
     let mut publication = publication.with_certificates(&certs);
     let mut c = client::connect(transport).await?;
-    c.register(publication.prefix()).await?;
+    // A self-certifying name published with its owner's key is announced (a delegation to
+    // the forwarder's router), which a forwarder with secure routing requires.
+    let announced = match &args.key {
+        Some(path) => crate::routing::announce_own_name(&mut c, path, publication.prefix()).await?,
+        None => false,
+    };
+    if !announced {
+        c.register(publication.prefix()).await?;
+    }
     for p in publication.certificate_prefixes() {
         c.register(&p).await?;
     }
@@ -333,7 +341,7 @@ impl Summary {
     fn new(r: &FetchReport, cc: CcKind) -> Self {
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         Self {
-            name: r.name.to_string(),
+            name: crate::client::show_name(&r.name),
             bytes: r.bytes,
             segments: r.segments,
             manifests: r.manifests,

@@ -304,6 +304,9 @@ pub enum Incoming {
         reason: NackReason,
         /// The Interest as we sent it.
         interest: Bytes,
+        /// NDNLPv2 RetryAfter (ms): when the forwarder expects the Interest to succeed (a
+        /// route being resolved, docs/routing.md).
+        retry_after: Option<u64>,
     },
 }
 
@@ -536,9 +539,11 @@ impl Conn {
             Packet::Lp(lp) => lp,
         };
         if let Some(reason) = lp.nack {
-            return lp
-                .fragment
-                .map(|interest| Incoming::Nack { reason, interest });
+            return lp.fragment.map(|interest| Incoming::Nack {
+                reason,
+                interest,
+                retry_after: lp.retry_after,
+            });
         }
         let now_ms = self.start.elapsed().as_millis() as u64;
         let whole = self.reassembler.receive(now_ms, &lp)?;
@@ -723,6 +728,7 @@ impl Client {
                 Incoming::Nack {
                     reason,
                     interest: nacked,
+                    ..
                 } => {
                     let same =
                         InterestView::new_checked(nacked).is_ok_and(|v| *v.name() == interest.name);

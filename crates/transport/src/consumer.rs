@@ -755,7 +755,9 @@ impl Fetch<'_> {
                     self.on_data(view, Instant::now(), sink)?;
                 }
             }
-            Incoming::Nack { reason, interest } => {
+            Incoming::Nack {
+                reason, interest, ..
+            } => {
                 let Ok(view) = InterestView::new_checked(interest) else {
                     return Ok(());
                 };
@@ -1496,7 +1498,13 @@ async fn discover(
     let metadata_name = metadata_prefix(name).map_err(ClientError::from)?;
     let lifetime = millis(options.discovery_timeout);
     let mut nacks = Vec::new();
-    for _attempt in 0..3 {
+    // Nacks NoRoute with RetryAfter (a forwarder resolving the name) are waited out, up to
+    // MAX_RETRY_AFTER in all, without using up an attempt.
+    let mut retry_after_waited = Duration::ZERO;
+    let mut attempt = 0;
+    while attempt < 3 {
+        attempt += 1;
+        let mut retry_after: Option<u64> = None;
         let sent = Instant::now();
         for n in [&metadata_name, name] {
             let interest = Interest {
@@ -1551,7 +1559,14 @@ async fn discover(
                         }
                     }
                 }
-                Incoming::Nack { reason, interest } => {
+                Incoming::Nack {
+                    reason,
+                    interest,
+                    retry_after: after,
+                } => {
+                    if reason == NackReason::NoRoute {
+                        retry_after = retry_after.max(after);
+                    }
                     // One per Interest: a second Nack for the same one (a forwarder that
                     // repeats itself) must not end discovery before the other is answered.
                     let which = InterestView::new_checked(interest).ok().and_then(|v| {
@@ -1575,6 +1590,15 @@ async fn discover(
                 Incoming::Interest(_) => {}
             }
         }
+        if let Some(ms) = retry_after.filter(|_| nacks.len() == 2) {
+            let wait = Duration::from_millis(ms.max(1));
+            if retry_after_waited + wait <= MAX_RETRY_AFTER {
+                retry_after_waited += wait;
+                attempt -= 1;
+                tokio::time::sleep(wait).await;
+                continue;
+            }
+        }
         if nacks.len() == 2 {
             if let Some(reason) = nacks.iter().find(|r| **r != NackReason::Duplicate) {
                 return Err(FetchError::Nack {
@@ -1593,6 +1617,9 @@ async fn discover(
         ),
     })
 }
+
+/// The longest discovery waits in all for Nacks carrying RetryAfter.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
 
 /// `<name>/v=X` from a segment named `<name>/v=X/seg=N`, or `<name>` from `<name>/seg=N`.
 fn versioned_from_segment(name: &Name, data_name: &Name) -> Option<Name> {
