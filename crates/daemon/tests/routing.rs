@@ -4,166 +4,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
+#[path = "routing/net.rs"]
+mod net;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{python, App, Daemon};
-use nameway_routing::KeyHash;
-use serde_json::Value;
-use sha2::{Digest as _, Sha256};
-
-const RIB: &str = "/example/32=RIB";
-
-/// A router: a daemon with secure routing, its routing key made first so its name is known.
-struct Router {
-    d: Daemon,
-    me: KeyHash,
-    _keys: tempfile::TempDir,
-}
-
-/// The RIB host's section: the service, its database, the routing key.
-fn rib_host(key: &Path, database: &Path, extra: &str) -> String {
-    format!(
-        "[routing]\nmode = \"secure\"\nidentity = {key:?}\nrib_service = true\ndatabase = {database:?}\n{extra}\n[[routing.rib]]\nprefix = \"{RIB}\"\n"
-    )
-}
-
-/// A router reaching the RIB service at `rib_udp`.
-fn router_config(key: &Path, rib_udp: u16, extra: &str) -> String {
-    format!(
-        "[routing]\nmode = \"secure\"\nidentity = {key:?}\n{extra}\n[[routing.rib]]\nprefix = \"{RIB}\"\nuri = \"udp4://127.0.0.1:{rib_udp}\"\n"
-    )
-}
-
-fn new_key() -> (tempfile::TempDir, PathBuf, KeyHash) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("routing.key");
-    let (key, created) = namewayd::routing::identity::load_or_create(&path).unwrap();
-    assert!(created);
-    (dir, path, key.hash())
-}
-
-fn start_rib(database: &Path, extra: &str) -> Router {
-    let (keys, path, me) = new_key();
-    let d = Daemon::start(&rib_host(&path, database, extra));
-    Router { d, me, _keys: keys }
-}
-
-fn start_router(rib_udp: u16, extra: &str) -> Router {
-    let (keys, path, me) = new_key();
-    let d = Daemon::start(&router_config(&path, rib_udp, extra));
-    Router { d, me, _keys: keys }
-}
-
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/routing/pyndn_sc.py")
-}
-
-/// The python-ndn app of self-certifying names (tests/routing/pyndn_sc.py).
-fn sc_app(py: &Path, d: &Daemon, args: &[&str]) -> App {
-    let mut child = Command::new(py)
-        .arg(script())
-        .args(args)
-        .env("NDN_CLIENT_TRANSPORT", d.transport())
-        .env("HOME", std::env::temp_dir())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let lines = common::read_lines(stdout, |line| serde_json::from_str(&line).ok());
-    App { child, lines }
-}
-
-/// `/32=sc/<h>` + suffix in URI form (percent-escaped), as python-ndn takes it.
-fn uri(h: &str, suffix: &str) -> String {
-    let escaped: String = hex::decode(h)
-        .unwrap()
-        .iter()
-        .map(|b| format!("%{b:02X}"))
-        .collect();
-    format!("/32=sc/{escaped}{suffix}")
-}
-
-fn sha_hex(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
-}
-
-/// A management dataset of `d` as JSON (namewayd's own JSON datasets).
-fn dataset(d: &Daemon, module: &str, verb: &str) -> Value {
-    use nameway_transport::client::{Client, Transport};
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let mut c = Client::connect(Transport::parse(&d.transport()).unwrap())
-            .await
-            .unwrap();
-        let raw = c.dataset(module, verb).await.unwrap();
-        serde_json::from_slice(&raw).unwrap()
-    })
-}
-
-fn stats(d: &Daemon) -> Value {
-    dataset(d, "routing", "status")["stats"].clone()
-}
-
-/// Waits until `f` holds (polling every 50 ms), or panics after `secs` with `what`.
-fn wait_for(secs: u64, what: &str, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-/// Whether the RIB host's registry holds `h` delegated to `router`.
-fn registered(rib: &Daemon, h: &str, router: &KeyHash) -> bool {
-    let l = dataset(rib, "routing", "list");
-    let name = format!("sc:{h}");
-    let delegate = format!("sc:{}", router.to_hex());
-    l["registry"].as_array().unwrap().iter().any(|r| {
-        r["name"].as_str() == Some(name.as_str())
-            && r["delegate"].as_str() == Some(delegate.as_str())
-    })
-}
-
-/// Starts an owner producing on `router`, returns it and its name's hash once the RIB host
-/// holds its registration.
-fn producer(py: &Path, router: &Router, rib: &Daemon, args: &[&str]) -> (App, String) {
-    let me = router.me.to_hex();
-    let mut all = vec!["produce", "--router", me.as_str()];
-    all.extend_from_slice(args);
-    let app = sc_app(py, &router.d, &all);
-    let first = app.next(20);
-    assert_eq!(first["announce"], 200, "announce refused: {first}");
-    let h = first["h"].as_str().unwrap().to_owned();
-    assert_eq!(app.next(10)["ready"], true);
-    wait_for(10, "the registration at the RIB service", || {
-        registered(rib, &h, &router.me)
-    });
-    (app, h)
-}
-
-/// A python-ndn consumer (tests/interop/pyndn_app.py, appv2) asking once for `name`.
-fn consume(py: &Path, d: &Daemon, name: &str) -> Value {
-    App::run(
-        py,
-        &d.transport(),
-        &[
-            "consume",
-            "--api",
-            "appv2",
-            "--name",
-            name,
-            "--lifetime",
-            "4000",
-        ],
-    )
-}
+use common::python;
+use net::*;
 
 #[test]
 fn three_daemons_resolve_a_self_certifying_name_with_no_static_route() {
@@ -207,4 +54,171 @@ fn three_daemons_resolve_a_self_certifying_name_with_no_static_route() {
     let s3 = stats(&rib.d);
     assert_eq!(s3["service_lookups"]["found"], 1, "{s3}");
     assert_eq!(s3["service_registrations"]["stored"], 1, "{s3}");
+}
+
+#[test]
+fn ndnts_and_python_ndn_announcements_are_accepted() {
+    let Some(py) = python() else { return };
+    let db = tempfile::tempdir().unwrap();
+    let rib = start_rib(&db.path().join("rib.redb"), "");
+    let r1 = start_router(rib.d.udp, "");
+    let r2 = start_router(rib.d.udp, "");
+    // python-ndn: a plain announcement of any prefix (no Nameway field, ECDSA) is taken as
+    // NFD takes it, a route of origin prefixann (129) on the app's face.
+    let plain = sc_app(&py, &r1.d, &["plain", "--prefix", "/example/pyndn"]);
+    assert_eq!(plain.next(20)["announce"], 200);
+    assert_eq!(plain.next(10)["ready"], true);
+    let routes = rib_routes(&r1.d);
+    assert!(
+        routes
+            .iter()
+            .any(|(n, _, o)| n.to_string() == "/example/pyndn" && *o == 129),
+        "{routes:?}"
+    );
+    let got = consume(&py, &r1.d, "/example/pyndn/x");
+    assert_eq!(got["sha256"], sha_hex(b"plain"), "{got}");
+    // NDNts: NfdPrefixReg with PrefixAnn sends rib/announce for a plain announcement and for
+    // a delegation of a self-certifying name; the latter is registered and resolved.
+    let Some(node) = common::node() else { return };
+    let app = ndnts_announcer(&node, &r1.d, &r1.me);
+    let h = app.next(30)["h"].as_str().unwrap().to_owned();
+    let ready = app.next(30);
+    assert_eq!(ready["ready"], true, "{ready}");
+    let routes = rib_routes(&r1.d);
+    assert!(
+        routes
+            .iter()
+            .any(|(n, _, o)| n.to_string() == "/example/ndnts" && *o == 129),
+        "{routes:?}"
+    );
+    wait_for(10, "the NDNts name's registration", || {
+        registered(&rib.d, &h, &r1.me)
+    });
+    let got = consume(&py, &r2.d, &uri(&h, "/x"));
+    assert_eq!(
+        got["sha256"],
+        sha_hex(format!("ndnts owner {h}").as_bytes()),
+        "{got}"
+    );
+    let s1 = stats(&r1.d);
+    assert_eq!(s1["announcements"]["plain"], 2, "{s1}");
+    assert_eq!(s1["announcements"]["self_certifying"], 1, "{s1}");
+}
+
+#[test]
+fn the_registry_survives_a_restart_and_one_restarted_empty_is_refilled_by_renewals() {
+    let Some(py) = python() else { return };
+    let db = tempfile::tempdir().unwrap();
+    let database = db.path().join("rib.redb");
+    let rib = start_rib(&database, "");
+    // r1 renews every 400 s (the default lifetime): nothing it sends during the test can
+    // refill the registry. r2 renews every 2 s (2/3 of 3 s).
+    let r1 = start_router(rib.d.udp, "");
+    let r2 = start_router(rib.d.udp, "announce_lifetime = \"3s\"");
+    let (_a, ha) = producer(&py, &r1, &rib.d, &[]);
+    let (_b, hb) = producer(&py, &r2, &rib.d, &[]);
+    let (tcp, udp) = (rib.d.tcp, rib.d.udp);
+    let key = rib.keys.path().join("routing.key");
+    // Flushed within 200 ms: a registration survives SIGKILL after that.
+    std::thread::sleep(Duration::from_millis(600));
+    let Router { d, keys: _keys, .. } = rib;
+    drop(d);
+    let restarted = start_at(tcp, udp, &rib_host(&key, &database, ""));
+    assert!(
+        registered(&restarted, &ha, &r1.me),
+        "the registry was not reloaded from {}",
+        database.display()
+    );
+    assert_eq!(
+        stats(&r1.d)["registrations"]["stored"],
+        1,
+        "r1 sent nothing more"
+    );
+    drop(restarted);
+    // Restarted with an empty registry (another file): r2 renews within one renewal period.
+    let empty = db.path().join("empty.redb");
+    let started = Instant::now();
+    let fresh = start_at(tcp, udp, &rib_host(&key, &empty, ""));
+    assert!(!registered(&fresh, &ha, &r1.me));
+    wait_for(10, "the renewal", || registered(&fresh, &hb, &r2.me));
+    eprintln!(
+        "refilled {} ms after the restart (renewal period 2000 ms)",
+        started.elapsed().as_millis()
+    );
+    let r3 = start_router(udp, "");
+    let got = consume(&py, &r3.d, &uri(&hb, "/after-restart"));
+    assert_eq!(
+        got["sha256"],
+        sha_hex(format!("owner {hb}").as_bytes()),
+        "{got}"
+    );
+}
+
+#[test]
+fn a_producer_that_moves_is_reached_at_once_through_its_new_router() {
+    let Some(py) = python() else { return };
+    let db = tempfile::tempdir().unwrap();
+    let rib = start_rib(&db.path().join("rib.redb"), "");
+    let r1 = start_router(rib.d.udp, "");
+    let r2 = start_router(rib.d.udp, "");
+    let r3 = start_router(rib.d.udp, "");
+    let key = db.path().join("owner.der");
+    let key = key.to_str().unwrap();
+    let (first, h) = producer(&py, &r1, &rib.d, &["--key", key, "--marker", "at r1"]);
+    let got = consume(&py, &r2.d, &uri(&h, "/1"));
+    assert_eq!(got["sha256"], sha_hex(b"at r1"), "{got}");
+    // The owner moves to r3 and announces again (a newer version): the RIB replaces the
+    // route at once, whatever the old one's lifetime.
+    drop(first);
+    let (_second, h2) = producer(&py, &r3, &rib.d, &["--key", key, "--marker", "at r3"]);
+    assert_eq!(h, h2);
+    // The consumer's router still hints r1; r1 Nacks (its producer is gone), the first hop
+    // looks the name up again and follows the newer announcement: one Interest, no retry.
+    let got = consume(&py, &r2.d, &uri(&h, "/2"));
+    assert_eq!(got["sha256"], sha_hex(b"at r3"), "{got}");
+    let s2 = stats(&r2.d);
+    assert_eq!(s2["upstream_nacks"], 1, "{s2}");
+    assert_eq!(s2["route_changes"]["replaced"], 1, "{s2}");
+    assert_eq!(s2["lookups"], 2, "{s2}");
+}
+
+#[test]
+fn nack_mode_answers_a_miss_with_retry_after_and_the_route_is_there_next_time() {
+    let Some(py) = python() else { return };
+    let db = tempfile::tempdir().unwrap();
+    let rib = start_rib(&db.path().join("rib.redb"), "");
+    let r1 = start_router(rib.d.udp, "");
+    let r2 = start_router(rib.d.udp, "miss = \"nack\"");
+    let (_owner, h) = producer(&py, &r1, &rib.d, &[]);
+    let name: nameway_wire::Name = uri(&h, "/first").parse().unwrap();
+    let retry_after = with_client(&r2.d, async |c| {
+        use nameway_transport::client::Incoming;
+        let mut i = nameway_wire::Interest::new(name.clone());
+        i.nonce = Some(7);
+        c.conn().send(&i.encode()).await.unwrap();
+        loop {
+            if let Incoming::Nack {
+                reason,
+                retry_after,
+                ..
+            } = c.conn().recv().await.unwrap()
+            {
+                assert_eq!(reason, nameway_wire::NackReason::NoRoute);
+                return retry_after;
+            }
+        }
+    });
+    let retry_after = retry_after.expect("Nack without RetryAfter");
+    assert!((10..=1000).contains(&retry_after), "{retry_after}");
+    std::thread::sleep(Duration::from_millis(retry_after));
+    wait_for(5, "the route", || stats(&r2.d)["routes"] == 1);
+    let got = consume(&py, &r2.d, &uri(&h, "/second"));
+    assert_eq!(
+        got["sha256"],
+        sha_hex(format!("owner {h}").as_bytes()),
+        "{got}"
+    );
+    let s2 = stats(&r2.d);
+    assert_eq!(s2["misses_nacked"], 1, "{s2}");
+    assert_eq!(s2["misses_held"], 1, "{s2}");
 }

@@ -68,7 +68,9 @@ pub use counters::{
 pub use forwarder::{Config, FaceError, Forwarder};
 pub use nameway_wire::lp::{NackReason, SecurityLevel};
 pub use pipeline::external_cs::{CsRequest, CONTENT_STORE_FACE};
-pub use pipeline::resolution::{sc_hash, with_forwarding_hint, ResolutionCounters, RouteEvent};
+pub use pipeline::resolution::{
+    sc_hash, with_forwarding_hint, without_forwarding_hint, ResolutionCounters, RouteEvent,
+};
 pub use pipeline::Transmit;
 pub use rate_limit::RateLimit;
 pub use strategy::{LoopResponse, Strategy, StrategyContext, StrategyError, StrategyRegistry};

@@ -16,8 +16,9 @@
 //! the entry gets its downstream's own Interest back, is held again, and
 //! [`RouteEvent::Nacked`] asks the daemon to look the name up again (the producer may have
 //! moved). An Interest whose hint is one of this router's own names
-//! ([`Forwarder::enable_resolution`]'s `regions`) is routed by its name, as NFD does in the
-//! producer's region.
+//! ([`Forwarder::enable_resolution`]'s `regions`) has arrived: as NFD does in the producer's
+//! region, the hint is taken off (applications such as NDNts's forwarder would otherwise
+//! route by it) and the Interest is routed by its name.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -239,6 +240,7 @@ impl Forwarder {
         };
         let interest = entry.interest();
         if interest.has_forwarding_hint() {
+            self.strip_arrived_hint(id);
             return false;
         }
         let Some(h) = sc_hash(interest.name()) else {
@@ -259,6 +261,29 @@ impl Forwarder {
             r.events.push_back(RouteEvent::Miss { h });
         }
         true
+    }
+
+    /// Takes the ForwardingHint off entry `id`'s Interest when it names this router.
+    fn strip_arrived_hint(&mut self, id: PitEntryId) {
+        let Some(r) = self.resolution.as_ref() else {
+            return;
+        };
+        let Some(entry) = self.pit.get_mut(id) else {
+            return;
+        };
+        let arrived = entry
+            .interest()
+            .forwarding_hint()
+            .iter()
+            .any(|h| r.regions.contains(h));
+        if !arrived {
+            return;
+        }
+        if let Some(view) = without_forwarding_hint(entry.interest().wire())
+            .and_then(|w| InterestView::new_checked(w).ok())
+        {
+            entry.set_interest(view);
+        }
     }
 
     /// Gives entry `id`'s Interest the hint of its name, when one is set, the Interest has
@@ -341,6 +366,24 @@ impl Forwarder {
         });
         true
     }
+}
+
+/// A copy of the Interest `wire` without its ForwardingHint; `None` when `wire` does not
+/// parse or has none.
+pub fn without_forwarding_hint(wire: &Bytes) -> Option<Bytes> {
+    let top = tlv::read_single(wire).ok()?;
+    let mut r = top.children();
+    while let Ok(Some(e)) = r.read() {
+        if e.typ == types::FORWARDING_HINT {
+            let body_len = top.value.len() - (e.end() - e.start);
+            let mut buf = BytesMut::with_capacity(tlv::tlv_len(types::INTEREST, body_len));
+            tlv::put_header(&mut buf, types::INTEREST, body_len);
+            buf.put_slice(wire.get(top.value_start..e.start)?);
+            buf.put_slice(wire.get(e.end()..)?);
+            return Some(buf.freeze());
+        }
+    }
+    None
 }
 
 /// A copy of the Interest `wire` with `ForwardingHint { hint }` inserted where the packet

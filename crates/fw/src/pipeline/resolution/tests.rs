@@ -137,6 +137,12 @@ fn a_hint_naming_this_router_routes_by_the_name() {
         out[0].0, app,
         "delivered to the producer, not back up the default route"
     );
+    let delivered = InterestView::new_checked(out[0].1.clone()).unwrap();
+    assert!(
+        !delivered.has_forwarding_hint(),
+        "the hint is taken off where it has arrived (NFD's producer region)"
+    );
+    assert_eq!(delivered.name(), &sc(H, "/z"));
 }
 
 #[test]
@@ -249,6 +255,8 @@ fn the_hint_goes_where_the_packet_format_puts_it() {
     assert_eq!(decoded.forwarding_hint, vec![hint.clone()]);
     assert_eq!(decoded.app_parameters, i.app_parameters);
     assert_eq!(with_forwarding_hint(&out, &hint), None, "one hint only");
+    assert_eq!(without_forwarding_hint(&out), Some(wire.clone()));
+    assert_eq!(without_forwarding_hint(&wire), None);
     assert_eq!(
         with_forwarding_hint(&Bytes::from_static(b"\x05\x05"), &hint),
         None
