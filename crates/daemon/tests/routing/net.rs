@@ -92,15 +92,12 @@ pub fn sha_hex(bytes: &[u8]) -> String {
 
 /// A management dataset of `d` as JSON (namewayd's own JSON datasets).
 pub fn dataset(d: &Daemon, module: &str, verb: &str) -> Value {
-    use nameway_transport::client::{Client, Transport};
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        let mut c = Client::connect(Transport::parse(&d.transport()).unwrap())
-            .await
-            .unwrap();
+    dataset_at(&d.transport(), module, verb)
+}
+
+/// [`dataset`] of the forwarder at `transport`.
+pub fn dataset_at(transport: &str, module: &str, verb: &str) -> Value {
+    with_client_at(transport, async |c| {
         let raw = c.dataset(module, verb).await.unwrap();
         serde_json::from_slice(&raw).unwrap()
     })
@@ -222,13 +219,21 @@ pub fn with_client<T>(
     d: &Daemon,
     f: impl AsyncFnOnce(&mut nameway_transport::client::Client) -> T,
 ) -> T {
+    with_client_at(&d.transport(), f)
+}
+
+/// [`with_client`] of the forwarder at `transport`.
+pub fn with_client_at<T>(
+    transport: &str,
+    f: impl AsyncFnOnce(&mut nameway_transport::client::Client) -> T,
+) -> T {
     use nameway_transport::client::{Client, Transport};
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(async {
-        let mut c = Client::connect(Transport::parse(&d.transport()).unwrap())
+        let mut c = Client::connect(Transport::parse(transport).unwrap())
             .await
             .unwrap();
         f(&mut c).await
