@@ -473,8 +473,11 @@ fn every_declared_counter_is_on_every_surface() {
     let port = free_port();
     let store = tempfile::tempdir().unwrap();
     let disk = store.path().join("cs.redb");
+    let key = store.path().join("routing.key");
     let d = Daemon::start(&format!(
-        "[http]\nlisten = \"127.0.0.1:{port}\"\n[cs]\ndisk_path = {disk:?}\n"
+        "[http]\nlisten = \"127.0.0.1:{port}\"\n[cs]\ndisk_path = {disk:?}\n\
+         [routing]\nmode = \"secure\"\nidentity = {key:?}\nrib_service = true\n\
+         [[routing.rib]]\nprefix = \"/example/32=RIB\"\n"
     ));
     let base = format!("http://127.0.0.1:{port}");
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -492,6 +495,7 @@ fn every_declared_counter_is_on_every_surface() {
         let counters = json(c.dataset("status", "counters").await.unwrap());
         let faces = json(c.dataset("faces", "drops").await.unwrap());
         let tiers = json(c.dataset("cs", "tiers").await.unwrap());
+        let routing = json(c.dataset("routing", "status").await.unwrap());
         let (_, _, body) = get(&base, "/api/status");
         let status: Value = serde_json::from_slice(&body).unwrap();
         let (_, _, body) = get(&base, "/metrics");
@@ -550,6 +554,19 @@ fn every_declared_counter_is_on_every_surface() {
         }
         assert!(
             metrics.contains("nameway_cs_tier_entries{tier=\"disk\"}"),
+            "{metrics}"
+        );
+        on_every_surface(
+            "routing",
+            namewayd::routing::stats::RoutingStats::FIELDS,
+            &[
+                ("/api/status", &status["routing"]),
+                ("routing/status", &routing["stats"]),
+            ],
+            &metrics,
+        );
+        assert!(
+            metrics.contains("nameway_routing_rejected_total{where=\"announce\",reason=\"name_key_mismatch\"} 0"),
             "{metrics}"
         );
         on_every_surface(
