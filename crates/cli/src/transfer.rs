@@ -281,7 +281,7 @@ pub(crate) async fn put(transport: Option<&str>, args: &PutArgs) -> anyhow::Resu
     };
     if args.json {
         let line = serde_json::to_string(&Published {
-            name: publication.name().to_string(),
+            name: crate::client::show_name(publication.name()),
             bytes: publication.size(),
             segments: publication.segment_count(),
             manifests: publication.manifest_count(),
@@ -291,7 +291,7 @@ pub(crate) async fn put(transport: Option<&str>, args: &PutArgs) -> anyhow::Resu
     } else {
         eprintln!(
             "serving {} ({} bytes, {} segments, {} manifests, signed {signature}); Ctrl-C to stop",
-            publication.name(),
+            crate::client::show_name(publication.name()),
             publication.size(),
             publication.segment_count(),
             publication.manifest_count()
