@@ -566,7 +566,9 @@ fn every_declared_counter_is_on_every_surface() {
             &metrics,
         );
         assert!(
-            metrics.contains("nameway_routing_rejected_total{where=\"announce\",reason=\"name_key_mismatch\"} 0"),
+            metrics.contains(
+                "nameway_routing_rejected_total{where=\"announce\",reason=\"name_key_mismatch\"} 0"
+            ),
             "{metrics}"
         );
         on_every_surface(
