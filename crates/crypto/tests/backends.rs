@@ -25,11 +25,14 @@ fn simd_backends() -> Vec<Forro14Backend> {
 }
 
 /// Lengths that hit every shape of every kernel: 1..=8 blocks (ymm), 9..=16
-/// (one zmm batch), 17..=24 (zmm + ymm), 25..=32 (two batches), full passes,
-/// and partial last blocks around each boundary.
+/// (one zmm batch), 17..=24 (zmm + ymm), 25..=32, 33..=48 and 49..=64 (two,
+/// three and four zmm batches), full 64-block passes followed by each tail
+/// shape, and partial last blocks around each boundary.
 fn interesting_lengths() -> Vec<usize> {
     let mut v: Vec<usize> = (0..=200).collect();
-    for blocks in [8usize, 16, 24, 32, 48, 64, 96] {
+    for blocks in [
+        8usize, 16, 24, 32, 40, 48, 56, 64, 72, 80, 96, 112, 128, 136, 192,
+    ] {
         for delta in [-65i64, -64, -63, -1, 0, 1, 63, 64, 65] {
             v.push((blocks as i64 * 64 + delta) as usize);
         }
@@ -173,7 +176,7 @@ proptest! {
         key in any::<[u8; 32]>(),
         nonce in any::<[u8; 8]>(),
         below_carry in 0u64..64,
-        len in 0usize..4200,
+        len in 0usize..9000,
         seed in any::<u64>(),
     ) {
         let ctr = u64::from(u32::MAX) - below_carry;

@@ -14,6 +14,7 @@ use super::{
 };
 use crate::error::CryptoError;
 use crate::libcrypto::{self, EvpPoly1305, LARGE};
+use crate::mac;
 
 /// Output words of HForro14, in order: the four constant positions, then the
 /// four input positions (fork commit aaf667fb; spec §8.2).
@@ -348,17 +349,24 @@ impl<const HEAD: usize> Run<HEAD> {
         lengths[8..].copy_from_slice(&(ct.len() as u64).to_le_bytes());
         let mut otk = [0u8; 32];
         otk.copy_from_slice(self.head.get(..32).unwrap_or_default());
-        let tag = mac
-            .and_then(|mac| openssl_tag(mac, &otk, &lengths, aad, ct))
-            .unwrap_or_else(|| {
-                let mut key = poly1305::Key::from(otk);
-                let mut mac = Poly1305::new(&key);
-                key.zeroize();
-                mac.update_padded(aad);
-                mac.update_padded(ct);
-                mac.update(&[poly1305::Block::from(lengths)]);
-                mac.finalize().into()
-            });
+        let tag = if mac::preferred(ct.len()) {
+            let mut p = mac::Poly1305::new(&otk);
+            p.update_padded(aad);
+            p.update_padded(ct);
+            p.update_block(aad.len() as u64, ct.len() as u64);
+            p.finalize()
+        } else {
+            mac.and_then(|mac| openssl_tag(mac, &otk, &lengths, aad, ct))
+                .unwrap_or_else(|| {
+                    let mut key = poly1305::Key::from(otk);
+                    let mut mac = Poly1305::new(&key);
+                    key.zeroize();
+                    mac.update_padded(aad);
+                    mac.update_padded(ct);
+                    mac.update(&[poly1305::Block::from(lengths)]);
+                    mac.finalize().into()
+                })
+        };
         otk.zeroize();
         tag
     }
