@@ -1,26 +1,30 @@
-//! The 14 Forro rounds on two to four 16-block batches at once, in inline assembly with a
+//! The 14 Forro rounds on two to six 16-block batches at once, in inline assembly with a
 //! fixed register plan.
 //!
 //! Why more than two batches, and why by hand: a Forro block is one serial chain (spec §6)
 //! whose quarter-round takes 15 cycles on Zen 4 (nine 1-cycle adds and XORs, three 2-cycle
-//! `vprold`), while the core issues about two 512-bit operations per cycle. Two batches still
-//! leave it waiting on the chains; more batches keep it busier, but three batches are 48 state
-//! vectors and AVX-512 has 32 registers. The compiler's own code for two batches (32 vectors,
-//! no spills needed) and for three spilled about ten vectors per quarter-round step. The plan
-//! here:
+//! `vprold`), so a pass costs at least one chain's latency whatever its size, and the more
+//! batches share it the closer the core gets to its throughput. But three batches are 48
+//! state vectors and AVX-512 has 32 registers, and the compiler's code for two batches
+//! (which fit) and for three (which spilled about ten vectors per quarter-round step) was
+//! slower than the plans here:
 //!
-//! * batch 0: all sixteen words in `zmm0`-`zmm15`;
-//! * batches 1-3: words 0-3 in `zmm16`-`zmm19`, `zmm20`-`zmm23`, `zmm24`-`zmm27`; words 4-15
-//!   stay in memory ([`Batches`]). Every quarter-round `Q(a, b, c, d, e)` of spec §6 has `a`
-//!   and `e` in 0-3 and `b`, `c`, `d` in 4-15, so for each such batch a step loads those three
-//!   words into `zmm29`-`zmm31`, runs the twelve operations and stores them back (register
-//!   renaming lets the batches share the three work registers).
+//! * two batches: all 32 words in `zmm0`-`zmm31`;
+//! * three or four: batch 0 in `zmm0`-`zmm15`; of batches 1-3, words 0-3 in `zmm16`-`zmm19`,
+//!   `zmm20`-`zmm23`, `zmm24`-`zmm27`, words 4-15 in memory ([`Batches`]);
+//! * five or six: words 0-3 of batch `k` in `zmm(4k)`-`zmm(4k+3)`, words 4-15 in memory.
 //!
-//! Rounds alone, cycles per 16 x 64-byte block on the Zen 4 (EPYC) used here, from a
-//! stand-alone loop of each shape: one batch 57 (its chain's latency), two batches in
-//! registers 35 (1 + 1 spilled: 40), 1 + 2 spilled 32, 1 + 3 spilled 30; the compiler's
-//! two-batch code was slower than all of them. The bulk of a long message therefore runs four
-//! batches (64 blocks) per pass, and tails use the smallest shape that covers them.
+//! Every quarter-round `Q(a, b, c, d, e)` of spec §6 has `a` and `e` in 0-3 and `b`, `c`, `d`
+//! in 4-15, so for a spilled batch a step loads those three words into `zmm29`-`zmm31`, runs
+//! the twelve operations and stores them back (register renaming lets the batches share the
+//! three work registers).
+//!
+//! Rounds alone, cycles per 64-byte block on the Zen 4 (EPYC) used here, from a stand-alone
+//! loop of each shape: one batch 57 (its chain's latency), two in registers 35, 1 + 2
+//! spilled 32, 1 + 3 spilled 30, five or six spilled 29-30. Past three batches the core runs
+//! about 1.4 512-bit operations per cycle, the rate OpenSSL's ChaCha20 reaches here too; the
+//! extra batches mostly shorten messages' passes (8800 bytes: one six-batch and one
+//! three-batch pass instead of two four-batch passes and a one-batch tail).
 
 use core::arch::asm;
 use core::arch::x86_64::__m512i;
@@ -30,10 +34,13 @@ use crate::forro14::DOUBLE_ROUNDS;
 /// Sixteen row vectors of one batch (word `i` of block `j` in row `i`, lane `j`).
 type Rows = [__m512i; 16];
 
-/// The state rows of up to four batches, in the layout the assembly addresses: batch `k`,
+/// The most batches one call runs.
+pub(super) const MAX_BATCHES: usize = 6;
+
+/// The state rows of up to six batches, in the layout the assembly addresses: batch `k`,
 /// word `w` at byte `1024 * k + 64 * w`.
 #[repr(C, align(64))]
-pub(super) struct Batches(pub(super) [Rows; 4]);
+pub(super) struct Batches(pub(super) [Rows; MAX_BATCHES]);
 
 /// The register that holds word `$w` (0-3) of spilled batch `$k` (1-3) while the rounds run.
 macro_rules! hot_reg {
@@ -72,6 +79,82 @@ macro_rules! hot_reg {
     };
     (3, 3) => {
         "zmm27"
+    };
+}
+
+/// The register that holds word `$w` (0-3) of batch `$k` (0-5) when every batch is spilled.
+macro_rules! hot_all {
+    (0, 0) => {
+        "zmm0"
+    };
+    (0, 1) => {
+        "zmm1"
+    };
+    (0, 2) => {
+        "zmm2"
+    };
+    (0, 3) => {
+        "zmm3"
+    };
+    (1, 0) => {
+        "zmm4"
+    };
+    (1, 1) => {
+        "zmm5"
+    };
+    (1, 2) => {
+        "zmm6"
+    };
+    (1, 3) => {
+        "zmm7"
+    };
+    (2, 0) => {
+        "zmm8"
+    };
+    (2, 1) => {
+        "zmm9"
+    };
+    (2, 2) => {
+        "zmm10"
+    };
+    (2, 3) => {
+        "zmm11"
+    };
+    (3, 0) => {
+        "zmm12"
+    };
+    (3, 1) => {
+        "zmm13"
+    };
+    (3, 2) => {
+        "zmm14"
+    };
+    (3, 3) => {
+        "zmm15"
+    };
+    (4, 0) => {
+        "zmm16"
+    };
+    (4, 1) => {
+        "zmm17"
+    };
+    (4, 2) => {
+        "zmm18"
+    };
+    (4, 3) => {
+        "zmm19"
+    };
+    (5, 0) => {
+        "zmm20"
+    };
+    (5, 1) => {
+        "zmm21"
+    };
+    (5, 2) => {
+        "zmm22"
+    };
+    (5, 3) => {
+        "zmm23"
     };
 }
 
@@ -179,6 +262,63 @@ macro_rules! qr_spilled {
             word_mem!($k, $d),
             ", zmm31\n",
         )
+    };
+}
+
+/// Quarter-round `(a, b, c, d, e)` on batch `k` of an all-spilled call (words 0-3 in
+/// [`hot_all`] registers, `b`, `c`, `d` through the work registers).
+macro_rules! qr_all {
+    ($k:tt; $a:tt, $b:tt, $c:tt, $d:tt, $e:tt) => {
+        concat!(
+            "vmovdqa64 zmm29, ",
+            word_mem!($k, $b),
+            "\n",
+            "vmovdqa64 zmm30, ",
+            word_mem!($k, $c),
+            "\n",
+            "vmovdqa64 zmm31, ",
+            word_mem!($k, $d),
+            "\n",
+            qr_asm!(
+                hot_all!($k, $a),
+                "zmm29",
+                "zmm30",
+                "zmm31",
+                hot_all!($k, $e)
+            ),
+            "vmovdqa64 ",
+            word_mem!($k, $b),
+            ", zmm29\n",
+            "vmovdqa64 ",
+            word_mem!($k, $c),
+            ", zmm30\n",
+            "vmovdqa64 ",
+            word_mem!($k, $d),
+            ", zmm31\n",
+        )
+    };
+}
+
+/// One quarter-round step `Q(a, b, c, d, e)` on every batch `k..` of an all-spilled call.
+macro_rules! qr_step_all {
+    ($($k:tt),* ; $a:tt, $b:tt, $c:tt, $d:tt, $e:tt) => {
+        concat!($( qr_all!($k; $a, $b, $c, $d, $e), )*)
+    };
+}
+
+/// Moves words 0-3 of batches `k..` of an all-spilled call between memory and registers.
+macro_rules! move_hot_all {
+    (load; $($k:tt),*) => {
+        concat!($( move_hot_all!(@load $k; 0, 1, 2, 3), )*)
+    };
+    (store; $($k:tt),*) => {
+        concat!($( move_hot_all!(@store $k; 0, 1, 2, 3), )*)
+    };
+    (@load $k:tt; $($w:tt),*) => {
+        concat!($( "vmovdqa64 ", hot_all!($k, $w), ", ", word_mem!($k, $w), "\n", )*)
+    };
+    (@store $k:tt; $($w:tt),*) => {
+        concat!($( "vmovdqa64 ", word_mem!($k, $w), ", ", hot_all!($k, $w), "\n", )*)
     };
 }
 
@@ -291,6 +431,38 @@ macro_rules! rounds_asm {
     };
 }
 
+/// The 14 rounds on batches `k..`, every one spilled (words 0-3 in registers, 4-15 in
+/// memory), in place in `rows`.
+macro_rules! rounds_asm_all {
+    ($rows:expr; $($k:tt),*) => {
+        asm!(
+            move_hot_all!(load; $($k),*),
+            "2:",
+            qr_step_all!($($k),*; 0, 4, 8, 12, 3),
+            qr_step_all!($($k),*; 1, 5, 9, 13, 0),
+            qr_step_all!($($k),*; 2, 6, 10, 14, 1),
+            qr_step_all!($($k),*; 3, 7, 11, 15, 2),
+            qr_step_all!($($k),*; 0, 5, 10, 15, 3),
+            qr_step_all!($($k),*; 1, 6, 11, 12, 0),
+            qr_step_all!($($k),*; 2, 7, 8, 13, 1),
+            qr_step_all!($($k),*; 3, 4, 9, 14, 2),
+            "dec {n}",
+            "jnz 2b",
+            move_hot_all!(store; $($k),*),
+            rows = in(reg) $rows,
+            n = inout(reg) DOUBLE_ROUNDS => _,
+            out("zmm0") _, out("zmm1") _, out("zmm2") _, out("zmm3") _,
+            out("zmm4") _, out("zmm5") _, out("zmm6") _, out("zmm7") _,
+            out("zmm8") _, out("zmm9") _, out("zmm10") _, out("zmm11") _,
+            out("zmm12") _, out("zmm13") _, out("zmm14") _, out("zmm15") _,
+            out("zmm16") _, out("zmm17") _, out("zmm18") _, out("zmm19") _,
+            out("zmm20") _, out("zmm21") _, out("zmm22") _, out("zmm23") _,
+            out("zmm29") _, out("zmm30") _, out("zmm31") _,
+            options(nostack),
+        )
+    };
+}
+
 /// The 14 rounds on batches 0 and 1, both entirely in registers, in place in `rows`.
 macro_rules! rounds_asm_x2 {
     ($rows:expr) => {
@@ -326,15 +498,15 @@ macro_rules! rounds_asm_x2 {
 }
 
 /// Runs the 14 rounds (no feed-forward) in place on the first `n` batches of `rows`, `n` in
-/// 2..=4 (other values do nothing): two batches fill the registers; of three or four, batch 0
-/// is in registers and the others are spilled.
+/// 2..=6 (other values do nothing): two batches fill the registers; of three or four, batch 0
+/// is in registers and the others are spilled; five or six are all spilled.
 #[inline]
 #[target_feature(enable = "avx512f")]
 pub(super) fn rounds(rows: &mut Batches, n: usize) {
     let ptr = rows.0.as_mut_ptr();
-    // SAFETY: the CPU supports AVX-512F (this function's target feature). `ptr` points to four
-    // 64-byte-aligned batches of sixteen vectors (`Batches`, 4096 bytes); the code forms only
-    // `ptr + 1024 * k + 64 * w` with k < n <= 4 and w < 16, so every aligned load and store
+    // SAFETY: the CPU supports AVX-512F (this function's target feature). `ptr` points to six
+    // 64-byte-aligned batches of sixteen vectors (`Batches`, 6144 bytes); the code forms only
+    // `ptr + 1024 * k + 64 * w` with k < n <= 6 and w < 16, so every aligned load and store
     // stays inside it. Every vector register it writes is declared clobbered, the loop
     // counter is an inout, and only `dec` changes the flags (`preserves_flags` is not
     // claimed).
@@ -343,6 +515,8 @@ pub(super) fn rounds(rows: &mut Batches, n: usize) {
             2 => rounds_asm_x2!(ptr),
             3 => rounds_asm!(ptr; 1, 2),
             4 => rounds_asm!(ptr; 1, 2, 3),
+            5 => rounds_asm_all!(ptr; 0, 1, 2, 3, 4),
+            6 => rounds_asm_all!(ptr; 0, 1, 2, 3, 4, 5),
             _ => {}
         }
     }

@@ -24,9 +24,9 @@ use core::arch::x86_64::{
     _mm512_unpacklo_epi64, _mm512_xor_si512,
 };
 
-use super::forro14_asm::Batches;
+use super::forro14_asm::{Batches, MAX_BATCHES};
 use super::forro14_avx2 as ymm;
-use crate::forro14::{BLOCK_LEN, DOUBLE_ROUNDS};
+use crate::forro14::{scalar, BLOCK_LEN, DOUBLE_ROUNDS};
 
 /// Blocks per vector.
 const LANES: usize = 16;
@@ -81,27 +81,40 @@ macro_rules! qr_zmm_ymm {
     };
 }
 
-/// Most zmm batches per pass.
-const MAX_BATCHES: usize = 4;
+/// A message's last bytes after a full pass go to the scalar code up to this length.
+const SCALAR_TAIL: usize = 2 * BLOCK_LEN;
 
 /// XORs the keystream for counters `counter, counter + 1, ...` into `buf`.
 /// Words 4 and 5 of `state` are replaced by the per-block counter.
 #[target_feature(enable = "avx512f,avx512vl")]
 pub(super) fn xor_keystream(state: &[u32; 16], counter: u64, buf: &mut [u8]) {
+    xor_passes(state, counter, buf, false);
+}
+
+/// [`xor_keystream`]; `after_pass` says a pass came just before (for the tail choice).
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn xor_passes(state: &[u32; 16], counter: u64, buf: &mut [u8], after_pass: bool) {
     let mut ctr = counter;
     let mut passes = buf.chunks_exact_mut(MAX_BATCHES * BATCH);
+    let mut passed = after_pass;
     for pass in &mut passes {
         xor_full_pass(state, ctr, pass);
         ctr = ctr.wrapping_add((MAX_BATCHES * LANES) as u64);
+        passed = true;
     }
     let rest = passes.into_remainder();
-    if !rest.is_empty() {
+    if passed && rest.len() <= SCALAR_TAIL {
+        // One or two blocks after a pass: the scalar pair's chain (1-cycle rotates, no
+        // transpose) is shorter than a vector pass's.
+        scalar::xor_keystream(state, ctr, rest);
+    } else if !rest.is_empty() {
         xor_pass(state, ctr, None, rest);
     }
 }
 
 /// Keystream block `counter` into `head` and blocks `counter + 1, ...` XORed
-/// into `buf`, the first up to 63 of them from the same pass as `head`: an
+/// into `buf`, the first up to 95 of them from the same pass as `head`: an
 /// AEAD's one-time-key block then costs no pass of its own.
 #[target_feature(enable = "avx512f,avx512vl")]
 pub(super) fn head_and_xor_keystream(
@@ -122,10 +135,10 @@ pub(super) fn head_and_xor_keystream(
     }
 }
 
-/// One pass over up to 64 blocks from counter `ctr`: block `ctr` into `head` if there is
-/// one, and the rest XORed into `out` (at most `64 - 1` blocks with a head, 64 without).
-/// The shape is the smallest that covers the blocks: 8 (ymm), 16, 24 (zmm + ymm), or 2, 3
-/// or 4 zmm batches.
+/// One pass over up to 96 blocks from counter `ctr`: block `ctr` into `head` if there is
+/// one, and the rest XORed into `out` (at most 95 blocks with a head, 96 without). The shape
+/// is the smallest that covers the blocks: 8 (ymm), 16, 24 (zmm + ymm), or 2 to 6 zmm
+/// batches.
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl")]
 fn xor_pass(state: &[u32; 16], ctr: u64, head: Option<&mut [u8; BLOCK_LEN]>, out: &mut [u8]) {
@@ -169,7 +182,7 @@ fn xor_pass(state: &[u32; 16], ctr: u64, head: Option<&mut [u8; BLOCK_LEN]>, out
     }
 }
 
-/// The bulk pass: 64 blocks from counter `ctr` XORed into `out` (exactly 4096 bytes), four
+/// The bulk pass: 96 blocks from counter `ctr` XORed into `out` (exactly 6144 bytes), six
 /// batches in the assembly kernel.
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl")]

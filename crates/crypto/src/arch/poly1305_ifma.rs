@@ -41,6 +41,11 @@ struct Multiplier {
 
 /// Absorbs the largest multiple of 128 bytes of `data` (at least one group) into `h`
 /// (radix 2^64, top word below 8) under the clamped `r`; returns how many bytes it absorbed.
+///
+/// Two accumulators take the groups in turn (even groups, odd groups), each multiplied by
+/// r^16 per step, so two independent chains hide the multiplier's latency. The last group
+/// is multiplied by r^8 .. r^1 lane by lane and the one before it by r^16 .. r^9, so the sum
+/// of all lanes of both is the Poly1305 accumulator after the run.
 #[target_feature(enable = "avx512f,avx512ifma")]
 pub(super) fn blocks(h: &mut [u64; 3], r: [u64; 2], data: &[u8]) -> usize {
     let groups = data.len() / GROUP;
@@ -54,26 +59,51 @@ pub(super) fn blocks(h: &mut [u64; 3], r: [u64; 2], data: &[u8]) -> usize {
         *slot = p;
         p = mul_r(p, r);
     }
-    let r8 = multiplier(&|_| powers[LANES - 1]);
-    // Lane j ends on r^(8 - j).
-    let last = multiplier(&|lane| powers[LANES - 1 - lane]);
-    let mut acc = limbs(&|lane| if lane == 0 { *h } else { [0; 3] });
-    let mut chunks = data.chunks_exact(GROUP);
-    for (i, chunk) in (&mut chunks).enumerate() {
-        acc = add(acc, load_group(chunk));
-        acc = mul(acc, if i + 1 == groups { &last } else { &r8 });
+    // Lane j: r^(8 - j), and r^8 in every lane.
+    let low = multiplier(limbs(&|lane| powers[LANES - 1 - lane]));
+    let r8 = multiplier(limbs(&|_| powers[LANES - 1]));
+    // Lane j: r^(16 - j) = r^8 * r^(8 - j), and r^16 in every lane.
+    let high = multiplier(mul(low.r, &r8));
+    let r16 = multiplier(mul(r8.r, &r8));
+    let step = |g: usize| {
+        if g + 1 == groups {
+            &low
+        } else if g + 2 == groups {
+            &high
+        } else {
+            &r16
+        }
+    };
+    let mut acc = [
+        limbs(&|lane| if lane == 0 { *h } else { [0; 3] }),
+        zero_limbs(),
+    ];
+    for (g, chunk) in data.chunks_exact(GROUP).enumerate() {
+        let a = &mut acc[g % 2];
+        *a = mul(add(*a, load_group(chunk)), step(g));
     }
-    *h = sum_lanes(acc);
+    *h = sum_lanes(add(acc[0], acc[1]));
     groups * GROUP
 }
 
-/// The multiplier whose lane `j` is `value(j)`.
+/// Zero in every lane.
 #[inline]
 #[target_feature(enable = "avx512f,avx512ifma")]
-fn multiplier(value: &dyn Fn(usize) -> [u64; 3]) -> Multiplier {
-    let r = limbs(value);
+fn zero_limbs() -> Limbs {
+    let z = _mm512_setzero_si512();
+    Limbs {
+        l0: z,
+        l1: z,
+        l2: z,
+    }
+}
+
+/// A multiplier with limbs `r` (each below 2^44 + 2^16, the top one below 2^43).
+#[inline]
+#[target_feature(enable = "avx512f,avx512ifma")]
+fn multiplier(r: Limbs) -> Multiplier {
     let twenty = |x: __m512i| {
-        // 20 * x = 16x + 4x; x < 2^44 so the result is below 2^49.
+        // 20 * x = 16x + 4x; x < 2^45 so the result is below 2^50.
         _mm512_add_epi64(_mm512_slli_epi64::<4>(x), _mm512_slli_epi64::<2>(x))
     };
     Multiplier {
@@ -142,8 +172,8 @@ fn add(a: Limbs, b: Limbs) -> Limbs {
 }
 
 /// `h * m` per lane, partially reduced: on entry every limb of `h` is below 2^47 (a reduced
-/// accumulator, below 2^44 + 2^15, plus a block); on exit l0 < 2^44, l1 < 2^44 + 2^16,
-/// l2 < 2^42.
+/// accumulator, below 2^44 + 2^17, plus a block) and `m`'s limbs are below 2^44 + 2^17
+/// (so its `s` below 2^50); on exit l0 < 2^44, l1 < 2^44 + 2^17, l2 < 2^42.
 #[inline]
 #[target_feature(enable = "avx512f,avx512ifma")]
 fn mul(h: Limbs, m: &Multiplier) -> Limbs {
@@ -160,8 +190,8 @@ fn mul(h: Limbs, m: &Multiplier) -> Limbs {
     } = m.r;
     let (s1, s2) = (m.s1, m.s2);
     // d0 = h0 r0 + h1 s2 + h2 s1, d1 = h0 r1 + h1 r0 + h2 s2, d2 = h0 r2 + h1 r1 + h2 r0.
-    // Each product is below 2^47 * 2^49 = 2^96: its low 52 bits (`lo`) and the rest (`hi`,
-    // below 2^44, weight 2^52) are summed separately.
+    // Each product is below 2^47 * 2^50 = 2^97: its low 52 bits (`lo`) and the rest (`hi`,
+    // below 2^45, weight 2^52) are summed separately.
     let lo0 = _mm512_madd52lo_epu64(
         _mm512_madd52lo_epu64(_mm512_madd52lo_epu64(z, h0, r0), h1, s2),
         h2,
@@ -194,7 +224,7 @@ fn mul(h: Limbs, m: &Multiplier) -> Limbs {
     );
     let m44 = _mm512_set1_epi64(M44 as i64);
     let m42 = _mm512_set1_epi64(M42 as i64);
-    // lo sums < 3 * 2^52; hi sums < 3 * 2^44, and hi << 8 moves weight 2^52 to the next limb.
+    // lo sums < 3 * 2^52; hi sums < 3 * 2^45, and hi << 8 moves weight 2^52 to the next limb.
     let o0 = _mm512_and_si512(lo0, m44);
     let lo1 = _mm512_add_epi64(
         lo1,
@@ -209,7 +239,7 @@ fn mul(h: Limbs, m: &Multiplier) -> Limbs {
     // Weight 2^130 and up: lo2's bits from 42, and hi2 (weight 2^140 = 2^130 * 2^10); times 5.
     let c = _mm512_add_epi64(_mm512_srli_epi64::<42>(lo2), _mm512_slli_epi64::<10>(hi2));
     let o0 = _mm512_add_epi64(o0, _mm512_add_epi64(c, _mm512_slli_epi64::<2>(c)));
-    // c < 2^57, so o0 < 2^60: one more carry keeps l0 below 2^44.
+    // c < 2^58, so o0 < 2^61: one more carry keeps l0 below 2^44.
     let o1 = _mm512_add_epi64(o1, _mm512_srli_epi64::<44>(o0));
     let o0 = _mm512_and_si512(o0, m44);
     Limbs {
