@@ -26,7 +26,9 @@
 
 use anyhow::{anyhow, bail, Result};
 use nameway_crypto::bench::{Baseline, AAD};
-use nameway_crypto::libcrypto::{self, EvpAead, EvpCipher, EvpTlsRecord, Libcrypto, Outcome};
+use nameway_crypto::libcrypto::{
+    self, EvpAead, EvpCipher, EvpStream, EvpTlsRecord, Libcrypto, Outcome,
+};
 use nameway_crypto::Suite;
 
 /// The loaded libcrypto.
@@ -165,6 +167,53 @@ impl Baseline for TlsRecordSealer {
     fn seal(&mut self, _nonce: &[u8], _aad: &[u8], buf: &mut [u8]) -> bool {
         let (aad, _) = self.next_record(buf.len().saturating_sub(16));
         self.record.seal_record(&aad, buf)
+    }
+}
+
+/// OpenSSL's bare ChaCha20 as one continuing keystream, the work `openssl speed -evp
+/// chacha20` times, measured in the same rounds as the stream suites (a separate `openssl
+/// speed` run sees another moment's load on a shared machine).
+pub(crate) struct StreamBaseline {
+    stream: EvpStream,
+}
+
+/// The streaming ChaCha20 baseline, checked against our `chacha20` suite first (its first
+/// bytes are RFC 8439 ChaCha20 from counter 0).
+///
+/// # Errors
+/// If OpenSSL refuses, or its keystream differs from ours.
+pub(crate) fn stream_baseline(lib: &'static Libcrypto) -> Result<StreamBaseline> {
+    let key: [u8; 32] = std::array::from_fn(|i| (i as u8).wrapping_mul(3) ^ 0x2d);
+    let nonce = [0x61u8; 12];
+    let mut stream = EvpStream::new(lib, &key, 0, &nonce)
+        .ok_or_else(|| anyhow!("OpenSSL refused to set up its ChaCha20"))?;
+    let plain: Vec<u8> = (0..1500usize).map(|b| (b * 7) as u8).collect();
+    let mut theirs = plain.clone();
+    if !stream.apply(&mut theirs) {
+        bail!("OpenSSL failed to encrypt with ChaCha20");
+    }
+    let mut mine = plain;
+    Suite::ChaCha20
+        .new_cipher(&key)?
+        .seal_in_place_detached(&nonce, &[], &mut mine)?;
+    if theirs != mine {
+        bail!("OpenSSL's ChaCha20 disagrees with ours; not comparing");
+    }
+    Ok(StreamBaseline { stream })
+}
+
+impl Baseline for StreamBaseline {
+    fn name(&self) -> &str {
+        "openssl-evp chacha20 stream"
+    }
+
+    fn nonce_len(&self) -> usize {
+        12
+    }
+
+    /// Ignores `nonce` and `aad`: the keystream just continues.
+    fn seal(&mut self, _nonce: &[u8], _aad: &[u8], buf: &mut [u8]) -> bool {
+        self.stream.apply(buf)
     }
 }
 

@@ -138,6 +138,12 @@ pub(crate) const PER_MESSAGE: [Suite; 2] = [Suite::ChaCha20Poly1305, Suite::Aes2
 /// The index of OpenSSL's TLS-record ChaCha20-Poly1305 in the baselines.
 pub(crate) const TLS_RECORD: usize = PER_MESSAGE.len();
 
+/// The index of OpenSSL's streaming ChaCha20 (in process) in the baselines.
+pub(crate) const STREAM: usize = TLS_RECORD + 1;
+
+/// The name [`crate::bench_libcrypto::StreamBaseline`] reports.
+const STREAM_NAME: &str = "openssl-evp chacha20 stream";
+
 /// The per-message baselines a suite is compared with (indices into
 /// [`PER_MESSAGE`]): OpenSSL's ChaCha20-Poly1305 for every AEAD (the target),
 /// and its AES-256-GCM too for the AES-GCM suites; none for the rest.
@@ -167,7 +173,10 @@ pub(crate) fn render_table(
          openssl speed: medians of {} run(s) per cipher and size of `openssl {}` (no -aead for chacha20); \
          for chacha20-poly1305 it streams EVP_EncryptUpdate calls with no per-message nonce or tag\n\
          tls record: OpenSSL's TLS-record ChaCha20-Poly1305 (EVP_CTRL_AEAD_TLS1_AAD + one EVP_Cipher per \
-         record; TLS nonces and AAD only), same rounds, median same-round ratio\n",
+         record; TLS nonces and AAD only), same rounds, median same-round ratio\n\
+         {STREAM_NAME}: for the stream suites, OpenSSL's ChaCha20 in process as one continuing \
+         EVP_EncryptUpdate keystream (the work of `openssl speed -evp chacha20`), same rounds, median \
+         same-round ratio\n",
         speed.runs.max(1),
         speed
             .args("CIPHER", 0)
@@ -226,6 +235,20 @@ pub(crate) fn render_table(
                         "{name:<31} {} {}   {tls}",
                         fixed(theirs, 8, 1),
                         ratio_cell(ratio)
+                    )
+                }
+                None if i == 0 && !r.suite.authenticates() => {
+                    let theirs = per_message
+                        .iter()
+                        .find(|b| b.name == STREAM_NAME && b.size == r.size)
+                        .map_or(f64::NAN, |b| b.mb_per_s);
+                    let ratio = r.vs_baselines.get(STREAM).copied().unwrap_or(f64::NAN);
+                    format!(
+                        "{STREAM_NAME:<31} {} {}   {:>8} {:>6}",
+                        fixed(theirs, 8, 1),
+                        ratio_cell(ratio),
+                        "-",
+                        "-"
                     )
                 }
                 None => format!("{:<31} {:>8} {:>6}   {:>8} {:>6}", "-", "-", "-", "-", "-"),
@@ -294,9 +317,11 @@ pub(crate) fn render_json(rows: &[Row], per_message: &[BaselineRow], refs: &[Ref
                 .map(|(s, x)| (s.name().to_string(), finite(*x)))
                 .collect();
             let tls = r.vs_baselines.get(TLS_RECORD).copied().unwrap_or(f64::NAN);
+            let stream = r.vs_baselines.get(STREAM).copied().unwrap_or(f64::NAN);
             if let Some(obj) = v.as_object_mut() {
                 obj.insert("vs_openssl_per_message".into(), by_name.into());
                 obj.insert("vs_openssl_tls_record".into(), finite(tls));
+                obj.insert("vs_openssl_chacha20_stream".into(), finite(stream));
             }
         }
     }
@@ -352,6 +377,42 @@ mod tests {
             };
             assert_eq!(reference_for(s), expected);
         }
+    }
+
+    #[test]
+    fn stream_suites_are_compared_with_openssl_chacha20_in_the_same_rounds() {
+        let rows = vec![Row {
+            suite: Suite::Forro14,
+            size: 8800,
+            mb_per_s: 5000.0,
+            cycles_per_byte: None,
+            ratio_vs_chacha20: 1.0,
+            vs_baselines: vec![f64::NAN, f64::NAN, f64::NAN, 1.25],
+        }];
+        let per_message = vec![BaselineRow {
+            name: STREAM_NAME.into(),
+            size: 8800,
+            mb_per_s: 4000.0,
+        }];
+        let refs = vec![Reference {
+            cipher: "chacha20",
+            size: 8800,
+            mb_per_s: 4100.0,
+        }];
+        let speed = Speed {
+            seconds: 1,
+            runs: 3,
+        };
+        let t = render_table(&rows, &per_message, "OpenSSL 3.0.19", &refs, speed);
+        assert!(
+            t.contains(
+                "forro14                8800    5000.0   openssl-evp chacha20 stream       4000.0  1.25x"
+            ),
+            "{t}"
+        );
+        let j: serde_json::Value =
+            serde_json::from_str(&render_json(&rows, &per_message, &refs)).unwrap();
+        assert_eq!(j["suites"][0]["vs_openssl_chacha20_stream"], 1.25);
     }
 
     #[test]

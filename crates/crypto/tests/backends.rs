@@ -187,3 +187,50 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Every backend at any byte offset (the kernels load and store unaligned), on
+    /// counters near the end of the 64-bit space: a message that fits gives the scalar
+    /// output and touches nothing around it; one that would wrap is refused with
+    /// `MessageTooLong` and leaves the buffer as it was.
+    #[test]
+    fn proptest_any_offset_and_the_end_of_the_counter(
+        key in any::<[u8; 32]>(),
+        nonce in any::<[u8; 8]>(),
+        offset in 0usize..64,
+        len in 0usize..7000,
+        left in 0u64..160,
+        seed in any::<u64>(),
+    ) {
+        let ctr = u64::MAX - left;
+        let mut rng = Rng::new(seed);
+        let original = rng.bytes(offset + len + 9);
+        let fits = (len as u128).div_ceil(64) <= u128::from(left) + 1;
+        let expected = fits.then(|| {
+            let mut b = original.clone();
+            Forro14::with_backend(&key, Forro14Backend::Scalar)
+                .unwrap()
+                .apply_keystream(&nonce, ctr, &mut b[offset..offset + len])
+                .unwrap();
+            b
+        });
+        for b in Forro14Backend::ALL.into_iter().filter(|b| b.is_available()) {
+            let mut buf = original.clone();
+            let r = Forro14::with_backend(&key, b)
+                .unwrap()
+                .apply_keystream(&nonce, ctr, &mut buf[offset..offset + len]);
+            match &expected {
+                Some(want) => {
+                    prop_assert!(r.is_ok());
+                    prop_assert_eq!(&buf, want, "{:?}", b);
+                }
+                None => {
+                    prop_assert_eq!(r, Err(CryptoError::MessageTooLong));
+                    prop_assert_eq!(&buf, &original, "{:?} wrote on refusal", b);
+                }
+            }
+        }
+    }
+}

@@ -37,10 +37,10 @@ type Rows = [__m512i; 16];
 /// The most batches one call runs.
 pub(super) const MAX_BATCHES: usize = 6;
 
-/// The state rows of up to six batches, in the layout the assembly addresses: batch `k`,
-/// word `w` at byte `1024 * k + 64 * w`.
+/// The state rows of `N` batches (2 to [`MAX_BATCHES`]), in the layout the assembly
+/// addresses: batch `k`, word `w` at byte `1024 * k + 64 * w`.
 #[repr(C, align(64))]
-pub(super) struct Batches(pub(super) [Rows; MAX_BATCHES]);
+pub(super) struct Batches<const N: usize>(pub(super) [Rows; N]);
 
 /// The register that holds word `$w` (0-3) of spilled batch `$k` (1-3) while the rounds run.
 macro_rules! hot_reg {
@@ -497,21 +497,21 @@ macro_rules! rounds_asm_x2 {
     };
 }
 
-/// Runs the 14 rounds (no feed-forward) in place on the first `n` batches of `rows`, `n` in
-/// 2..=6 (other values do nothing): two batches fill the registers; of three or four, batch 0
+/// Runs the 14 rounds (no feed-forward) in place on the `N` batches of `rows`, `N` in 2..=6
+/// (other values do nothing): two batches fill the registers; of three or four, batch 0
 /// is in registers and the others are spilled; five or six are all spilled.
 #[inline]
 #[target_feature(enable = "avx512f")]
-pub(super) fn rounds(rows: &mut Batches, n: usize) {
+pub(super) fn rounds<const N: usize>(rows: &mut Batches<N>) {
     let ptr = rows.0.as_mut_ptr();
-    // SAFETY: the CPU supports AVX-512F (this function's target feature). `ptr` points to six
-    // 64-byte-aligned batches of sixteen vectors (`Batches`, 6144 bytes); the code forms only
-    // `ptr + 1024 * k + 64 * w` with k < n <= 6 and w < 16, so every aligned load and store
-    // stays inside it. Every vector register it writes is declared clobbered, the loop
+    // SAFETY: the CPU supports AVX-512F (this function's target feature). `ptr` points to N
+    // 64-byte-aligned batches of sixteen vectors (`Batches<N>`, 1024 * N bytes); the code for
+    // N batches forms only `ptr + 1024 * k + 64 * w` with k < N and w < 16, so every aligned
+    // load and store stays inside it. Every vector register it writes is declared clobbered, the loop
     // counter is an inout, and only `dec` changes the flags (`preserves_flags` is not
     // claimed).
     unsafe {
-        match n {
+        match N {
             2 => rounds_asm_x2!(ptr),
             3 => rounds_asm!(ptr; 1, 2),
             4 => rounds_asm!(ptr; 1, 2, 3),

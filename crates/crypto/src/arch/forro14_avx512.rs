@@ -162,22 +162,40 @@ fn xor_pass(state: &[u32; 16], ctr: u64, head: Option<&mut [u8; BLOCK_LEN]>, out
         ymm::xor_blocks(&y, second);
         return;
     }
-    let n = blocks.div_ceil(LANES).min(MAX_BATCHES);
-    let mut rows = Batches(core::array::from_fn(|k| {
-        initial_rows(state, ctr.wrapping_add((k * LANES) as u64))
-    }));
-    if n == 1 {
-        rounds_x1(&mut rows.0[0]);
-    } else {
-        super::forro14_asm::rounds(&mut rows, n);
+    match blocks.div_ceil(LANES) {
+        1 => {
+            let mut x = initial_rows(state, ctr);
+            rounds_x1(&mut x);
+            finish_batch(&x, state, ctr, head, out);
+        }
+        2 => zmm_pass::<2>(state, ctr, head, out),
+        3 => zmm_pass::<3>(state, ctr, head, out),
+        4 => zmm_pass::<4>(state, ctr, head, out),
+        5 => zmm_pass::<5>(state, ctr, head, out),
+        _ => zmm_pass::<MAX_BATCHES>(state, ctr, head, out),
     }
+}
+
+/// `N` zmm batches (2 to 6) from counter `ctr` through the assembly kernel: block `ctr` into
+/// `head` if given, the next ones XORed into `out` (at most 16 * N blocks in all).
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn zmm_pass<const N: usize>(
+    state: &[u32; 16],
+    ctr: u64,
+    head: Option<&mut [u8; BLOCK_LEN]>,
+    out: &mut [u8],
+) {
+    let batch_ctr = |k: usize| ctr.wrapping_add((k * LANES) as u64);
+    let mut rows = Batches::<N>(core::array::from_fn(|k| initial_rows(state, batch_ctr(k))));
+    super::forro14_asm::rounds(&mut rows);
     let mut head = head;
     let mut out = out;
-    for (k, x) in rows.0.iter().enumerate().take(n) {
+    for (k, x) in rows.0.iter().enumerate() {
         let h = if k == 0 { head.take() } else { None };
         let len = (BATCH - BLOCK_LEN * usize::from(h.is_some())).min(out.len());
         let (now, rest) = core::mem::take(&mut out).split_at_mut(len);
-        finish_batch(x, state, ctr.wrapping_add((k * LANES) as u64), h, now);
+        finish_batch(x, state, batch_ctr(k), h, now);
         out = rest;
     }
 }
@@ -188,8 +206,9 @@ fn xor_pass(state: &[u32; 16], ctr: u64, head: Option<&mut [u8; BLOCK_LEN]>, out
 #[target_feature(enable = "avx512f,avx512vl")]
 fn xor_full_pass(state: &[u32; 16], ctr: u64, out: &mut [u8]) {
     let batch_ctr = |k: usize| ctr.wrapping_add((k * LANES) as u64);
-    let mut rows = Batches(core::array::from_fn(|k| initial_rows(state, batch_ctr(k))));
-    super::forro14_asm::rounds(&mut rows, MAX_BATCHES);
+    let mut rows =
+        Batches::<MAX_BATCHES>(core::array::from_fn(|k| initial_rows(state, batch_ctr(k))));
+    super::forro14_asm::rounds(&mut rows);
     for (k, (x, chunk)) in rows.0.iter().zip(out.chunks_exact_mut(BATCH)).enumerate() {
         finish_batch(x, state, batch_ctr(k), None, chunk);
     }
