@@ -158,6 +158,21 @@ pub(crate) fn cpu_unsupported() -> Option<&'static str> {
     None
 }
 
+/// CPU time consumed by the calling thread (`CLOCK_THREAD_CPUTIME_ID`), or `None` where the
+/// OS does not report it.
+pub(crate) fn thread_cpu_time() -> Option<std::time::Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through the valid, exclusive pointer it is
+    // given and reads nothing else.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    let secs = u64::try_from(ts.tv_sec).ok()?;
+    let nanos = u32::try_from(ts.tv_nsec).ok()?;
+    (rc == 0).then(|| std::time::Duration::new(secs, nanos))
+}
+
 /// The CPU's time-stamp counter, or `None` where there is none we read.
 ///
 /// On x86-64 this is `RDTSC`: it ticks at the nominal (base) frequency, not
