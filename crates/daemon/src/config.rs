@@ -76,8 +76,12 @@ pub struct FacesConfig {
     pub udp_mtu: usize,
     /// Close on-demand UDP faces idle this long (milliseconds).
     pub udp_idle_timeout_ms: u64,
-    /// Packets a face's send queue holds before it drops.
+    /// Packets a face's send queue holds at most, whatever their size.
     pub tx_queue: usize,
+    /// Bytes a face's send queue holds: toward another forwarder, more are dropped (counted,
+    /// and a dropped Interest is answered with a Nack Congestion); toward an application, up to
+    /// four times this is held while the faces sending it Interests are slowed down.
+    pub tx_queue_bytes: ByteSize,
     /// Capacity of the queue from the faces to the forwarder.
     pub event_queue: usize,
     /// Interests per second each face may send (a token bucket); 0, the default, is no limit.
@@ -425,7 +429,8 @@ impl Default for FacesConfig {
             tcp_loopback_is_local: true,
             udp_mtu: 8800,
             udp_idle_timeout_ms: 600_000,
-            tx_queue: 1024,
+            tx_queue: 65536,
+            tx_queue_bytes: ByteSize(4 << 20),
             event_queue: 4096,
             interest_rate_limit: 0,
             interest_burst: 0,
@@ -533,6 +538,9 @@ impl Config {
             .policy
             .parse::<nameway_cs::PolicyKind>()
             .map_err(|e| format!("cs.policy: {e}"))?;
+        if self.faces.tx_queue_bytes.0 < 8800 {
+            return Err("faces.tx_queue_bytes must hold one packet (8800 bytes) at least".into());
+        }
         if self.cs.insert_queue.0 < 8800 {
             return Err("cs.insert_queue must hold one packet (8800 bytes) at least".into());
         }

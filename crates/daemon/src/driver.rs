@@ -99,6 +99,7 @@ pub fn face_config(config: &Config) -> FaceSystemConfig {
     fc.udp_mtu = f.udp_mtu;
     fc.udp_idle_timeout = config.udp_idle_timeout();
     fc.tx_queue = f.tx_queue;
+    fc.tx_queue_bytes = usize::try_from(f.tx_queue_bytes.0).unwrap_or(usize::MAX);
     fc.event_queue = f.event_queue;
     fc.fault = f.fault.as_ref().map(|t| nameway_face::FaultConfig {
         loss: t.loss.clamp(0.0, 1.0),
@@ -509,11 +510,50 @@ impl Driver {
                         .captures
                         .record(&self.faces, t.face.0, dir, &t.wire);
                 }
-                if let Err(e) = self.faces.send(nameway_face::FaceId(t.face.0), t.wire) {
-                    tracing::trace!(face = t.face.0, error = %e, "send dropped");
-                }
+                self.send(t);
             }
         }
+    }
+
+    /// Queues one packet of the forwarder for its face. Toward an application past its queue's
+    /// bound, the face that sent the Interest is slowed down (backpressure); an Interest that
+    /// cannot be queued at all is answered downstream with a Nack Congestion (as if the
+    /// upstream had sent it), so the consumer retries at once instead of waiting out the
+    /// lifetime.
+    fn send(&mut self, t: nameway_fw::Transmit) {
+        let face = nameway_face::FaceId(t.face.0);
+        let interest = (t.kind == nameway_fw::PacketKind::Interest).then(|| t.wire.clone());
+        match self.faces.send(face, t.wire) {
+            Ok(nameway_face::Queued::Within) => {}
+            Ok(nameway_face::Queued::Congested) => {
+                if interest.is_some() && t.cause != FaceId::NONE {
+                    self.faces.slow_down(nameway_face::FaceId(t.cause.0), face);
+                }
+            }
+            Err(nameway_face::SendError::QueueFull) => {
+                if let Some(wire) = interest {
+                    self.nack_congestion(t.face, wire);
+                }
+            }
+            Err(e) => tracing::trace!(face = t.face.0, error = %e, "send dropped"),
+        }
+    }
+
+    /// Feeds the forwarder a Nack Congestion for `interest` from `face`, which could not queue
+    /// it: the Nack pipeline answers the Interest's downstreams (or tries another upstream).
+    fn nack_congestion(&mut self, face: FaceId, interest: Bytes) {
+        let fragment = match nameway_wire::Packet::classify(interest) {
+            Ok(nameway_wire::Packet::Interest(w)) => w,
+            Ok(nameway_wire::Packet::Lp(lp)) => match lp.fragment {
+                Some(f) => f,
+                None => return,
+            },
+            _ => return,
+        };
+        let mut lp = nameway_wire::LpPacket::wrap(fragment);
+        lp.nack = Some(nameway_wire::NackReason::Congestion);
+        let now = self.now();
+        self.fw.handle_packet(now, face, lp.encode());
     }
 
     /// Feeds a management reply back into the forwarder. It is cached like any Data, as NFD

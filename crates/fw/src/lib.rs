@@ -71,7 +71,7 @@ pub use pipeline::external_cs::{CsRequest, CONTENT_STORE_FACE};
 pub use pipeline::resolution::{
     sc_hash, with_forwarding_hint, without_forwarding_hint, ResolutionCounters, RouteEvent,
 };
-pub use pipeline::Transmit;
+pub use pipeline::{Kind as PacketKind, Transmit};
 pub use rate_limit::RateLimit;
 pub use strategy::{LoopResponse, Strategy, StrategyContext, StrategyError, StrategyRegistry};
 pub use table::cs::{
