@@ -3,9 +3,10 @@
 # on loopback. Every figure is a median over RUNS rounds; where there is a baseline it is
 # measured in the same round and the ratio reported is the median of the same-round ratios.
 #
-#   R1  relay CPU per exchange (`nameway bench`, 1766-B payloads): two relays, routing off and
-#       routing secure, each in front of two producer forwarders, one over a plain UDP face and
-#       one over a link-wide secure face (AEAD, xforro14-poly1305). Taken in turn each round.
+#   R1  relay CPU per exchange (`nameway bench`, 1766-B payloads): three relays, routing off,
+#       routing secure, and routing off again (the A/A control), each in front of two producer
+#       forwarders, one over a plain UDP face and one over a link-wide secure face (AEAD,
+#       xforro14-poly1305). They take turns in a rotating order each round.
 #   R2  a known flow's exchange rate through a router with secure routing (hold mode) while
 #       another application sends Interests for self-certifying names nobody announced (each a
 #       fresh miss: a RIB look-up, held or Nacked), at the miss fractions of FRACTIONS.
@@ -80,7 +81,9 @@ r1() {
     nwd a0 "$(security a0)"
     nwd a1 "$(security a1)
 $(routing a1 "")"
-    for a in a0 a1; do
+    # a2: a second relay with routing off, the A/A control (its ratio to a0 is the noise floor)
+    nwd a2 "$(security a2)"
+    for a in a0 a1 a2; do
         nw "$a" neighbour trust "$(nw bs identity show)" >/dev/null
         nw bs neighbour trust "$(nw "$a" identity show)" >/dev/null
         local fp fs
@@ -90,7 +93,7 @@ $(routing a1 "")"
         nw "$a" route add /aead "$fs" >/dev/null
     done
     for _ in $(seq 100); do
-        [ "$(nw bs neighbour list --json | grep -o established | wc -l)" -ge 2 ] && break
+        [ "$(nw bs neighbour list --json | grep -o established | wc -l)" -ge 3 ] && break
         sleep 0.1
     done
     : > "$dir/r1"
@@ -98,7 +101,10 @@ $(routing a1 "")"
         for link in plain aead; do
             local b=bp
             [ "$link" = aead ] && b=bs
-            for a in a0 a1; do
+            # the relays take turns in a rotating order, so none is always first
+            local order=(a0 a1 a2)
+            order=("${order[@]:$((round % 3))}" "${order[@]:0:$((round % 3))}")
+            for a in "${order[@]}"; do
                 local pid_var="pid_$a"
                 nw "$a" bench --producer-transport "unix://$dir/$b.sock" --prefix "/$link" \
                     --payload 1766 --interests "$R1_INTERESTS" --runs 1 --daemon-pid "${!pid_var}" --json \
@@ -114,16 +120,16 @@ cpu = {(r, link, a): float(c) for r, link, a, c, _, _ in rows}
 rate = {(r, link, a): float(x) for r, link, a, _, x, _ in rows}
 lost = sum(int(l) for *_, l in rows)
 rounds = sorted({r[0] for r in rows}, key=int)
-print(f"{'link':<6} {'routing':<8} {'relay CPU us/exch':>18} {'exch/s':>9} {'secure/off':>11}")
+print(f"{'link':<6} {'relay':<16} {'relay CPU us/exch':>18} {'exch/s':>9} {'vs a0':>7}")
 for link in ("plain", "aead"):
-    for a, mode in (("a0", "off"), ("a1", "secure")):
+    for a, mode in (("a0", "routing off"), ("a1", "routing secure"), ("a2", "off (control)")):
         c = statistics.median(cpu[(r, link, a)] for r in rounds)
         x = statistics.median(rate[(r, link, a)] for r in rounds)
-        ratio = statistics.median(cpu[(r, link, "a1")] / cpu[(r, link, "a0")] for r in rounds)
-        print(f"{link:<6} {mode:<8} {c:18.2f} {x:9.0f} {ratio if a == 'a1' else 1:11.3f}")
+        ratio = statistics.median(cpu[(r, link, a)] / cpu[(r, link, "a0")] for r in rounds)
+        print(f"{link:<6} {mode:<16} {c:18.2f} {x:9.0f} {ratio:7.3f}")
 print(f"timeouts in all runs: {lost}")
 PY
-    for d in a0 a1 bp bs; do local v="pid_$d"; stop "${!v}"; done
+    for d in a0 a1 a2 bp bs; do local v="pid_$d"; stop "${!v}"; done
 }
 
 # ---------------------------------------------------------------------------------------- R2

@@ -29,6 +29,9 @@ use crate::output::{iso_time, outln, print_fields, print_json, JsonFlag, Table};
 pub(crate) enum RoutingCommand {
     /// This router's name (`sc:<hex>`, the hash of its routing key), FaceUris and RIBs.
     Id(JsonFlag),
+    /// The self-certifying name of a private key file (`nameway key generate ed25519 FILE`):
+    /// `sc:<hex>`, the SHA-256 of its public key. Reads the file only.
+    Name(NameArgs),
     /// Announce a self-certifying name: sign a delegation to this router with the name's key
     /// and send it (rib/announce). The route goes to --face, or to the face of the
     /// application that registered the name.
@@ -63,6 +66,13 @@ pub(crate) struct AnnounceArgs {
     out: JsonFlag,
 }
 
+/// Arguments of `nameway routing name`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct NameArgs {
+    /// The private key (PKCS#8 PEM or DER, Ed25519 or ECDSA P-256).
+    key: PathBuf,
+}
+
 /// Arguments of `nameway routing lookup` and `explain`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct LookupArgs {
@@ -80,9 +90,13 @@ pub(crate) struct LookupArgs {
 /// # Errors
 /// The forwarder cannot be reached, refuses, or a name or key is invalid.
 pub(crate) async fn run(transport: Option<&str>, cmd: &RoutingCommand) -> anyhow::Result<()> {
+    if let RoutingCommand::Name(args) = cmd {
+        return key_name(&args.key);
+    }
     let mut c = client::connect(transport).await?;
     match cmd {
         RoutingCommand::Id(out) => id(&mut c, out.json).await,
+        RoutingCommand::Name(args) => key_name(&args.key),
         RoutingCommand::Announce(args) => announce(&mut c, args).await,
         RoutingCommand::Lookup(args) => lookup_cmd(&mut c, args).await,
         RoutingCommand::List(out) => list(&mut c, out.json).await,
@@ -100,6 +114,19 @@ async fn status(c: &mut Client) -> anyhow::Result<Value> {
         Err(e) => return Err(e.into()),
     };
     serde_json::from_slice(&raw).context("bad routing/status dataset")
+}
+
+/// Prints the self-certifying name of the private key at `path`.
+fn key_name(path: &std::path::Path) -> anyhow::Result<()> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let key = NameKey::from_file_bytes(&bytes).with_context(|| {
+        format!(
+            "{}: not an Ed25519 or ECDSA P-256 private key",
+            path.display()
+        )
+    })?;
+    outln!("{}", display_name(&key.name()))?;
+    Ok(())
 }
 
 async fn id(c: &mut Client, json: bool) -> anyhow::Result<()> {

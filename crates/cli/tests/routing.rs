@@ -66,6 +66,10 @@ fn routing_commands_sc_names_and_get_honouring_retry_after() {
     assert!(made.status.success());
     let owner = NameKey::from_file_bytes(&std::fs::read(&owner_key).unwrap()).unwrap();
     let sc = format!("sc:{}", owner.hash().to_hex());
+    // routing name: the key's own name, from the file alone.
+    let named = r1.nameway(&["routing", "name", owner_key.to_str().unwrap()]);
+    assert!(named.status.success(), "{named:?}");
+    assert_eq!(String::from_utf8_lossy(&named.stdout).trim(), sc);
     // put announces the self-certifying name it publishes with the owner's key.
     let (file, sha) = write_object(&r1, "obj.bin", 200_000, 7);
     let prefix = format!("{sc}/obj");
