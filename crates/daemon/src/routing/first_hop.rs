@@ -199,6 +199,12 @@ impl Routing {
                 Action::Wait => {}
             }
         }
+        // While the look-up queue is full the forwarder refuses new names itself (Nack
+        // NoRoute, RetryAfter), so a flood of unknown names costs what a FIB miss costs.
+        if let Some(r) = self.resolver.as_ref() {
+            let full = r.pending_len() >= r.config().max_pending;
+            fw.set_miss_refusal(full.then_some(RETRY_LATER_MS));
+        }
         let _ = now;
     }
 

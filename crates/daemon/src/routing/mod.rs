@@ -412,6 +412,8 @@ impl Routing {
         let fc = fw.resolution_counters();
         s.misses_held = fc.held;
         s.misses_nacked = fc.nacked;
+        // Refused in the forwarder while the look-up queue was full, without a look-up.
+        s.overloaded += fc.refused;
         s.hinted = fc.hinted;
         s.upstream_nacks = fc.upstream_nacks;
         s.delegate_faces = self.first_hop.faces_created;

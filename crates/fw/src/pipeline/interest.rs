@@ -218,7 +218,7 @@ impl Forwarder {
             return;
         }
         self.pit.set_expiry(id, expiry);
-        if self.resolution.is_some() && self.resolve_first_hop(id, hashes) {
+        if self.resolution.is_some() && self.resolve_first_hop(now, id, hashes) {
             return;
         }
         self.with_strategy(now, id, true, Some(hashes), |s, cx| {

@@ -67,6 +67,9 @@ pub struct ResolutionCounters {
     pub nacked: u64,
     /// Upstream Nacks NoRoute of hinted Interests, held again for a new look-up.
     pub upstream_nacks: u64,
+    /// Misses of names not held yet, Nacked at once while the daemon refuses new look-ups
+    /// ([`Forwarder::set_miss_refusal`]); also counted in `nacked`.
+    pub refused: u64,
 }
 
 /// The hook's state (in a `Box`, absent when resolution is off).
@@ -80,6 +83,9 @@ pub(crate) struct Resolution {
     held: HashMap<[u8; 32], SmallVec<[PitEntryId; 2]>>,
     events: VecDeque<RouteEvent>,
     counters: ResolutionCounters,
+    /// While set, a miss for a name with nothing held is Nacked NoRoute at once with this
+    /// RetryAfter (ms) instead of being held: the daemon's look-up queue is full.
+    refuse_new: Option<u64>,
 }
 
 impl Resolution {
@@ -113,6 +119,16 @@ impl Forwarder {
     pub fn enable_resolution(&mut self, regions: Vec<Name>) {
         let r = self.resolution.get_or_insert_with(Box::default);
         r.regions = regions;
+    }
+
+    /// While `Some(retry_after_ms)`, a miss for a name with no Interest held yet is answered
+    /// at once with Nack NoRoute carrying that RetryAfter, instead of being held and raising
+    /// [`RouteEvent::Miss`]: the daemon sets it while its look-up queue is full, so a flood of
+    /// unknown names costs what a plain FIB miss costs. Names already held still join.
+    pub fn set_miss_refusal(&mut self, retry_after_ms: Option<u64>) {
+        if let Some(r) = self.resolution.as_mut() {
+            r.refuse_new = retry_after_ms;
+        }
     }
 
     /// Whether the hook is on.
@@ -234,7 +250,12 @@ impl Forwarder {
 
     /// The hook in `onContentStoreMiss`: `true` when the entry is held (the strategy must not
     /// run now).
-    pub(crate) fn resolve_first_hop(&mut self, id: PitEntryId, hashes: &PrefixHashes) -> bool {
+    pub(crate) fn resolve_first_hop(
+        &mut self,
+        now: Time,
+        id: PitEntryId,
+        hashes: &PrefixHashes,
+    ) -> bool {
         let Some(entry) = self.pit.get(id) else {
             return false;
         };
@@ -256,6 +277,12 @@ impl Forwarder {
         let Some(r) = self.resolution.as_mut() else {
             return false;
         };
+        if let Some(retry) = r.refuse_new.filter(|_| !r.held.contains_key(&h)) {
+            r.counters.refused += 1;
+            r.held.insert(h, SmallVec::from_elem(id, 1));
+            self.nack_held(now, &h, Some(retry));
+            return true;
+        }
         r.counters.held += 1;
         if r.hold(h, id) {
             r.events.push_back(RouteEvent::Miss { h });

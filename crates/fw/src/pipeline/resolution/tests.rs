@@ -164,6 +164,35 @@ fn nack_held_sends_retry_after_to_every_downstream_and_frees_the_entry() {
 }
 
 #[test]
+fn while_refusing_a_new_name_is_nacked_at_once_and_a_held_one_still_joins() {
+    let Net { mut fw, app, .. } = net();
+    fw.enable_resolution(vec![]);
+    fw.handle_packet(t(0), app, interest(&sc(H, "/a"), 1));
+    assert_eq!(fw.poll_route_event(), Some(RouteEvent::Miss { h: H }));
+    fw.set_miss_refusal(Some(700));
+    // A name not held: Nacked at once with the RetryAfter, no event, no entry left.
+    let other = [0x22; 32];
+    fw.handle_packet(t(1), app, interest(&sc(other, "/x"), 2));
+    let out = sent(&mut fw);
+    assert_eq!(out.len(), 1);
+    let lp = LpPacket::decode(&out[0].1).unwrap();
+    assert_eq!(lp.nack, Some(NackReason::NoRoute));
+    assert_eq!(lp.retry_after, Some(700));
+    assert_eq!(fw.poll_route_event(), None);
+    // A name whose look-up is pending still joins it.
+    fw.handle_packet(t(2), app, interest(&sc(H, "/b"), 3));
+    assert!(sent(&mut fw).is_empty());
+    assert_eq!(fw.status().n_pit_entries, 2);
+    let c = fw.resolution_counters();
+    assert_eq!((c.refused, c.nacked, c.held), (1, 1, 2));
+    // Lifted: a new name is held again.
+    fw.set_miss_refusal(None);
+    fw.handle_packet(t(3), app, interest(&sc(other, "/y"), 4));
+    assert!(sent(&mut fw).is_empty());
+    assert_eq!(fw.poll_route_event(), Some(RouteEvent::Miss { h: other }));
+}
+
+#[test]
 fn an_upstream_nack_of_a_hinted_interest_is_held_for_a_new_look_up() {
     let Net { mut fw, app, up } = net();
     let second = fw.add_face(FaceScope::NonLocal, LinkType::PointToPoint);
