@@ -335,6 +335,7 @@ impl Forwarder {
         }
         self.dnl.expire(now);
         self.stragglers.expire(now);
+        self.expire_lookups(now);
     }
 
     /// The next packet to send, if any.
@@ -347,7 +348,10 @@ impl Forwarder {
     /// It may be earlier than needed (a deadline that no longer holds); calling
     /// `handle_timeout` then does nothing but move it on. O(1).
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.pit.next_expiry()
+        match (self.pit.next_expiry(), self.next_lookup_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     // ---- FIB ----

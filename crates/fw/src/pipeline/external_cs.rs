@@ -34,6 +34,11 @@ pub const CONTENT_STORE_FACE: FaceId = FaceId(254);
 /// Most look-ups outstanding at once; past this, Interests skip the store (counted).
 const MAX_PENDING: usize = 65_536;
 
+/// How long an Interest waits for the server's answer before it goes on to the strategy as a
+/// miss would (counted as a late look-up). A server behind on writing to its disk must not
+/// hold Interests back: a consumer would retransmit them in vain and give up.
+pub const LOOKUP_DEADLINE: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// What the forwarder asks of the content-store server.
 #[derive(Clone, Debug)]
 pub enum CsRequest {
@@ -75,8 +80,12 @@ pub(crate) struct ExternalCs {
     pending: HashMap<u64, Pending>,
     by_entry: HashMap<PitEntryId, u64>,
     requests: VecDeque<CsRequest>,
+    /// Look-ups by deadline (tokens increase with time, so this is in deadline order).
+    deadlines: VecDeque<(Time, u64)>,
     pub(crate) hits: u64,
     pub(crate) skipped: u64,
+    /// Look-ups the server did not answer within [`LOOKUP_DEADLINE`].
+    pub(crate) late: u64,
 }
 
 impl ExternalCs {
@@ -113,8 +122,10 @@ impl Forwarder {
             pending: HashMap::new(),
             by_entry: HashMap::new(),
             requests: VecDeque::new(),
+            deadlines: VecDeque::new(),
             hits: 0,
             skipped: 0,
+            late: 0,
         });
     }
 
@@ -123,10 +134,42 @@ impl Forwarder {
         self.external_cs.as_ref().map(|e| &e.filter)
     }
 
-    /// Look-ups answered with a Data by the server, and Interests that skipped the store
-    /// because too many look-ups were outstanding.
-    pub fn external_cs_counters(&self) -> Option<(u64, u64)> {
-        self.external_cs.as_ref().map(|e| (e.hits, e.skipped))
+    /// Look-ups answered with a Data by the server, Interests that skipped the store because
+    /// too many look-ups were outstanding, and look-ups not answered within
+    /// [`LOOKUP_DEADLINE`] (their Interests went on as misses).
+    pub fn external_cs_counters(&self) -> Option<(u64, u64, u64)> {
+        self.external_cs
+            .as_ref()
+            .map(|e| (e.hits, e.skipped, e.late))
+    }
+
+    /// The earliest look-up deadline, for [`Forwarder::poll_timeout`].
+    pub(crate) fn next_lookup_deadline(&self) -> Option<Time> {
+        let ext = self.external_cs.as_ref()?;
+        ext.deadlines.front().map(|(t, _)| *t)
+    }
+
+    /// Sends on every Interest whose look-up is past its deadline, as a miss would.
+    pub(crate) fn expire_lookups(&mut self, now: Time) {
+        loop {
+            let Some(ext) = self.external_cs.as_mut() else {
+                return;
+            };
+            let Some(&(deadline, token)) = ext.deadlines.front() else {
+                return;
+            };
+            if deadline > now {
+                return;
+            }
+            ext.deadlines.pop_front();
+            // Answered already: nothing to do.
+            let Some(p) = ext.pending.remove(&token) else {
+                continue;
+            };
+            ext.by_entry.remove(&p.entry);
+            ext.late += 1;
+            self.after_cs_miss(now, p);
+        }
     }
 
     /// The next request for the content-store server.
@@ -209,6 +252,8 @@ impl Forwarder {
                 },
             );
             ext.by_entry.insert(id, token);
+            ext.deadlines
+                .push_back((now.saturating_add(LOOKUP_DEADLINE), token));
             ext.requests.push_back(CsRequest::Lookup {
                 token,
                 name: interest.name().clone(),
@@ -251,22 +296,26 @@ impl Forwarder {
                 };
                 self.on_incoming_data(now, CONTENT_STORE_FACE, wire, lp);
             }
-            None => {
-                let Some(entry) = self.pit.get_mut(p.entry) else {
-                    return;
-                };
-                if let Some(egress) = p.next_hop {
-                    if self.faces.get(egress).is_some() {
-                        on_outgoing_interest(now, entry, egress, &mut self.faces, &mut self.out);
-                    }
-                    return;
-                }
-                let hashes = self.hasher.prefix_hashes(entry.interest().name());
-                self.with_strategy(now, p.entry, true, Some(&hashes), |s, cx| {
-                    s.after_receive_interest(cx, p.ingress)
-                });
-                self.after_trigger(now, p.entry);
-            }
+            None => self.after_cs_miss(now, p),
         }
+    }
+
+    /// The look-up found nothing (or did not answer in time): the Interest goes on to its
+    /// next hop or the strategy, exactly as a miss would have.
+    fn after_cs_miss(&mut self, now: Time, p: Pending) {
+        let Some(entry) = self.pit.get_mut(p.entry) else {
+            return;
+        };
+        if let Some(egress) = p.next_hop {
+            if self.faces.get(egress).is_some() {
+                on_outgoing_interest(now, entry, egress, &mut self.faces, &mut self.out);
+            }
+            return;
+        }
+        let hashes = self.hasher.prefix_hashes(entry.interest().name());
+        self.with_strategy(now, p.entry, true, Some(&hashes), |s, cx| {
+            s.after_receive_interest(cx, p.ingress)
+        });
+        self.after_trigger(now, p.entry);
     }
 }
