@@ -938,5 +938,24 @@ impl SecureLink {
 }
 
 #[cfg(test)]
+impl SecureLink {
+    /// Every traffic secret the link holds: both directions, every epoch kept (for the test
+    /// that nothing prints them).
+    pub(crate) fn secrets(&self) -> Vec<Vec<u8>> {
+        let mut all = Vec::new();
+        if let Some(tx) = lock(&self.tx).as_ref() {
+            all.extend(tx.keys.secrets());
+        }
+        for s in lock(&self.rx).iter() {
+            all.extend(s.current.keys.secrets());
+            if let Some((p, _)) = &s.previous {
+                all.extend(p.keys.secrets());
+            }
+        }
+        all
+    }
+}
+
+#[cfg(test)]
 #[path = "tests.rs"]
 mod tests;
