@@ -16,14 +16,15 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use nameway_face::{FramingError, StreamFramer};
 use nameway_wire::lp::{Reassembler, ReassemblerConfig};
 use nameway_wire::mgmt::{status_code, ControlParameters, ControlResponse, DatasetEntry};
 use nameway_wire::name::Component;
 use nameway_wire::security::DigestSha256;
 use nameway_wire::signature::signature_type;
 use nameway_wire::tlv::types;
-use nameway_wire::{Data, DataView, Interest, InterestView, NackReason, Name, Packet};
+use nameway_wire::{
+    Data, DataView, FramingError, Interest, InterestView, NackReason, Name, Packet, StreamFramer,
+};
 use nameway_wire::{ParseError, SignatureInfo};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UdpSocket, UnixStream};

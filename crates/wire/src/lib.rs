@@ -16,6 +16,7 @@
 
 pub mod data;
 pub mod error;
+pub mod framing;
 pub mod fuzzing;
 pub mod hash;
 pub mod interest;
@@ -31,6 +32,7 @@ mod testutil;
 
 pub use data::{Data, DataView, MetaInfo};
 pub use error::{DecodeError, ErrorKind, ParseError};
+pub use framing::{FramingError, StreamFramer};
 pub use hash::{NameHasher, PrefixHashes};
 pub use interest::{Interest, InterestView};
 pub use lp::{LpPacket, NackReason, Packet};
