@@ -23,6 +23,7 @@ pub mod interest;
 pub mod lp;
 pub mod mgmt;
 pub mod name;
+pub mod random;
 pub mod security;
 pub mod signature;
 pub mod tlv;

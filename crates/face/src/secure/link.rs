@@ -304,7 +304,7 @@ fn key_id(tag: u16, epoch: u16) -> u32 {
 }
 
 fn random_id() -> u32 {
-    getrandom::u32().unwrap_or_else(|_| crate::link::random_u64() as u32)
+    nameway_wire::random::u32()
 }
 
 /// The network-layer header fields of `lp` (what the forwarder gave or wants), without the
