@@ -732,12 +732,7 @@ fn digest_keyword(typ: u32) -> Option<&'static str> {
 impl fmt::Display for ComponentRef<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(kw) = digest_keyword(self.typ) {
-            f.write_str(kw)?;
-            f.write_str("=")?;
-            for b in self.value {
-                write!(f, "{b:02x}")?;
-            }
-            return Ok(());
+            return write!(f, "{kw}={}", hex::encode(self.value));
         }
         if let (Some(kw), Some(n)) = (number_keyword(self.typ), self.as_number()) {
             return write!(f, "{kw}={n}");
@@ -852,13 +847,8 @@ fn parse_uri_component(s: &str) -> Result<Component, ParseError> {
 }
 
 fn parse_hex32(s: &str) -> Option<[u8; DIGEST_LEN]> {
-    if s.len() != 2 * DIGEST_LEN {
-        return None;
-    }
     let mut out = [0u8; DIGEST_LEN];
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
+    hex::decode_to_slice(s, &mut out).ok()?;
     Some(out)
 }
 
