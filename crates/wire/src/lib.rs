@@ -17,6 +17,7 @@
 pub mod data;
 pub mod error;
 pub mod framing;
+#[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod hash;
 pub mod interest;
