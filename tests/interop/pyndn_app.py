@@ -9,6 +9,7 @@ prefix is registered (after python-ndn's own registration step), then serve unti
   serve-object --prefix /p --size N --segment 4000 [--freshness MS]   (legacy app, segmented, FinalBlockId)
   fetch-object --name /p                               (legacy app, ndn.app_support.segment_fetcher)
   flood --prefix /p --count N [--lifetime MS] [--hold S]  (raw Interests, never read: an abusive app)
+  silent --prefix /p                                   (appv2 producer that never answers)
   command --module rib --verb register [--name /p] [--face-id N]   (ndn.app_support.nfd_mgmt command)
   face-query --uri null://                             (faces/query with a FaceQueryFilter, as nfdc)
 
@@ -87,6 +88,21 @@ def produce_appv2(args):
     def on_interest(name, _app_param, reply, _context):
         reply(app.make_data(name, content, signer, freshness_period=args.freshness))
         emit({"served": Name.to_str(name)})
+
+    async def ready():
+        emit({"ready": True})
+
+    app.run_forever(after_start=ready())
+
+
+def silent(args):
+    """Registers the prefix and takes every Interest without answering: a producer that never
+    answers, so each Interest stays pending until its lifetime ends."""
+    app = appv2.NDNApp()
+
+    @app.route(args.prefix)
+    def on_interest(_name, _app_param, _reply, _context):
+        pass
 
     async def ready():
         emit({"ready": True})
@@ -283,6 +299,8 @@ def main():
     so.add_argument("--freshness", type=int, default=10000)
     fo = sub.add_parser("fetch-object")
     fo.add_argument("--name", required=True)
+    si = sub.add_parser("silent")
+    si.add_argument("--prefix", required=True)
     fl = sub.add_parser("flood")
     fl.add_argument("--prefix", required=True)
     fl.add_argument("--count", type=int, required=True)
@@ -304,6 +322,8 @@ def main():
         serve_object(args)
     elif args.mode == "flood":
         flood(args)
+    elif args.mode == "silent":
+        silent(args)
     elif args.mode == "command":
         command(args)
     elif args.mode == "face-query":

@@ -454,11 +454,12 @@ impl Forwarder {
             let Some(entry) = self.pit.get_mut(id) else {
                 continue;
             };
-            let hashes = self.hasher.prefix_hashes(entry.name());
-            let slot = self.strategy_choice.effective(entry.name(), &hashes);
+            let name = entry.name();
+            let hashes = self.hasher.prefix_hashes(&name);
+            let slot = self.strategy_choice.effective(&name, &hashes);
             if slot != entry.strategy {
                 entry.strategy = slot;
-                entry.scratch = None;
+                entry.clear_scratch();
             }
         }
     }
@@ -585,6 +586,7 @@ impl Forwarder {
             nexthops,
             faces,
             out,
+            view: core::cell::OnceCell::new(),
         };
         trigger(strategy, &mut cx);
     }

@@ -36,7 +36,7 @@ pub use data::{Data, DataView, MetaInfo};
 pub use error::{DecodeError, ErrorKind, ParseError};
 pub use framing::{FramingError, StreamFramer};
 pub use hash::{NameHasher, PrefixHashes};
-pub use interest::{Interest, InterestView};
+pub use interest::{CompactInterest, Interest, InterestView};
 pub use lp::{LpPacket, NackReason, Packet};
 pub use name::{Component, ComponentRef, Name};
 pub use security::KeyError;

@@ -221,6 +221,13 @@ impl Name {
         &self.buf
     }
 
+    /// Where the value sits in [`Name::backing`], as (start, length): offsets of a packet the
+    /// views accept (at most MAX_PACKET_SIZE octets, so they fit).
+    #[inline]
+    pub(crate) fn value_span(&self) -> (u16, u16) {
+        (self.start as u16, self.len)
+    }
+
     /// The buffer the name's value lives in, taken out of the name.
     #[inline]
     pub(crate) fn into_backing(self) -> Bytes {

@@ -7,9 +7,10 @@
 //! CanBePrefix entry, from a per-length count) each shorter prefix, then (only when some entry
 //! is named by an implicit digest) the Data's full name.
 //!
-//! Expiry deadlines sit in a binary heap with lazy deletion: re-arming an entry pushes a new
-//! deadline; a popped deadline that no longer matches its entry (changed, or the slot reused,
-//! seen by a generation number) is ignored. The heap is rebuilt when stale deadlines
+//! Expiry deadlines (slot and time, 12 bytes) sit in a binary heap with lazy deletion:
+//! re-arming an entry pushes a new deadline; a popped deadline is acted on only when the
+//! slot's entry expires at exactly that time, so one left by a re-armed or removed entry is
+//! ignored. The heap is rebuilt when stale deadlines
 //! outnumber the entries, so it stays within a small multiple of the PIT size. A deadline
 //! that is still the heap's last element (a leaf) when its entry leaves or is re-armed is
 //! removed at once: an entry satisfied before any other entry set a deadline (the common
@@ -20,8 +21,13 @@
 //! time. Removing the entry while its memory is still in cache, instead of 100 ms and
 //! thousands of packets later, is what keeps the exchange path from missing the cache.
 //!
-//! Files: the entries and their records (`entry.rs`), the index (`slot_index.rs`), the
-//! deadlines (`deadlines.rs`), the table itself here.
+//! Memory (at most 256 bytes per pending Interest, issue 31): an entry is 168 bytes (the
+//! latest Interest kept as a `CompactInterest`, one in-record and one out-record inline, the
+//! rarer fields out of line), its slot 176, its index place 8 in a table at most half full,
+//! its deadline 12. `examples/pit_memory.rs` and `scripts/pit-memory.sh` measure the whole.
+//!
+//! Files: the entries and their records (`entry.rs`, `records.rs`), the index
+//! (`slot_index.rs`), the deadlines (`deadlines.rs`), the table itself here.
 
 use nameway_wire::tlv::types;
 use nameway_wire::{DataView, InterestView, Name, NameHasher, PrefixHashes};
@@ -34,9 +40,10 @@ use crate::time::Time;
 
 mod deadlines;
 mod entry;
+mod records;
 mod slot_index;
 
-use deadlines::Deadlines;
+use deadlines::{Deadline, Deadlines};
 pub use entry::{InRecord, OutRecord, PitEntry};
 use slot_index::{SlotIndex, NO_SLOT};
 
@@ -83,7 +90,7 @@ pub(crate) struct Pit {
     can_be_prefix_by_len: Vec<u32>,
     /// Number of entries whose name ends with an implicit digest.
     digest_named: usize,
-    timers: Deadlines,
+    timers: Deadlines<Deadline>,
     inserts: u64,
     hits: u64,
     data_misses: u64,
@@ -165,8 +172,9 @@ impl Pit {
             interest.must_be_fresh(),
         );
         let slots = &self.slots;
+        let value = name.value_bytes();
         let s = self.index.find(hash, |s| {
-            entry_at(slots, s).is_some_and(|e| e.matches_interest(hash, name, cbp, mbf))
+            entry_at(slots, s).is_some_and(|e| e.matches_interest(hash, value, cbp, mbf))
         })?;
         let gen = self.slots.get(s as usize)?.gen;
         self.hits += 1;
@@ -203,19 +211,7 @@ impl Pit {
         let Some(cell) = self.slots.get_mut(slot as usize) else {
             return Err(PitFull);
         };
-        cell.entry = Some(PitEntry {
-            interest,
-            hash,
-            out_wire: None,
-            in_records: SmallVec::new(),
-            out_records: SmallVec::new(),
-            expiry: Time::MAX,
-            rejected: false,
-            digest_named,
-            strategy,
-            scratch: None,
-            owner,
-        });
+        cell.entry = Some(PitEntry::new(interest, hash, strategy, owner, digest_named));
         let id = PitEntryId {
             slot,
             gen: cell.gen,
@@ -267,10 +263,13 @@ impl Pit {
         let cbp = entry
             .interest
             .can_be_prefix()
-            .then(|| entry.interest.name().len());
+            .then(|| entry.interest.name_len());
         let digest_named = entry.digest_named;
         let owner = entry.owner;
-        self.timers.remove_if_last((entry.expiry, id));
+        self.timers.remove_if_last(Deadline {
+            at: entry.expiry,
+            slot: id.slot,
+        });
         slot.entry = None;
         slot.gen = slot.gen.wrapping_add(1);
         self.free.push(id.slot);
@@ -294,8 +293,11 @@ impl Pit {
             return;
         }
         let old = core::mem::replace(&mut entry.expiry, at);
-        self.timers.remove_if_last((old, id));
-        self.timers.push((at, id));
+        self.timers.remove_if_last(Deadline {
+            at: old,
+            slot: id.slot,
+        });
+        self.timers.push(Deadline { at, slot: id.slot });
         if self.timers.len() > 2 * self.len + 64 {
             self.rebuild_timers();
         }
@@ -304,11 +306,10 @@ impl Pit {
     fn rebuild_timers(&mut self) {
         let pending = self.slots.iter().enumerate().filter_map(|(i, s)| {
             let e = s.entry.as_ref()?;
-            let id = PitEntryId {
+            Some(Deadline {
+                at: e.expiry,
                 slot: i as u32,
-                gen: s.gen,
-            };
-            Some((e.expiry, id))
+            })
         });
         self.timers.rebuild(pending);
     }
@@ -316,18 +317,18 @@ impl Pit {
     /// The earliest deadline, or an earlier stale one (a spurious wake-up that
     /// [`Pit::pop_expired`] then discards): O(1), no entry is touched.
     pub(crate) fn next_expiry(&self) -> Option<Time> {
-        self.timers.peek().map(|&(t, _)| t)
+        self.timers.peek().map(|d| d.at)
     }
 
     /// An entry whose deadline is at or before `now`, if any; stale deadlines met on the way
     /// are discarded.
     pub(crate) fn pop_expired(&mut self, now: Time) -> Option<PitEntryId> {
-        while let Some(&(at, id)) = self.timers.peek() {
+        while let Some(&Deadline { at, slot }) = self.timers.peek() {
             if at > now {
                 return None;
             }
             self.timers.pop();
-            if live(&self.slots, at, id) {
+            if let Some(id) = live(&self.slots, at, slot) {
                 return Some(id);
             }
         }
@@ -385,7 +386,7 @@ impl Pit {
             };
             let fits = e.hash == hash
                 && (!need_cbp || e.interest.can_be_prefix())
-                && same_name_value(e.interest.name().value_bytes(), value);
+                && same_name_value(e.interest.name_value(), value);
             if fits {
                 out.push(PitEntryId {
                     slot: s,
@@ -424,13 +425,13 @@ pub(crate) fn ends_with_implicit_digest(name: &Name) -> bool {
     wire.and_then(|w| w.first()) == Some(&(types::IMPLICIT_SHA256_DIGEST_COMPONENT as u8))
 }
 
-/// Whether deadline `at` of entry `id` is still its deadline.
-fn live(slots: &[Slot], at: Time, id: PitEntryId) -> bool {
-    slots
-        .get(id.slot as usize)
-        .filter(|s| s.gen == id.gen)
-        .and_then(|s| s.entry.as_ref())
-        .is_some_and(|e| e.expiry == at)
+/// The entry in `slot`, if `at` is when it expires (then `at` is its deadline, whoever pushed it).
+fn live(slots: &[Slot], at: Time, slot: u32) -> Option<PitEntryId> {
+    let s = slots.get(slot as usize)?;
+    s.entry
+        .as_ref()
+        .filter(|e| e.expiry == at)
+        .map(|_| PitEntryId { slot, gen: s.gen })
 }
 
 fn entry_at(slots: &[Slot], s: u32) -> Option<&PitEntry> {
