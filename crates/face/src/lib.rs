@@ -1,5 +1,6 @@
-//! `nameway-face`: the faces of the Nameway forwarder — Unix, TCP and UDP sockets, stream
-//! framing, the NDNLPv2 link service, batched UDP I/O and fault injection.
+//! `nameway-face`: the faces of the Nameway forwarder — Unix, TCP, UDP and WebSocket sockets
+//! and the null face, the NDNLPv2 link service, hop-by-hop encryption, batched UDP I/O and
+//! fault injection.
 //!
 //! Layers, bottom up:
 //! - [`framing`] cuts back-to-back TLVs out of a byte stream (sans I/O; it lives in

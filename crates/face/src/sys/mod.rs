@@ -5,6 +5,13 @@
 //! UDP relies on IP fragmentation instead: NFD's UDP faces have an 8800-byte MTU and let the
 //! kernel fragment datagrams larger than the link MTU. [`allow_ip_fragmentation`] turns path
 //! MTU discovery back off so datagrams up to the face MTU leave the host on any link.
+//!
+//! Why `libc` and not a safe wrapper: socket2 sets none of these options; rustix sets
+//! `IP_MTU_DISCOVER` and `IPV6_MTU_DISCOVER` but has no setter for `IPV6_DONTFRAG`, which
+//! quinn-udp turns on and which keeps the kernel from fragmenting IPv6 datagrams whatever the
+//! discovery mode; and rustix is not among this crate's dependencies (only `tempfile`, a test
+//! dependency, brings it into the workspace). One call site with a checked length stays
+//! simpler than a new dependency that still leaves the third option to `libc`.
 
 #![allow(unsafe_code)]
 
