@@ -25,7 +25,7 @@ use super::interest::on_outgoing_interest;
 use crate::forwarder::{Forwarder, LpFields};
 use crate::table::cs_filter::CsFilter;
 use crate::table::face_table::{FaceId, FaceScope, LinkType};
-use crate::table::pit::{ends_with_implicit_digest, PitEntryId};
+use crate::table::pit::{PitEntry, PitEntryId};
 use crate::time::Time;
 
 /// The internal face a content-store answer arrives on (NFD's `FACEID_CONTENT_STORE`).
@@ -96,12 +96,13 @@ impl ExternalCs {
 
 /// The hash a look-up asks the filter for, and whether it is a CanBePrefix one: an Interest
 /// ending with an implicit digest asks for its name without the digest, exactly.
-fn filter_key(name: &Name, hashes: &PrefixHashes, can_be_prefix: bool) -> (u64, usize, bool) {
-    if ends_with_implicit_digest(name) && !name.is_empty() {
-        let n = name.len() - 1;
+fn filter_key(entry: &PitEntry, hashes: &PrefixHashes) -> (u64, usize, bool) {
+    let len = hashes.name_len();
+    if entry.is_digest_named() && len > 0 {
+        let n = len - 1;
         (hashes.get(n).unwrap_or_default(), n, false)
     } else {
-        (hashes.full(), name.len(), can_be_prefix)
+        (hashes.full(), len, entry.interest().can_be_prefix())
     }
 }
 
@@ -232,8 +233,8 @@ impl Forwarder {
             if !serve || !may_look_up {
                 return false;
             }
+            let (key, len, cbp) = filter_key(entry, hashes);
             let interest = entry.interest();
-            let (key, len, cbp) = filter_key(interest.name(), hashes, interest.can_be_prefix());
             if !ext.filter.may_contain_key(key, len, cbp) {
                 return false;
             }
@@ -256,7 +257,7 @@ impl Forwarder {
                 .push_back((now.saturating_add(LOOKUP_DEADLINE), token));
             ext.requests.push_back(CsRequest::Lookup {
                 token,
-                name: interest.name().clone(),
+                name: interest.name(),
                 can_be_prefix: interest.can_be_prefix(),
                 must_be_fresh: interest.must_be_fresh(),
             });
@@ -312,7 +313,7 @@ impl Forwarder {
             }
             return;
         }
-        let hashes = self.hasher.prefix_hashes(entry.interest().name());
+        let hashes = self.hasher.prefix_hashes(&entry.name());
         self.with_strategy(now, p.entry, true, Some(&hashes), |s, cx| {
             s.after_receive_interest(cx, p.ingress)
         });
