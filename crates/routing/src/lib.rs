@@ -25,6 +25,7 @@
 pub mod announcement;
 mod cache;
 mod error;
+#[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod key;
 pub mod locator;

@@ -18,7 +18,7 @@ pub struct RoutingConfig {
     /// hash is the router's name `/32=sc/<hR>`, the ForwardingHint toward it.
     pub identity: PathBuf,
     /// The FaceUris this router's locator record gives (how others reach it); empty: one
-    /// per UDP and TCP listener on a specific address (not 0.0.0.0 or [::]).
+    /// per UDP and TCP listener on a specific address (not 0.0.0.0 or `[::]`).
     pub face_uris: Vec<String>,
     /// How long this router's locator records, and the registrations it sends, live; they
     /// are renewed at 2/3 of it.

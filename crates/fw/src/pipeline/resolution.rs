@@ -113,6 +113,13 @@ pub fn sc_hash(name: &Name) -> Option<[u8; 32]> {
     second.value().try_into().ok()
 }
 
+/// [`sc_hash`] over a Name TLV's value (its components as encoded): `/32=sc/<h>` is exactly
+/// the bytes `20 02 73 63 08 20` then `h`, as TLV numbers are in their shortest form.
+fn sc_hash_value(value: &[u8]) -> Option<[u8; 32]> {
+    const HEAD: [u8; 6] = [0x20, 0x02, b's', b'c', 0x08, 0x20];
+    value.strip_prefix(&HEAD)?.get(..32)?.try_into().ok()
+}
+
 impl Forwarder {
     /// Turns the first-hop hook on (see the module documentation); `regions` are this
     /// router's own names, whose hints mean "here".
@@ -201,7 +208,7 @@ impl Forwarder {
             else {
                 continue;
             };
-            let hashes = self.hasher.prefix_hashes(entry.name());
+            let hashes = self.hasher.prefix_hashes(&entry.name());
             self.insert_hint(id);
             n += 1;
             self.with_strategy(now, id, true, Some(&hashes), |s, cx| {
@@ -264,12 +271,12 @@ impl Forwarder {
             self.strip_arrived_hint(id);
             return false;
         }
-        let Some(h) = sc_hash(interest.name()) else {
+        let Some(h) = sc_hash_value(interest.name_value()) else {
             return false;
         };
         let own_route = self
             .fib
-            .longest_prefix_match(interest.name(), hashes)
+            .longest_prefix_match(&interest.name(), hashes)
             .is_some_and(|(prefix, hops)| prefix.len() >= 2 && !hops.is_empty());
         if own_route || self.insert_hint(id) {
             return false;
@@ -326,7 +333,7 @@ impl Forwarder {
         if interest.has_forwarding_hint() {
             return false;
         }
-        let Some(hint) = sc_hash(interest.name()).and_then(|h| r.hints.get(&h)) else {
+        let Some(hint) = sc_hash_value(interest.name_value()).and_then(|h| r.hints.get(&h)) else {
             return false;
         };
         let routed = self
@@ -364,7 +371,7 @@ impl Forwarder {
         let Some(entry) = self.pit.get_mut(id) else {
             return false;
         };
-        let Some(h) = sc_hash(entry.name()) else {
+        let Some(h) = sc_hash_value(entry.interest().name_value()) else {
             return false;
         };
         let hint = entry.interest().forwarding_hint().into_iter().next();

@@ -291,3 +291,27 @@ fn the_hint_goes_where_the_packet_format_puts_it() {
         None
     );
 }
+
+#[test]
+fn the_byte_test_of_a_self_certifying_name_agrees_with_the_parsed_one() {
+    let short = Name::from_components(&[
+        Component {
+            typ: types::KEYWORD_NAME_COMPONENT,
+            value: Bytes::from_static(b"sc"),
+        },
+        Component::generic(Bytes::from_static(&[1; 31])),
+    ])
+    .unwrap();
+    let names = [
+        sc(H, "/a/b"),
+        sc(H, ""),
+        short,
+        "/a/b".parse().unwrap(),
+        "/sc".parse().unwrap(),
+        Name::default(),
+    ];
+    for name in names {
+        assert_eq!(sc_hash_value(name.value_bytes()), sc_hash(&name), "{name}");
+    }
+    assert_eq!(sc_hash(&sc(H, "/a")), Some(H));
+}
