@@ -11,7 +11,8 @@
 //!
 //! - `baseline/*`, measured in the same run to compare against: one Ed25519 signature check
 //!   over an announcement's signed portion with the key already parsed, one key parse from
-//!   SubjectPublicKeyInfo DER (a point decompression), one SHA-256 of a chain's bytes;
+//!   SubjectPublicKeyInfo DER (a point decompression), one SHA-256 of a chain's bytes, and
+//!   ring's Ed25519 check from the raw key (which decodes the point every time);
 //! - `verify/cold_two_signatures`: distinct chains (each its own owner and its own router,
 //!   so its own locator record), caches of one entry: every iteration checks two Ed25519
 //!   signatures, parses two keys and hashes both records: chains per second = 1 / time;
@@ -121,6 +122,16 @@ fn baseline(c: &mut Criterion<ThreadCpu>) {
     let sig = pa.view().signature_value();
     g.bench_function("ed25519_verify", |b| {
         b.iter(|| key.verify(5, &[black_box(&signed)], &sig).unwrap())
+    });
+    // ring takes the raw 32-byte key (the end of the SubjectPublicKeyInfo) and decodes the
+    // point on every check: compare it with ed25519_verify + ed25519_parse_spki.
+    let raw = spki.get(spki.len() - 32..).unwrap().to_vec();
+    g.bench_function("ring_ed25519_parse_and_verify", |b| {
+        b.iter(|| {
+            ring::signature::UnparsedPublicKey::new(&ring::signature::ED25519, black_box(&raw))
+                .verify(black_box(&signed), &sig)
+                .unwrap()
+        })
     });
     g.bench_function("ed25519_parse_spki", |b| {
         b.iter(|| Ed25519Verifier::from_public_key_der(black_box(&spki)).unwrap())
