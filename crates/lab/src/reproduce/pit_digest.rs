@@ -1,0 +1,255 @@
+//! Reproduction 6: PIT indexed by name digest: 16 consumer-producer pairs pinging at 1000
+//! Interests/s each through one router, with names of 4 and 11 components; the router's CPU and the
+//! round trip (average, p99), for namewayd and NFD as the router in the same run.
+//!
+//! c -- r -- p: the 16 `nameway ping` on c, the 16 `nameway ping-server` on p (both
+//! namewayd in every run), r namewayd or NFD. Router CPU is r's user and system time over the
+//! measuring window (`/proc/PID/stat`), as a share of one core.
+
+use std::time::{Duration, Instant};
+
+use super::{wait_output, Ctx};
+use crate::error::LabError;
+use crate::lab::Lab;
+use crate::probe::{mean, ping_rtts, quantile};
+use crate::process::cpu_seconds;
+use crate::report::{Plot, PlotSeries, Report};
+
+const PAIRS: usize = 16;
+
+fn topology(name: &str, router: &str) -> String {
+    format!(
+        r#"
+name = "{name}"
+[[node]]
+name = "c"
+[[node]]
+name = "r"
+kind = "{router}"
+[[node]]
+name = "p"
+[[link]]
+a = "c"
+b = "r"
+[[link]]
+a = "r"
+b = "p"
+[[route]]
+prefix = "/pd"
+to = "p"
+"#
+    )
+}
+
+/// The prefix of pair `k` for names of `components` components (the ping adds two: `ping`
+/// and the sequence number).
+fn prefix(k: usize, components: usize) -> String {
+    let mut p = format!("/pd/k{k}");
+    for i in 0..components.saturating_sub(4) {
+        p.push_str(&format!("/c{i}"));
+    }
+    p
+}
+
+/// One run: (average RTT, p99 RTT, router CPU %, answered share).
+struct Run {
+    avg: f64,
+    p99: f64,
+    cpu: f64,
+    answered: f64,
+}
+
+async fn measure(
+    ctx: &mut Ctx<'_>,
+    router: &str,
+    components: usize,
+    count: u64,
+) -> Result<Run, LabError> {
+    let name = format!(
+        "rep-pit-{}{components}",
+        if router == "nfd" { "n" } else { "w" }
+    );
+    let mut lab = ctx.up(&topology(&name, router)).await?;
+    let mut servers = Vec::new();
+    for k in 0..PAIRS {
+        let h = lab.spawn(
+            &format!("server-{k}"),
+            "p",
+            &format!("nameway ping-server {} -q", prefix(k, components)),
+            &[],
+        )?;
+        servers.push(h);
+    }
+    for h in &servers {
+        wait_output(&mut lab, *h, "PING SERVER").await?;
+    }
+    // The servers registered on p; their routes reach r and c by the lab's routes for /pd.
+    let pid = lab
+        .pid("r")
+        .ok_or_else(|| LabError::repro("pit-digest", "router has no process"))?;
+    let cpu0 = cpu_seconds(pid).unwrap_or(0.0);
+    let t0 = Instant::now();
+    let mut pings = Vec::new();
+    for k in 0..PAIRS {
+        let cmd = format!(
+            "nameway ping {} -i 1 -c {count} -o 2000",
+            prefix(k, components)
+        );
+        pings.push(lab.spawn(&format!("ping-{k}"), "c", &cmd, &[])?);
+    }
+    let rtts = collect(&mut lab, &pings, count).await?;
+    let wall = t0.elapsed().as_secs_f64();
+    let cpu = (cpu_seconds(pid).unwrap_or(0.0) - cpu0) / wall * 100.0;
+    lab.down().await?;
+    let sent = count as f64 * PAIRS as f64;
+    Ok(Run {
+        avg: mean(&rtts),
+        p99: quantile(&rtts, 0.99),
+        cpu,
+        answered: rtts.len() as f64 / sent,
+    })
+}
+
+async fn collect(lab: &mut Lab, pings: &[usize], count: u64) -> Result<Vec<f64>, LabError> {
+    let mut rtts = Vec::new();
+    for h in pings {
+        lab.wait(*h, Duration::from_secs(60 + count / 100)).await?;
+        let log = lab
+            .log_of(*h)
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default();
+        rtts.extend(ping_rtts(
+            &std::fs::read_to_string(&log).unwrap_or_default(),
+        ));
+    }
+    Ok(rtts)
+}
+
+/// Runs the reproduction.
+///
+/// # Errors
+/// A lab or a tool fails, or fewer than 90 % of the probes are answered.
+pub(super) async fn run(ctx: &mut Ctx<'_>) -> Result<Report, LabError> {
+    let seconds = ctx.pick(20u64, 2);
+    let count = seconds * 1000;
+    let mut r = Report::new(
+        "pit-digest",
+        6,
+        "PIT indexed by name digest: router CPU and RTT at 4 and 11 components",
+        ctx.quick,
+    );
+    r.published = "16 consumer-producer pairs, ndnping at 1000 Interests/s each, through one NFD-based router with names of 4 and 11 components: router CPU 91-98 %; average RTT 3.83 ms (4) and 13.19 ms (11) with NFD's PIT, 2.44 ms and 13.12 ms with the PIT indexed by name digest. Our target: RTT independent of name length, router CPU at least 5x below NFD's.".into();
+    r.setup = format!(
+        "c -- r -- p; 16 `nameway ping -i 1` (1000 Interests/s each, {seconds} s) on c, 16 `nameway ping-server` on p, one prefix per pair; r is namewayd, then NFD, in the same run; names of 4 components (/pd/kN/ping/SEQ) and 11 (7 more). CPU is r's utime+stime over the window."
+    );
+    let mut rows = Vec::new();
+    for components in [4, 11] {
+        let ours = measure(ctx, "nameway", components, count).await?;
+        let nfd = match ctx.nfd.is_some() {
+            true => Some(measure(ctx, "nfd", components, count).await?),
+            false => None,
+        };
+        for (who, run) in [("namewayd", Some(&ours)), ("NFD", nfd.as_ref())] {
+            if let Some(run) = run {
+                if run.answered < 0.9 {
+                    return Err(LabError::repro(
+                        "pit-digest",
+                        format!(
+                            "{who}, {components} components: only {:.1} % of probes answered",
+                            run.answered * 100.0
+                        ),
+                    ));
+                }
+            }
+        }
+        let (avg_pub, cpu_pub) = if components == 4 {
+            ("3.83 ms (NFD), 2.44 ms (digest)", "91-98 %")
+        } else {
+            ("13.19 ms (NFD), 13.12 ms (digest)", "91-98 %")
+        };
+        r.row(
+            &format!("average RTT, {components} components"),
+            avg_pub,
+            ours.avg,
+            nfd.as_ref().map(|n| n.avg),
+            "ms",
+            (0.005, 500.0),
+        );
+        r.row(
+            &format!("p99 RTT, {components} components"),
+            "n/a",
+            ours.p99,
+            nfd.as_ref().map(|n| n.p99),
+            "ms",
+            (0.005, 2000.0),
+        );
+        r.row(
+            &format!("router CPU, {components} components"),
+            cpu_pub,
+            ours.cpu,
+            nfd.as_ref().map(|n| n.cpu),
+            "% of a core",
+            (0.0, 210.0),
+        );
+        if let Some(n) = &nfd {
+            if ours.cpu > 0.0 {
+                r.findings.push(format!("{components} components: NFD's router CPU is {:.1}x namewayd's ({:.1} % vs {:.1} %).", n.cpu / ours.cpu, n.cpu, ours.cpu));
+            }
+        }
+        rows.push((components, ours, nfd));
+    }
+    if let [(_, four, _), (_, eleven, _)] = rows.as_slice() {
+        r.findings.push(format!(
+            "namewayd's average RTT at 11 components is {:.2}x that at 4 ({:.3} vs {:.3} ms).",
+            eleven.avg / four.avg,
+            eleven.avg,
+            four.avg
+        ));
+    }
+    r.differences = vec![
+        "Software forwarders on one 2-core machine shared by the 32 ping processes and the consumer and producer forwarders; the published router had cores of its own. Router CPU is therefore measured, not the round trip alone, to compare the routers.".into(),
+        "The same clients (nameway ping and ping-server, ndnping-compatible) in both runs, so the runs differ only in the router.".into(),
+        "The published baseline is NFD's PIT (name tree) against a PIT indexed by digest inside NFD; ours is namewayd, whose tables are indexed by name hashes throughout (docs/design.md §3).".into(),
+    ];
+    let series = |pick: fn(&Run) -> f64, with_nfd: bool| -> Vec<PlotSeries> {
+        let mut s = vec![PlotSeries {
+            label: "namewayd".into(),
+            x: Vec::new(),
+            y: rows.iter().map(|(_, o, _)| pick(o)).collect(),
+        }];
+        if with_nfd {
+            s.push(PlotSeries {
+                label: "NFD".into(),
+                x: Vec::new(),
+                y: rows
+                    .iter()
+                    .filter_map(|(_, _, n)| n.as_ref().map(pick))
+                    .collect(),
+            });
+        }
+        s
+    };
+    let with_nfd = ctx.nfd.is_some();
+    let categories = vec!["4 components".to_owned(), "11 components".to_owned()];
+    r.plots.push(Plot {
+        file: "pit-rtt.png".into(),
+        title: "Average RTT, 16 pairs x 1000 Interests/s".into(),
+        kind: "bar".into(),
+        xlabel: "name length".into(),
+        ylabel: "ms".into(),
+        logx: false,
+        categories: categories.clone(),
+        series: series(|r| r.avg, with_nfd),
+    });
+    r.plots.push(Plot {
+        file: "pit-cpu.png".into(),
+        title: "Router CPU".into(),
+        kind: "bar".into(),
+        xlabel: "name length".into(),
+        ylabel: "% of one core".into(),
+        logx: false,
+        categories,
+        series: series(|r| r.cpu, with_nfd),
+    });
+    Ok(r)
+}
