@@ -538,6 +538,12 @@ impl Lab {
         }
     }
 
+    /// The exit status of a process from [`Lab::spawn`] if it has ended (it is left running
+    /// otherwise).
+    pub fn try_status(&mut self, handle: usize) -> Option<ExitStatus> {
+        self.extra.get_mut(handle)?.child.try_wait().ok().flatten()
+    }
+
     /// Stops a process from [`Lab::spawn`] (SIGTERM, then SIGKILL after 3 s).
     pub async fn stop(&mut self, handle: usize) {
         if let Some(r) = self.extra.get_mut(handle) {

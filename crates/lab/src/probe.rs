@@ -206,6 +206,16 @@ pub fn ping_rtts(output: &str) -> Vec<f64> {
         .collect()
 }
 
+/// The first JSON object in `text` (a tool's `--json` output, which may be pretty-printed and
+/// follow other lines).
+pub fn json_in(text: &str) -> Option<serde_json::Value> {
+    let start = text.find('{')?;
+    serde_json::Deserializer::from_str(&text[start..])
+        .into_iter::<serde_json::Value>()
+        .next()?
+        .ok()
+}
+
 /// Mean of `v` (NaN when empty).
 pub fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
@@ -253,5 +263,8 @@ mod tests {
         assert!(quantile(&[], 0.5).is_nan());
         assert!((jain(&[1.0, 1.0]) - 1.0).abs() < 1e-12);
         assert!((jain(&[1.0, 0.0]) - 0.5).abs() < 1e-12);
+        let out = "starting\n{\n  \"goodput_mbps\": 12.5,\n  \"x\": [1]\n}\ntrailer {";
+        assert_eq!(json_in(out).unwrap()["goodput_mbps"], 12.5);
+        assert!(json_in("no json").is_none());
     }
 }

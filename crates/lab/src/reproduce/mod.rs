@@ -147,7 +147,7 @@ pub async fn wait_output(lab: &mut Lab, h: usize, text: &str) -> Result<(), LabE
                 detail: format!("never said {text:?}; output: {}", log_tail(&log, 3)),
             });
         }
-        if let Some(status) = lab.wait(h, Duration::from_millis(20)).await.ok().flatten() {
+        if let Some(status) = lab.try_status(h) {
             return Err(LabError::Node {
                 node: log.display().to_string(),
                 detail: format!(

@@ -150,10 +150,8 @@ async fn variant(
                     ),
                 ));
             }
-            goodput[k] = text
-                .lines()
-                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-                .find_map(|v| v["goodput_mbps"].as_f64())
+            goodput[k] = crate::probe::json_in(&text)
+                .and_then(|v| v["goodput_mbps"].as_f64())
                 .unwrap_or(f64::NAN);
         }
         let _ = stop.send(());

@@ -258,9 +258,8 @@ async fn goodput_of(lab: &mut Lab, h: usize) -> Result<f64, LabError> {
         ));
     }
     let text = std::fs::read_to_string(&log).unwrap_or_default();
-    text.lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .find_map(|v| v["goodput_mbps"].as_f64())
+    crate::probe::json_in(&text)
+        .and_then(|v| v["goodput_mbps"].as_f64())
         .ok_or_else(|| LabError::repro("transport", "get printed no goodput"))
 }
 
@@ -270,7 +269,12 @@ async fn iperf(lab: &mut Lab, quick: bool) -> Result<f64, String> {
         return Err("iperf3 is not installed (apt-get install iperf3)".into());
     }
     let server = lab
-        .spawn("iperf3-server", "b", "iperf3 -s -1 -B {addr:b}", &[])
+        .spawn(
+            "iperf3-server",
+            "b",
+            "iperf3 -s -1 --forceflush -B {addr:b}",
+            &[],
+        )
         .map_err(|e| e.to_string())?;
     wait_output(lab, server, "Server listening")
         .await
