@@ -160,17 +160,23 @@ impl Lab {
         self.state.save()?;
         net::create(&self.topology, &self.plan)?;
         signals.check()?;
-        for i in 0..self.plan.nodes.len() {
-            if self.plan.nodes[i].kind.is_forwarder() {
-                self.start_forwarder(i).await?;
-            }
+        // Forwarders without secure links start together; those with one start one at a
+        // time in file order, each once the earlier ones answer (see config::is_initiator).
+        let deadline = Instant::now() + READY_BASE + READY_PER_NODE * self.forwarders() as u32;
+        let (secure, plain): (Vec<usize>, Vec<usize>) = (0..self.plan.nodes.len())
+            .filter(|&i| self.plan.nodes[i].kind.is_forwarder())
+            .partition(|&i| self.has_secure_link(i));
+        for &i in &plain {
+            self.start_forwarder(i).await?;
         }
         self.state.save()?;
-        let deadline = Instant::now() + READY_BASE + READY_PER_NODE * self.forwarders() as u32;
-        for i in 0..self.plan.nodes.len() {
-            if self.plan.nodes[i].kind.is_forwarder() {
-                self.wait_forwarder(i, deadline, signals).await?;
-            }
+        for &i in &plain {
+            self.wait_forwarder(i, deadline, signals).await?;
+        }
+        for i in secure {
+            self.start_forwarder(i).await?;
+            self.state.save()?;
+            self.wait_forwarder(i, deadline, signals).await?;
         }
         self.configure_nfd_nodes().await?;
         for i in 0..self.plan.nodes.len() {
@@ -180,6 +186,14 @@ impl Lab {
             }
         }
         Ok(())
+    }
+
+    fn has_secure_link(&self, i: usize) -> bool {
+        let name = &self.plan.nodes[i].name;
+        self.topology
+            .links
+            .iter()
+            .any(|l| l.secure.is_some() && (&l.a == name || &l.b == name))
     }
 
     fn forwarders(&self) -> usize {

@@ -46,6 +46,9 @@ pub struct NodeStatus {
     pub rss: Option<u64>,
     /// Why the figures are missing.
     pub error: Option<String>,
+    /// When the figures were read.
+    #[serde(skip)]
+    pub sampled: Option<std::time::Instant>,
 }
 
 /// Figures of every forwarder of a lab.
@@ -66,6 +69,7 @@ pub async fn collect(state: &State) -> Vec<NodeStatus> {
         if let Err(e) = fill(&mut s, &n.socket).await {
             s.error = Some(e.to_string());
         }
+        s.sampled = Some(std::time::Instant::now());
         out.push(s);
     }
     out
@@ -126,8 +130,8 @@ fn sum_drops(raw: &[u8]) -> u64 {
         .sum()
 }
 
-/// The table `nameway lab status` prints; with `previous` (a second earlier), Interests per
-/// second instead of totals.
+/// The table `nameway lab status` prints; with `previous` (an earlier reading), Interests per
+/// second since then instead of totals.
 pub fn render(lab: &str, nodes: &[NodeStatus], previous: Option<&[NodeStatus]>) -> String {
     let rate_header = if previous.is_some() {
         "in I/s"
@@ -163,7 +167,13 @@ pub fn render(lab: &str, nodes: &[NodeStatus], previous: Option<&[NodeStatus]>) 
             .cs_hit_ratio
             .map_or_else(|| "-".to_owned(), |r| format!("{:.1}%", r * 100.0));
         let incoming = match previous.and_then(|p| p.iter().find(|x| x.node == s.node)) {
-            Some(p) => s.in_interests.saturating_sub(p.in_interests).to_string(),
+            Some(p) => {
+                let seconds = s.sampled.zip(p.sampled).map_or(1.0, |(now, then)| {
+                    now.duration_since(then).as_secs_f64().max(1e-3)
+                });
+                let rate = s.in_interests.saturating_sub(p.in_interests) as f64 / seconds;
+                format!("{rate:.0}")
+            }
             None => s.in_interests.to_string(),
         };
         let drops = s.drops.map_or_else(|| "-".to_owned(), |d| d.to_string());
@@ -230,8 +240,14 @@ mod tests {
         assert!(t.contains("50.0%"), "{t}");
         assert!(t.contains("\nr2               nfd"), "{t}");
         assert!(t.contains("not running: gone"), "{t}");
-        let mut later = nodes.clone();
+        let mut earlier = nodes.clone();
+        earlier[0].sampled = Some(std::time::Instant::now());
+        let mut later = earlier.clone();
         later[0].in_interests = 130;
-        assert!(render("x", &later, Some(&nodes)).contains(" 30 "));
+        later[0].sampled = earlier[0]
+            .sampled
+            .map(|t| t + std::time::Duration::from_secs(2));
+        // 30 Interests in 2 s.
+        assert!(render("x", &later, Some(&earlier)).contains(" 15 "));
     }
 }

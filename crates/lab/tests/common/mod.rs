@@ -199,8 +199,23 @@ pub fn wait_up(dir: &Path, name: &str, runner: u32, secs: u64) -> serde_json::Va
     state
 }
 
-/// Asserts that lab `name` under `dir` left no namespace, process or socket.
+/// veth interfaces of the root namespace whose peer is in one of lab `name`'s namespaces.
+pub fn root_veths(name: &str) -> Vec<String> {
+    let out = Command::new("ip")
+        .args(["-o", "link", "show", "type", "veth"])
+        .output()
+        .unwrap();
+    let needle = format!("link-netns nwl-{name}-");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains(&needle))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Asserts that lab `name` under `dir` left no namespace, veth, process or socket.
 pub fn assert_nothing_left(dir: &Path, name: &str) {
+    assert_eq!(root_veths(name), Vec::<String>::new(), "veths left");
     let lab_dir = dir.join(name);
     assert!(
         eventually(10, || namespaces(name).is_empty()),
