@@ -161,7 +161,9 @@ pub fn nfd(t: &Topology, plan: &Plan, node: usize) -> String {
         .map(|i| t.links[i.link].mtu)
         .min()
         .unwrap_or(1500)
-        - IP_UDP_HEADERS;
+        .saturating_sub(IP_UDP_HEADERS)
+        // NFD accepts 64..=8800.
+        .min(8800);
     format!(
         "log\n{{\n  default_level WARN\n}}\ntables\n{{\n  cs_max_packets 65536\n  cs_policy lru\n  cs_unsolicited_policy drop-all\n  strategy_choice\n  {{\n    / /localhost/nfd/strategy/best-route\n    /localhost /localhost/nfd/strategy/multicast\n    /localhost/nfd /localhost/nfd/strategy/best-route\n  }}\n}}\nface_system\n{{\n  general\n  {{\n    enable_congestion_marking yes\n  }}\n  unix\n  {{\n    path {sock}\n  }}\n  tcp\n  {{\n    listen yes\n    port {NDN_PORT}\n    enable_v4 yes\n    enable_v6 no\n  }}\n  udp\n  {{\n    listen yes\n    port {NDN_PORT}\n    enable_v4 yes\n    enable_v6 no\n    unicast_mtu {mtu}\n    mcast no\n  }}\n  ether\n  {{\n    listen no\n    mcast no\n  }}\n}}\nauthorizations\n{{\n  authorize\n  {{\n    certfile any\n    privileges\n    {{\n      faces\n      fib\n      cs\n      strategy-choice\n    }}\n  }}\n}}\nrib\n{{\n  localhost_security\n  {{\n    trust-anchor\n    {{\n      type any\n    }}\n  }}\n  prefix_announcement_validation\n  {{\n    trust-anchor\n    {{\n      type any\n    }}\n  }}\n}}\n",
         sock = p.socket.display(),
@@ -303,6 +305,7 @@ to = "b"
         let plan = Plan::new(&t, Path::new("/lab"));
         let conf = nfd(&t, &plan, 1);
         assert!(conf.contains("path /lab/t/nodes/b/nfd.sock"));
-        assert!(conf.contains("unicast_mtu 8972"));
+        // The link's 9000 less 28, but NFD takes at most 8800.
+        assert!(conf.contains("unicast_mtu 8800"));
     }
 }

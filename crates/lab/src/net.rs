@@ -147,6 +147,34 @@ pub fn delete_namespaces(names: &[String]) -> Result<Vec<String>, LabError> {
     Ok(gone)
 }
 
+/// Bytes received and sent so far by interface `dev` in namespace `netns` (the kernel's
+/// counters: whatever the forwarder, and never a cached answer).
+///
+/// # Errors
+/// `ip` fails or prints something unexpected.
+pub async fn link_bytes(netns: &str, dev: &str) -> Result<(u64, u64), LabError> {
+    let out = tokio::process::Command::new("ip")
+        .args(["-n", netns, "-j", "-s", "link", "show", "dev", dev])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .map_err(|e| missing("ip", &e))?;
+    let fail = |detail: String| LabError::Command {
+        command: format!("ip -n {netns} -s link show dev {dev}"),
+        detail,
+    };
+    if !out.status.success() {
+        return Err(fail(one_line(&out.stderr)));
+    }
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).map_err(|e| fail(e.to_string()))?;
+    let stats = &v[0]["stats64"];
+    match (stats["rx"]["bytes"].as_u64(), stats["tx"]["bytes"].as_u64()) {
+        (Some(rx), Some(tx)) => Ok((rx, tx)),
+        _ => Err(fail("no stats64 in its output".into())),
+    }
+}
+
 /// Runs `program [-n NETNS] -batch -` with `script` on its input.
 fn batch(program: &str, netns: Option<&str>, script: &str) -> Result<(), LabError> {
     let mut cmd = Command::new(program);

