@@ -175,6 +175,33 @@ pub async fn link_bytes(netns: &str, dev: &str) -> Result<(u64, u64), LabError> 
     }
 }
 
+/// UDP datagrams the kernel has dropped in namespace `netns` because a socket's receive
+/// buffer was full (`RcvbufErrors` of `/proc/net/snmp`, read inside the namespace).
+///
+/// # Errors
+/// The file cannot be read there.
+pub async fn udp_rcvbuf_errors(netns: &str) -> Result<u64, LabError> {
+    let out = tokio::process::Command::new("ip")
+        .args(["netns", "exec", netns, "cat", "/proc/net/snmp"])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .map_err(|e| missing("ip", &e))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    parse_rcvbuf_errors(&text).ok_or_else(|| LabError::Command {
+        command: format!("ip netns exec {netns} cat /proc/net/snmp"),
+        detail: one_line(&out.stderr),
+    })
+}
+
+/// `RcvbufErrors` from the two `Udp:` lines of `/proc/net/snmp` (names, then values).
+fn parse_rcvbuf_errors(snmp: &str) -> Option<u64> {
+    let mut udp = snmp.lines().filter(|l| l.starts_with("Udp:"));
+    let (names, values) = (udp.next()?, udp.next()?);
+    let at = names.split_whitespace().position(|n| n == "RcvbufErrors")?;
+    values.split_whitespace().nth(at)?.parse().ok()
+}
+
 /// Runs `program [-n NETNS] -batch -` with `script` on its input.
 fn batch(program: &str, netns: Option<&str>, script: &str) -> Result<(), LabError> {
     let mut cmd = Command::new(program);
@@ -233,6 +260,13 @@ pub(crate) fn one_line(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn udp_receive_buffer_drops_are_read_from_snmp() {
+        let snmp = "Ip: Forwarding DefaultTTL\nIp: 1 64\nUdp: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors SndbufErrors\nUdp: 22416 0 56636 25698 56636 0\nUdpLite: InDatagrams\nUdpLite: 0\n";
+        assert_eq!(parse_rcvbuf_errors(snmp), Some(56636));
+        assert_eq!(parse_rcvbuf_errors("Ip: x\n"), None);
+    }
 
     #[test]
     fn tbf_buckets_queues_and_arguments() {

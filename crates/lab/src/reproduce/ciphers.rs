@@ -69,14 +69,15 @@ pub(super) async fn run(ctx: &mut Ctx<'_>) -> Result<Report, LabError> {
     r.setup = format!(
         "`nameway bench ciphers --sizes 1500 --time-ms {time_ms}`: each suite seals 1500-byte messages in a loop on one core of this machine (median of samples); the time per packet is 1500 bytes over the measured rate. AES is AES-256-GCM with AES-NI (ring)."
     );
-    let saved = (1.0 - cpa / aes) * 100.0;
+    // The paper's "96.9 % less time" is CPA at 3.1 % of AES's time.
+    let share = cpa / aes * 100.0;
     r.row(
-        "CPA time saved against AES",
-        "96.9 %",
-        saved,
+        "CPA's time as a share of AES's",
+        "3.1 % (96.9 % less)",
+        share,
         None,
         "%",
-        (-10_000.0, 100.0),
+        (0.01, 100_000.0),
     );
     for (suite, t) in &suites {
         let published = if suite == "cpa" || suite.starts_with("aes") {
@@ -94,7 +95,12 @@ pub(super) async fn run(ctx: &mut Ctx<'_>) -> Result<Report, LabError> {
         );
     }
     r.findings.push(format!(
-        "CPA takes {cpa:.3} µs and AES-256-GCM {aes:.3} µs per 1500-byte packet: CPA saves {saved:.1} % of AES's time here (published 96.9 %)."
+        "CPA takes {cpa:.3} µs and AES-256-GCM {aes:.3} µs per 1500-byte packet: {share:.0} % of AES's time here, against 3.1 % published. {}",
+        if share > 100.0 {
+            "On this CPU AES is the cheaper of the two: its rounds are single instructions (AES-NI), while CPA moves every codeword through a permutation table."
+        } else {
+            "CPA is the cheaper of the two here too."
+        }
     ));
     r.differences = vec![
         "The paper ran CPA and AES in a switch pipeline; here both are software on an x86 core, where AES has hardware instructions (AES-NI, VAES), so AES is far cheaper relative to CPA than in a P4 pipeline.".into(),

@@ -131,8 +131,21 @@ pub(super) async fn run(
 /// # Errors
 /// The process ends first, or 30 s pass.
 pub async fn wait_output(lab: &mut Lab, h: usize, text: &str) -> Result<(), LabError> {
+    wait_output_for(lab, h, text, 30).await
+}
+
+/// [`wait_output`] with a deadline of `secs` (a producer signing every segment first).
+///
+/// # Errors
+/// The process ends first, or `secs` pass.
+pub async fn wait_output_for(
+    lab: &mut Lab,
+    h: usize,
+    text: &str,
+    secs: u64,
+) -> Result<(), LabError> {
     let log = lab.log_of(h).map(Path::to_path_buf).unwrap_or_default();
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(secs);
     loop {
         if std::fs::read_to_string(&log)
             .unwrap_or_default()
@@ -143,7 +156,7 @@ pub async fn wait_output(lab: &mut Lab, h: usize, text: &str) -> Result<(), LabE
         if Instant::now() > deadline {
             return Err(LabError::NotReady {
                 node: log.display().to_string(),
-                seconds: 30,
+                seconds: secs,
                 detail: format!("never said {text:?}; output: {}", log_tail(&log, 3)),
             });
         }

@@ -21,6 +21,7 @@ use crate::report::{Plot, PlotSeries, Report};
 /// One variant's outcome.
 struct Outcome {
     goodput: [f64; 2],
+    retransmissions: [u64; 2],
     carried: f64,
     series: Series,
 }
@@ -124,6 +125,7 @@ async fn variant(
         tokio::time::sleep(start_gap).await;
         let h2 = lab.spawn("get-c2", "c2", get, &[])?;
         let mut goodput = [0.0; 2];
+        let mut retransmissions = [0; 2];
         for (k, h) in [h1, h2].into_iter().enumerate() {
             let status = lab.wait(h, Duration::from_secs(300)).await?;
             let log = lab
@@ -141,15 +143,15 @@ async fn variant(
                     ),
                 ));
             }
-            goodput[k] = crate::probe::json_in(&text)
-                .and_then(|v| v["goodput_mbps"].as_f64())
-                .unwrap_or(f64::NAN);
+            let summary = crate::probe::json_in(&text).unwrap_or_default();
+            goodput[k] = summary["goodput_mbps"].as_f64().unwrap_or(f64::NAN);
+            retransmissions[k] = summary["retransmissions"].as_u64().unwrap_or(0);
         }
         let _ = stop.send(());
-        Ok::<_, LabError>(goodput)
+        Ok::<_, LabError>((goodput, retransmissions))
     };
     let (series, goodput) = tokio::join!(sampler, driver);
-    let goodput = goodput?;
+    let (goodput, retransmissions) = goodput?;
     let carried = crate::net::link_bytes(&bottleneck_ns, &bottleneck_dev)
         .await?
         .0
@@ -158,6 +160,7 @@ async fn variant(
     lab.down().await?;
     Ok(Outcome {
         goodput,
+        retransmissions,
         carried,
         series: series?,
     })
@@ -251,9 +254,15 @@ pub(super) async fn run(ctx: &mut Ctx<'_>) -> Result<Report, LabError> {
         (0.5, 4.0),
     );
     r.findings.push(format!(
-        "With the content store the bottleneck carried {:.2} copies of the object for two consumers; without it {:.2}.",
-        cached.carried, uncached.carried
+        "With the content store the bottleneck carried {:.2} copies of the object for two consumers; without it {:.2}. Above one copy with the store: a segment whose Interest is retransmitted while its Data is still queued at the bottleneck is fetched again ({} and {} retransmissions by the two consumers).",
+        cached.carried, uncached.carried, cached.retransmissions[0], cached.retransmissions[1]
     ));
+    if let Some(n) = &nfd {
+        r.findings.push(format!(
+            "Through NFD: {:.2} copies, {} and {} retransmissions.",
+            n.carried, n.retransmissions[0], n.retransmissions[1]
+        ));
+    }
     r.differences = vec![
         "Software forwarders sharing two cores with the consumers and the producer, and a tbf-limited veth as the bottleneck, instead of P4 switches and a cache server on 10 GbE.".into(),
         "The consumers use Nameway's own transport (CUBIC, RACK), in every run, NFD's included, so the runs differ only in the forwarders.".into(),

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use super::{object, run as run_cmd, wait_output, wait_route, Ctx};
+use super::{object, run as run_cmd, wait_output, wait_output_for, wait_route, Ctx};
 use crate::error::LabError;
 use crate::lab::Lab;
 use crate::probe::{jain, median};
@@ -112,7 +112,8 @@ pub(super) async fn run(ctx: &mut Ctx<'_>) -> Result<Report, LabError> {
             put.push_str(" --manifest 256");
         }
         let h = lab.spawn(&format!("put-{k}"), "b", &put, &[])?;
-        wait_output(&mut lab, h, "\"name\"").await?;
+        // Per-packet RSA signs every segment before serving: minutes on a busy machine.
+        wait_output_for(&mut lab, h, "\"name\"", 900).await?;
         let mut rates = Vec::new();
         for i in 0..runs {
             rates.push(fetch(&mut lab, &format!("get-{k}-{i}"), &get).await?);
