@@ -183,6 +183,20 @@ pub(super) async fn run(ctx: &mut Ctx<'_>) -> Result<Report, LabError> {
         producer_avg.push(p);
         cache_avg.push(c);
     }
+    // How much the same level moves from round to round: the noise the differences below
+    // must be read against.
+    let none = &round_means[0];
+    let spread = (none.iter().map(|v| (v - mean(none)).powi(2)).sum::<f64>()
+        / none.len().saturating_sub(1).max(1) as f64)
+        .sqrt();
+    r.row(
+        "round-to-round spread of none's average (standard deviation)",
+        "n/a",
+        spread,
+        None,
+        "ms",
+        (0.0, 5000.0),
+    );
     for (k, level) in LEVELS.iter().enumerate().skip(1) {
         let published = if *level == "cpa" {
             "+0.802 ms"
@@ -219,7 +233,7 @@ pub(super) async fn run(ctx: &mut Ctx<'_>) -> Result<Report, LabError> {
     }
     r.differences = vec![
         "Software forwarders on one 2-core machine instead of P4 switches with a separate cache server; the consumers and the producer reach their forwarders over Unix sockets (no access link), so the cache figure is the forwarder's own time, not an access link's.".into(),
-        "The delay is 3 ms plus up to 2 ms of uniform jitter each way (the published 2.5-5 ms), added by the faces' fault injector; the kernel here has no netem.".into(),
+        "The delay is set to 3 ms plus up to 2 ms of uniform jitter each way (the published 2.5-5 ms), added by the faces' fault injector; the kernel here has no netem. The injector's delays come out 1-2 ms longer each way than set (tokio's timers tick in milliseconds and fire at the first tick after their deadline): a lone probe's round trip over this link takes 8.6 ms at least where the link alone adds 6-10 ms, so our absolute latencies sit above the published ones by that much. Encryption's cost is read from same-round differences, which this offset does not touch.".into(),
         "CPA as in the paper; our AEAD levels also authenticate every Data and drop replays.".into(),
         "NFD's run: NFD forwarders, no encryption (NFD has none), and the delay added by a namewayd between them (content store off), which adds one forwarding hop's time to NFD's figures.".into(),
     ];
