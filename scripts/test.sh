@@ -33,7 +33,7 @@ step "cargo clippy --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "library crates do not depend on tokio"
-for crate in nameway-wire nameway-crypto nameway-fw; do
+for crate in nameway-wire nameway-crypto nameway-fw nameway-routing; do
     if cargo metadata --format-version 1 --no-deps --locked | grep -q "\"name\":\"$crate\""; then
         if cargo tree -p "$crate" -e normal --locked | grep -q '^.*tokio'; then
             echo "error: $crate depends on tokio" >&2

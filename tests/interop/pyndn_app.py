@@ -8,6 +8,7 @@ prefix is registered (after python-ndn's own registration step), then serve unti
   consume  --api app|appv2 --name /p/x [--can-be-prefix] [--must-be-fresh] [--lifetime MS]
   serve-object --prefix /p --size N --segment 4000 [--freshness MS]   (legacy app, segmented, FinalBlockId)
   fetch-object --name /p                               (legacy app, ndn.app_support.segment_fetcher)
+  probe-segments --name /p --size N --segment 4000     (each serve-object segment asked once: intact, wrong or missing)
   flood --prefix /p --count N [--lifetime MS] [--hold S]  (raw Interests, never read: an abusive app)
   command --module rib --verb register [--name /p] [--face-id N]   (ndn.app_support.nfd_mgmt command)
   face-query --uri null://                             (faces/query with a FaceQueryFilter, as nfdc)
@@ -177,6 +178,42 @@ def fetch_object(args):
     run_once(app, main, result)
 
 
+def probe_segments(args):
+    """Asks once for every segment serve-object would publish under `name` and compares each
+    answer with what serve-object publishes: prints counts of intact, wrong (a Data whose
+    content differs: corrupt) and missing (Nack or timeout) segments."""
+    import asyncio
+    from ndn.types import InterestCanceled, ValidationFailure
+
+    app = NDNApp(keychain=KeychainDigest())
+    data = payload(args.size, seed=b"object")
+    seg = args.segment
+    count = max(1, (len(data) + seg - 1) // seg)
+    prefix = Name.from_str(args.name)
+    result = {"intact": 0, "wrong": 0, "missing": 0}
+    window = asyncio.Semaphore(32)
+
+    async def one(i):
+        async with window:
+            try:
+                _, _, content = await app.express_interest(
+                    prefix + [Component.from_segment(i)], lifetime=1000)
+            except (InterestNack, InterestTimeout, InterestCanceled, ValidationFailure):
+                result["missing"] += 1
+                return
+            want = data[i * seg:(i + 1) * seg]
+            result["intact" if bytes(content or b"") == want else "wrong"] += 1
+
+    async def main():
+        try:
+            await asyncio.gather(*(one(i) for i in range(count)))
+        finally:
+            app.shutdown()
+
+    app.run_forever(after_start=main())
+    emit(result)
+
+
 def flood(args):
     """Writes `count` distinct Interests as fast as the socket takes them, never reading: what
     a misbehaving application does. Encoded with python-ndn's own encoder, written to the
@@ -283,6 +320,10 @@ def main():
     so.add_argument("--freshness", type=int, default=10000)
     fo = sub.add_parser("fetch-object")
     fo.add_argument("--name", required=True)
+    ps = sub.add_parser("probe-segments")
+    ps.add_argument("--name", required=True)
+    ps.add_argument("--size", type=int, required=True)
+    ps.add_argument("--segment", type=int, default=4000)
     fl = sub.add_parser("flood")
     fl.add_argument("--prefix", required=True)
     fl.add_argument("--count", type=int, required=True)
@@ -308,6 +349,8 @@ def main():
         command(args)
     elif args.mode == "face-query":
         face_query(args)
+    elif args.mode == "probe-segments":
+        probe_segments(args)
     else:
         fetch_object(args)
 

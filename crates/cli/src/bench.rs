@@ -56,6 +56,9 @@ pub(crate) struct ForwarderBenchArgs {
     /// Measured runs per consumer count (the median is reported).
     #[arg(long, default_value_t = 3)]
     runs: usize,
+    /// Exchanges per consumer in the unmeasured warm-up run (without --cache-hit).
+    #[arg(long, default_value_t = WARM_UP, value_name = "N")]
+    warm_up: u64,
     /// Fetch a pool of names once, then fetch them again: the Content Store answers.
     #[arg(long)]
     cache_hit: bool,
@@ -278,7 +281,7 @@ async fn measure(
     } else {
         u64::MAX
     };
-    let warm = if args.cache_hit { pool } else { WARM_UP };
+    let warm = if args.cache_hit { pool } else { args.warm_up };
     let tag = |run: usize| {
         if args.cache_hit {
             "hit".to_owned()
@@ -287,7 +290,15 @@ async fn measure(
         }
     };
     // Warm-up (in cache-hit mode this fetches the pool each consumer will ask for again).
-    let (c, _) = one_run(conns, prefix, warm * n as u64, pool, &tag(0), args).await?;
+    let (c, _) = one_run(
+        conns,
+        prefix,
+        warm.saturating_mul(n as u64),
+        pool,
+        &tag(0),
+        args,
+    )
+    .await?;
     conns = c;
     let served_before = served.load(Ordering::Relaxed);
     let mut runs = Vec::new();

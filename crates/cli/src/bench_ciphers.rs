@@ -103,6 +103,7 @@ pub(crate) fn run_with(
         baselines.push(Box::new(bench_libcrypto::sealer(lib, suite)?));
     }
     baselines.push(Box::new(bench_libcrypto::tls_record_sealer(lib)?));
+    baselines.push(Box::new(bench_libcrypto::stream_baseline(lib)?));
     let refs = speed.measure(sizes)?;
     let (rows, per_message) = bench::run_with_baselines(sizes, per_pair, nonces, &mut baselines);
     if json {

@@ -26,7 +26,9 @@
 
 use anyhow::{anyhow, bail, Result};
 use nameway_crypto::bench::{Baseline, AAD};
-use nameway_crypto::libcrypto::{self, EvpAead, EvpCipher, EvpTlsRecord, Libcrypto, Outcome};
+use nameway_crypto::libcrypto::{
+    self, EvpAead, EvpCipher, EvpStream, EvpTlsRecord, Libcrypto, Outcome,
+};
 use nameway_crypto::Suite;
 
 /// The loaded libcrypto.
@@ -168,6 +170,53 @@ impl Baseline for TlsRecordSealer {
     }
 }
 
+/// OpenSSL's bare ChaCha20 as one continuing keystream, the work `openssl speed -evp
+/// chacha20` times, measured in the same rounds as the stream suites (a separate `openssl
+/// speed` run sees another moment's load on a shared machine).
+pub(crate) struct StreamBaseline {
+    stream: EvpStream,
+}
+
+/// The streaming ChaCha20 baseline, checked against our `chacha20` suite first (its first
+/// bytes are RFC 8439 ChaCha20 from counter 0).
+///
+/// # Errors
+/// If OpenSSL refuses, or its keystream differs from ours.
+pub(crate) fn stream_baseline(lib: &'static Libcrypto) -> Result<StreamBaseline> {
+    let key: [u8; 32] = std::array::from_fn(|i| (i as u8).wrapping_mul(3) ^ 0x2d);
+    let nonce = [0x61u8; 12];
+    let mut stream = EvpStream::new(lib, &key, 0, &nonce)
+        .ok_or_else(|| anyhow!("OpenSSL refused to set up its ChaCha20"))?;
+    let plain: Vec<u8> = (0..1500usize).map(|b| (b * 7) as u8).collect();
+    let mut theirs = plain.clone();
+    if !stream.apply(&mut theirs) {
+        bail!("OpenSSL failed to encrypt with ChaCha20");
+    }
+    let mut mine = plain;
+    Suite::ChaCha20
+        .new_cipher(&key)?
+        .seal_in_place_detached(&nonce, &[], &mut mine)?;
+    if theirs != mine {
+        bail!("OpenSSL's ChaCha20 disagrees with ours; not comparing");
+    }
+    Ok(StreamBaseline { stream })
+}
+
+impl Baseline for StreamBaseline {
+    fn name(&self) -> &str {
+        "openssl-evp chacha20 stream"
+    }
+
+    fn nonce_len(&self) -> usize {
+        12
+    }
+
+    /// Ignores `nonce` and `aad`: the keystream just continues.
+    fn seal(&mut self, _nonce: &[u8], _aad: &[u8], buf: &mut [u8]) -> bool {
+        self.stream.apply(buf)
+    }
+}
+
 /// Seals a few messages with OpenSSL and with our `suite` under the same
 /// key, nonce and associated data, and fails unless ciphertexts and tags
 /// agree: a baseline that skipped work would not.
@@ -237,5 +286,12 @@ mod tests {
             !tls.seal(&[], &[], &mut [0u8; 8]),
             "no room for the tag must fail"
         );
+        // The stream baseline agrees with our ChaCha20 (checked inside) and keeps going:
+        // two calls give different keystream for the same input.
+        let mut stream = stream_baseline(lib).unwrap();
+        let (mut a, mut b) = (vec![0u8; 64], vec![0u8; 64]);
+        assert!(stream.seal(&[], &[], &mut a));
+        assert!(stream.seal(&[], &[], &mut b));
+        assert_ne!(a, b, "the keystream must continue, not restart");
     }
 }

@@ -1,11 +1,11 @@
 //! `nameway bench ciphers --openssl`: the same sizes measured by the system's
 //! `openssl speed`, and every suite's throughput next to OpenSSL's.
 //!
-//! Each (cipher, size) pair runs `openssl speed -mr -elapsed [-aead] -evp
-//! CIPHER -bytes N -seconds S` as a subprocess, several times; the median of
-//! the runs is reported. `-elapsed` makes OpenSSL divide by wall-clock time,
-//! as `nameway_crypto::bench` does (by default it divides by user CPU time,
-//! which flatters it on a loaded machine). `-aead` (for the AEAD ciphers)
+//! Each (cipher, size) pair runs `openssl speed -mr [-aead] -evp CIPHER
+//! -bytes N -seconds S` as a subprocess, several times; the median of the
+//! runs is reported. Without `-elapsed` OpenSSL divides by its user CPU time,
+//! as `nameway_crypto::bench` divides by the thread's CPU time: on a shared
+//! machine time spent descheduled is nobody's cipher. `-aead` (for the AEAD ciphers)
 //! makes every message a fresh nonce, 13 bytes of associated data, the
 //! payload and a tag, the per-packet work our suites do; without it OpenSSL
 //! streams all messages through one context and computes no tag.
@@ -44,7 +44,7 @@ pub(crate) struct Speed {
 impl Speed {
     /// The command line for one run, without the program name.
     pub(crate) fn args(self, cipher: &str, size: usize) -> Vec<String> {
-        let mut args = vec!["speed".into(), "-mr".into(), "-elapsed".into()];
+        let mut args = vec!["speed".into(), "-mr".into()];
         if is_aead(cipher) {
             args.push("-aead".into());
         }
@@ -138,6 +138,12 @@ pub(crate) const PER_MESSAGE: [Suite; 2] = [Suite::ChaCha20Poly1305, Suite::Aes2
 /// The index of OpenSSL's TLS-record ChaCha20-Poly1305 in the baselines.
 pub(crate) const TLS_RECORD: usize = PER_MESSAGE.len();
 
+/// The index of OpenSSL's streaming ChaCha20 (in process) in the baselines.
+pub(crate) const STREAM: usize = TLS_RECORD + 1;
+
+/// The name [`crate::bench_libcrypto::StreamBaseline`] reports.
+const STREAM_NAME: &str = "openssl-evp chacha20 stream";
+
 /// The per-message baselines a suite is compared with (indices into
 /// [`PER_MESSAGE`]): OpenSSL's ChaCha20-Poly1305 for every AEAD (the target),
 /// and its AES-256-GCM too for the AES-GCM suites; none for the rest.
@@ -167,7 +173,10 @@ pub(crate) fn render_table(
          openssl speed: medians of {} run(s) per cipher and size of `openssl {}` (no -aead for chacha20); \
          for chacha20-poly1305 it streams EVP_EncryptUpdate calls with no per-message nonce or tag\n\
          tls record: OpenSSL's TLS-record ChaCha20-Poly1305 (EVP_CTRL_AEAD_TLS1_AAD + one EVP_Cipher per \
-         record; TLS nonces and AAD only), same rounds, median same-round ratio\n",
+         record; TLS nonces and AAD only), same rounds, median same-round ratio\n\
+         {STREAM_NAME}: for the stream suites, OpenSSL's ChaCha20 in process as one continuing \
+         EVP_EncryptUpdate keystream (the work of `openssl speed -evp chacha20`), same rounds, median \
+         same-round ratio\n",
         speed.runs.max(1),
         speed
             .args("CIPHER", 0)
@@ -226,6 +235,20 @@ pub(crate) fn render_table(
                         "{name:<31} {} {}   {tls}",
                         fixed(theirs, 8, 1),
                         ratio_cell(ratio)
+                    )
+                }
+                None if i == 0 && !r.suite.authenticates() => {
+                    let theirs = per_message
+                        .iter()
+                        .find(|b| b.name == STREAM_NAME && b.size == r.size)
+                        .map_or(f64::NAN, |b| b.mb_per_s);
+                    let ratio = r.vs_baselines.get(STREAM).copied().unwrap_or(f64::NAN);
+                    format!(
+                        "{STREAM_NAME:<31} {} {}   {:>8} {:>6}",
+                        fixed(theirs, 8, 1),
+                        ratio_cell(ratio),
+                        "-",
+                        "-"
                     )
                 }
                 None => format!("{:<31} {:>8} {:>6}   {:>8} {:>6}", "-", "-", "-", "-", "-"),
@@ -294,9 +317,11 @@ pub(crate) fn render_json(rows: &[Row], per_message: &[BaselineRow], refs: &[Ref
                 .map(|(s, x)| (s.name().to_string(), finite(*x)))
                 .collect();
             let tls = r.vs_baselines.get(TLS_RECORD).copied().unwrap_or(f64::NAN);
+            let stream = r.vs_baselines.get(STREAM).copied().unwrap_or(f64::NAN);
             if let Some(obj) = v.as_object_mut() {
                 obj.insert("vs_openssl_per_message".into(), by_name.into());
                 obj.insert("vs_openssl_tls_record".into(), finite(tls));
+                obj.insert("vs_openssl_chacha20_stream".into(), finite(stream));
             }
         }
     }
@@ -334,11 +359,11 @@ mod tests {
         };
         assert_eq!(
             speed.args("chacha20-poly1305", 64).join(" "),
-            "speed -mr -elapsed -aead -evp chacha20-poly1305 -bytes 64 -seconds 2"
+            "speed -mr -aead -evp chacha20-poly1305 -bytes 64 -seconds 2"
         );
         assert_eq!(
             speed.args("chacha20", 1500).join(" "),
-            "speed -mr -elapsed -evp chacha20 -bytes 1500 -seconds 2"
+            "speed -mr -evp chacha20 -bytes 1500 -seconds 2"
         );
     }
 
@@ -352,6 +377,42 @@ mod tests {
             };
             assert_eq!(reference_for(s), expected);
         }
+    }
+
+    #[test]
+    fn stream_suites_are_compared_with_openssl_chacha20_in_the_same_rounds() {
+        let rows = vec![Row {
+            suite: Suite::Forro14,
+            size: 8800,
+            mb_per_s: 5000.0,
+            cycles_per_byte: None,
+            ratio_vs_chacha20: 1.0,
+            vs_baselines: vec![f64::NAN, f64::NAN, f64::NAN, 1.25],
+        }];
+        let per_message = vec![BaselineRow {
+            name: STREAM_NAME.into(),
+            size: 8800,
+            mb_per_s: 4000.0,
+        }];
+        let refs = vec![Reference {
+            cipher: "chacha20",
+            size: 8800,
+            mb_per_s: 4100.0,
+        }];
+        let speed = Speed {
+            seconds: 1,
+            runs: 3,
+        };
+        let t = render_table(&rows, &per_message, "OpenSSL 3.0.19", &refs, speed);
+        assert!(
+            t.contains(
+                "forro14                8800    5000.0   openssl-evp chacha20 stream       4000.0  1.25x"
+            ),
+            "{t}"
+        );
+        let j: serde_json::Value =
+            serde_json::from_str(&render_json(&rows, &per_message, &refs)).unwrap();
+        assert_eq!(j["suites"][0]["vs_openssl_chacha20_stream"], 1.25);
     }
 
     #[test]

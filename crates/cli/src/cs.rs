@@ -207,6 +207,16 @@ pub(crate) async fn run(transport: Option<&str>, cmd: &CsCommand) -> anyhow::Res
                         ),
                     ),
                     ("corruptDropped", d["corrupt_dropped"].to_string()),
+                    (
+                        "insertQueue",
+                        format!(
+                            "{} of {} bytes queued, {} Data not cached ({} bytes) because the store was behind",
+                            d["insert_queue_bytes"],
+                            d["insert_queue_limit_bytes"],
+                            d["insert_drops"],
+                            d["insert_drop_bytes"]
+                        ),
+                    ),
                 ];
                 if let Some(e) = d["disk_error"].as_str() {
                     fields.push(("diskError", e.to_string()));

@@ -223,14 +223,13 @@ async fn list(c: &mut Client, json: bool) -> anyhow::Result<()> {
         let extra: Vec<serde_json::Value> = serde_json::from_slice(&raw)
             .map_err(|e| anyhow::anyhow!("bad faces/drops dataset: {e}"))?;
         for v in &mut views {
-            let Some(x) = extra
-                .iter()
-                .find(|x| x["face_id"].as_u64() == Some(v.face_id))
-            else {
+            let Some(x) = extra.iter().find(|x| x["id"].as_u64() == Some(v.face_id)) else {
                 continue;
             };
             v.pit_entries = x["pit_entries"].as_u64();
-            v.interest_rate_limit = Some(x["interest_rate_limit"].clone()).filter(|l| !l.is_null());
+            v.interest_rate_limit = x["interest_rate_limit"].as_u64().map(|per_second| {
+                serde_json::json!({ "per_second": per_second, "burst": x["interest_burst"] })
+            });
             v.drops = x["drops"].as_object().cloned();
             v.link_drops = x["link_drops"].as_object().cloned();
         }
@@ -297,14 +296,14 @@ async fn create(c: &mut Client, args: &CreateArgs) -> anyhow::Result<()> {
         ..ControlParameters::default()
     };
     let response = c.command("faces", "create", &params).await?;
-    let existing = response.parameters().ok().flatten().and_then(|p| p.face_id);
-    if response.status_code == 409 && existing.is_some() {
-        // The daemon names the existing face, as NFD does; say which one (nfdc: face-exists).
-        anyhow::bail!(
-            "faces/create failed: 409 {}: face exists id={}",
-            response.status_text,
-            existing.map_or_else(|| "?".to_owned(), |id| id.to_string())
-        );
+    let existing = response.parameters().ok().flatten();
+    if response.status_code == 409 {
+        if let Some(existing) = existing.filter(|p| p.face_id.is_some()) {
+            // The face exists (the far side of a secure face, created by its handshake, or a
+            // second `face create`): as nfdc, upgrade its persistency when asked for more, and
+            // succeed either way.
+            return face_exists(c, args, &existing).await;
+        }
     }
     if response.status_code != 200 {
         anyhow::bail!(
@@ -333,6 +332,55 @@ async fn create(c: &mut Client, args: &CreateArgs) -> anyhow::Result<()> {
         created.uri.as_deref().unwrap_or("?"),
         created.local_uri.as_deref().unwrap_or("?"),
         created.persistency.as_deref().unwrap_or("?"),
+    )?;
+    Ok(())
+}
+
+/// How much a persistency keeps a face: on-demand < persistent < permanent (nfdc's order).
+fn persistency_rank(code: u64) -> u8 {
+    match code {
+        face_persistency::PERMANENT => 2,
+        face_persistency::PERSISTENT => 1,
+        _ => 0,
+    }
+}
+
+/// `face create` of a face that exists: upgrades its persistency if the request asks for a
+/// higher one (`faces/update`, as nfdc does), and reports it; exits 0 either way.
+async fn face_exists(
+    c: &mut Client,
+    args: &CreateArgs,
+    existing: &ControlParameters,
+) -> anyhow::Result<()> {
+    let wanted = args.persistency.code();
+    let upgrade = existing
+        .face_persistency
+        .is_none_or(|have| persistency_rank(wanted) > persistency_rank(have));
+    let (what, face) = if upgrade {
+        let params = ControlParameters {
+            face_id: existing.face_id,
+            face_persistency: Some(wanted),
+            ..ControlParameters::default()
+        };
+        let updated = c.command_ok("faces", "update", &params).await?;
+        let mut face = FaceChange::from(existing);
+        face.persistency = updated
+            .face_persistency
+            .or(Some(wanted))
+            .map(persistency_name);
+        ("face-updated", face)
+    } else {
+        ("face-exists", FaceChange::from(existing))
+    };
+    if args.out.json {
+        return print_json(&serde_json::json!({ "result": what, "face": face }));
+    }
+    outln!(
+        "{what} id={} remote={} local={} persistency={}",
+        opt(face.face_id),
+        face.uri.as_deref().unwrap_or("?"),
+        face.local_uri.as_deref().unwrap_or("?"),
+        face.persistency.as_deref().unwrap_or("?"),
     )?;
     Ok(())
 }

@@ -38,6 +38,45 @@ struct StatusView {
     n_rib_entries: usize,
     n_routes: usize,
     n_next_hops: usize,
+    /// Drops since start by reason, forwarder and link layer, faces that closed included
+    /// (namewayd's `status/counters`; absent with another forwarder).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    drops: Option<Drops>,
+}
+
+/// Drop totals by reason, zeros left out.
+#[derive(Debug, Default, Serialize)]
+struct Drops {
+    forwarder: std::collections::BTreeMap<String, u64>,
+    link: std::collections::BTreeMap<String, u64>,
+}
+
+impl Drops {
+    /// From a `status/counters` document.
+    fn from_counters(c: &serde_json::Value) -> Self {
+        let nonzero = |v: &serde_json::Value| {
+            v.as_object()
+                .into_iter()
+                .flatten()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_u64()?)))
+                .filter(|(_, n)| *n > 0)
+                .collect()
+        };
+        Self {
+            forwarder: nonzero(&c["forwarder"]["drops"]),
+            link: nonzero(&c["forwarder"]["link_drops"]),
+        }
+    }
+
+    fn text(m: &std::collections::BTreeMap<String, u64>) -> String {
+        if m.is_empty() {
+            return "none".into();
+        }
+        m.iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
 }
 
 impl StatusView {
@@ -64,6 +103,7 @@ impl StatusView {
             n_rib_entries: rib.len(),
             n_routes: rib.iter().map(|e| e.routes.len()).sum(),
             n_next_hops: fib.iter().map(|e| e.next_hops.len()).sum(),
+            drops: None,
         }
     }
 
@@ -100,7 +140,14 @@ impl StatusView {
             ("nRibEntries", self.n_rib_entries.to_string()),
             ("nRoutes", self.n_routes.to_string()),
             ("nNextHops", self.n_next_hops.to_string()),
-        ])
+        ])?;
+        if let Some(d) = &self.drops {
+            print_fields(&[
+                ("drops", Drops::text(&d.forwarder)),
+                ("linkDrops", Drops::text(&d.link)),
+            ])?;
+        }
+        Ok(())
     }
 }
 
@@ -116,7 +163,14 @@ pub(crate) async fn run(transport: Option<&str>, args: &StatusArgs) -> anyhow::R
     let faces: Vec<FaceStatus> = c.list("faces", "list").await?;
     let fib: Vec<FibEntry> = c.list("fib", "list").await?;
     let rib: Vec<RibEntry> = c.list("rib", "list").await?;
-    let view = StatusView::new(status, &faces, &fib, &rib);
+    let nameway = status.nfd_version.starts_with("nameway");
+    let mut view = StatusView::new(status, &faces, &fib, &rib);
+    if nameway {
+        let raw = c.dataset("status", "counters").await?;
+        let counters: serde_json::Value = serde_json::from_slice(&raw)
+            .map_err(|e| anyhow::anyhow!("bad status/counters dataset: {e}"))?;
+        view.drops = Some(Drops::from_counters(&counters));
+    }
     if args.out.json {
         print_json(&view)
     } else {

@@ -96,8 +96,15 @@ fn openssl_comparison_prints_per_message_tls_record_and_speed_figures() {
             > 0.0
     );
     assert!(aead["vs_openssl_tls_record"].as_f64().unwrap() > 0.0);
-    // Three in-process baselines (EVP ChaCha20-Poly1305 and AES-256-GCM, TLS record) x two sizes.
-    assert_eq!(v["openssl_per_message"].as_array().unwrap().len(), 6);
+    // The bare stream cipher against OpenSSL's ChaCha20 in the same rounds.
+    let forro = suites
+        .iter()
+        .find(|s| s["suite"] == "forro14" && s["size"] == 2500)
+        .unwrap();
+    assert!(forro["vs_openssl_chacha20_stream"].as_f64().unwrap() > 0.0);
+    // Four in-process baselines (EVP ChaCha20-Poly1305 and AES-256-GCM, TLS record, ChaCha20
+    // stream) x two sizes.
+    assert_eq!(v["openssl_per_message"].as_array().unwrap().len(), 8);
     assert_eq!(v["openssl_speed"].as_array().unwrap().len(), 6);
 }
 

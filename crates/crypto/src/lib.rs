@@ -101,6 +101,7 @@ mod error;
 pub mod forro14;
 mod key;
 pub mod libcrypto;
+mod mac;
 mod provider;
 mod suite;
 

@@ -66,6 +66,7 @@ type MacFinalFn = unsafe extern "C" fn(*mut c_void, *mut u8, *mut usize, usize) 
 
 /// The entry points used, resolved once.
 struct Api {
+    chacha20: CipherFn,
     chacha20_poly1305: CipherFn,
     aes_256_gcm: CipherFn,
     ctx_new: CtxNewFn,
@@ -185,6 +186,7 @@ fn resolve(handle: *mut c_void) -> Result<Api, String> {
         return Err("libcrypto has no POLY1305 MAC".into());
     }
     Ok(Api {
+        chacha20: func!(c"EVP_chacha20" as CipherFn),
         chacha20_poly1305: func!(c"EVP_chacha20_poly1305" as CipherFn),
         aes_256_gcm: func!(c"EVP_aes_256_gcm" as CipherFn),
         ctx_new: func!(c"EVP_CIPHER_CTX_new" as CtxNewFn),
@@ -501,6 +503,74 @@ impl EvpTlsRecord {
             ) == 16
                 && (api.cipher)(self.ctx.ptr, buf.as_mut_ptr(), buf.as_ptr(), len) > 0
         }
+    }
+}
+
+/// OpenSSL's bare ChaCha20 (`EVP_chacha20`, its 16-byte IV being the 32-bit block counter
+/// then the 96-bit nonce, little-endian) as one continuing keystream: each call to
+/// [`EvpStream::apply`] carries on where the previous one stopped, the work `openssl speed
+/// -evp chacha20` times. Only a benchmark reference.
+pub struct EvpStream {
+    lib: &'static Libcrypto,
+    ctx: Ctx,
+}
+
+impl std::fmt::Debug for EvpStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EvpStream").finish_non_exhaustive()
+    }
+}
+
+impl EvpStream {
+    /// A ChaCha20 keystream for `key` starting at block `counter` under `nonce`.
+    pub fn new(
+        lib: &'static Libcrypto,
+        key: &[u8; 32],
+        counter: u32,
+        nonce: &[u8; 12],
+    ) -> Option<Self> {
+        // SAFETY: EVP_CIPHER_CTX_new takes nothing and returns an owned context or NULL
+        // (checked).
+        let ptr = unsafe { (lib.api.ctx_new)() };
+        if ptr.is_null() {
+            return None;
+        }
+        let ctx = Ctx {
+            ptr,
+            free: lib.api.ctx_free,
+        };
+        let mut iv = [0u8; 16];
+        iv[..4].copy_from_slice(&counter.to_le_bytes());
+        iv[4..].copy_from_slice(nonce);
+        // SAFETY: the getter returns a static EVP_CIPHER (checked non-NULL); ctx is live; the
+        // key is 32 bytes and the IV 16, ChaCha20's lengths.
+        let ok = unsafe {
+            let c = (lib.api.chacha20)();
+            !c.is_null()
+                && (lib.api.encrypt_init)(ctx.ptr, c, null_mut(), key.as_ptr(), iv.as_ptr()) == 1
+        };
+        ok.then_some(Self { lib, ctx })
+    }
+
+    /// XORs the next `buf.len()` bytes of keystream into `buf`; `false` if OpenSSL fails
+    /// (or `buf` is longer than a C int).
+    pub fn apply(&mut self, buf: &mut [u8]) -> bool {
+        let Ok(len) = c_int::try_from(buf.len()) else {
+            return false;
+        };
+        let mut written: c_int = 0;
+        // SAFETY: ctx is a live ChaCha20 encryption context; a stream cipher writes exactly
+        // `len` bytes, in place over the `len` bytes of buf it reads.
+        let ok = unsafe {
+            (self.lib.api.encrypt_update)(
+                self.ctx.ptr,
+                buf.as_mut_ptr(),
+                &mut written,
+                buf.as_ptr(),
+                len,
+            )
+        };
+        ok == 1 && written == len
     }
 }
 

@@ -25,11 +25,14 @@ fn simd_backends() -> Vec<Forro14Backend> {
 }
 
 /// Lengths that hit every shape of every kernel: 1..=8 blocks (ymm), 9..=16
-/// (one zmm batch), 17..=24 (zmm + ymm), 25..=32 (two batches), full passes,
-/// and partial last blocks around each boundary.
+/// (one zmm batch), 17..=24 (zmm + ymm), 25..=32, 33..=48 and 49..=64 (two,
+/// three and four zmm batches), full 64-block passes followed by each tail
+/// shape, and partial last blocks around each boundary.
 fn interesting_lengths() -> Vec<usize> {
     let mut v: Vec<usize> = (0..=200).collect();
-    for blocks in [8usize, 16, 24, 32, 48, 64, 96] {
+    for blocks in [
+        8usize, 16, 24, 32, 40, 48, 56, 64, 72, 80, 96, 112, 128, 136, 192,
+    ] {
         for delta in [-65i64, -64, -63, -1, 0, 1, 63, 64, 65] {
             v.push((blocks as i64 * 64 + delta) as usize);
         }
@@ -173,7 +176,7 @@ proptest! {
         key in any::<[u8; 32]>(),
         nonce in any::<[u8; 8]>(),
         below_carry in 0u64..64,
-        len in 0usize..4200,
+        len in 0usize..9000,
         seed in any::<u64>(),
     ) {
         let ctr = u64::from(u32::MAX) - below_carry;
@@ -181,6 +184,53 @@ proptest! {
         let expected = forro_output(&key, Forro14Backend::Scalar, &nonce, ctr, &pt);
         for b in Forro14Backend::ALL.into_iter().filter(|b| b.is_available()) {
             prop_assert_eq!(forro_output(&key, b, &nonce, ctr, &pt), expected.clone());
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Every backend at any byte offset (the kernels load and store unaligned), on
+    /// counters near the end of the 64-bit space: a message that fits gives the scalar
+    /// output and touches nothing around it; one that would wrap is refused with
+    /// `MessageTooLong` and leaves the buffer as it was.
+    #[test]
+    fn proptest_any_offset_and_the_end_of_the_counter(
+        key in any::<[u8; 32]>(),
+        nonce in any::<[u8; 8]>(),
+        offset in 0usize..64,
+        len in 0usize..7000,
+        left in 0u64..160,
+        seed in any::<u64>(),
+    ) {
+        let ctr = u64::MAX - left;
+        let mut rng = Rng::new(seed);
+        let original = rng.bytes(offset + len + 9);
+        let fits = (len as u128).div_ceil(64) <= u128::from(left) + 1;
+        let expected = fits.then(|| {
+            let mut b = original.clone();
+            Forro14::with_backend(&key, Forro14Backend::Scalar)
+                .unwrap()
+                .apply_keystream(&nonce, ctr, &mut b[offset..offset + len])
+                .unwrap();
+            b
+        });
+        for b in Forro14Backend::ALL.into_iter().filter(|b| b.is_available()) {
+            let mut buf = original.clone();
+            let r = Forro14::with_backend(&key, b)
+                .unwrap()
+                .apply_keystream(&nonce, ctr, &mut buf[offset..offset + len]);
+            match &expected {
+                Some(want) => {
+                    prop_assert!(r.is_ok());
+                    prop_assert_eq!(&buf, want, "{:?}", b);
+                }
+                None => {
+                    prop_assert_eq!(r, Err(CryptoError::MessageTooLong));
+                    prop_assert_eq!(&buf, &original, "{:?} wrote on refusal", b);
+                }
+            }
         }
     }
 }

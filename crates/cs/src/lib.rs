@@ -230,7 +230,7 @@ impl CsServer {
         packet.tag = tag.clone();
         let key = packet.key.clone();
         let known = self.memory.contains(&key) || self.on_disk(&key);
-        if let Some(disk) = &mut self.disk {
+        if let Some(disk) = self.disk.as_mut().filter(|_| !is_localhost(&key)) {
             disk.insert(&packet);
         }
         let evicted = self.memory.insert(packet);
@@ -375,4 +375,14 @@ impl CsServer {
             disk_refusals: self.disk_refusals,
         }
     }
+}
+
+/// The TLV of the name component `localhost`.
+const LOCALHOST: &[u8] = b"\x08\x09localhost";
+
+/// Whether a name (its TLV-VALUE) is under `/localhost`: this host's own packets (management
+/// answers), kept in memory but never written to disk, so a restart does not bring back the
+/// answers of an earlier run.
+fn is_localhost(key: &[u8]) -> bool {
+    key.starts_with(LOCALHOST)
 }

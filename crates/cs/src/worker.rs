@@ -2,10 +2,17 @@
 //! [`Answer`]s through a callback, so neither side blocks on the other and this crate needs no
 //! async runtime. Disk writes are committed when enough is queued or the worker has been idle
 //! for [`IDLE_FLUSH`].
+//!
+//! The request channel is bounded where it could grow: inserts go through
+//! [`Shared::reserve`], which refuses (and counts) an insert when the bytes queued and not yet
+//! taken by the worker reach the limit, so a producer faster than the disk cannot grow the
+//! process's memory. Look-ups are never refused (each stands for a pending Interest, which the
+//! forwarder's PIT already bounds), nor are the rare control requests.
 
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
@@ -80,20 +87,120 @@ pub struct Worker {
     pub requests: mpsc::Sender<Request>,
     /// The thread; joins once every sender is dropped.
     pub thread: JoinHandle<()>,
+    /// The insert queue's bound and the worker's latest figures.
+    pub shared: Arc<Shared>,
 }
 
-/// Starts a worker thread serving `server`; `answer` is called on that thread for every answer.
+/// How often the worker publishes its figures ([`Shared::info`]) while busy.
+pub const INFO_INTERVAL: Duration = Duration::from_millis(100);
+
+/// What the worker and its senders share: the bytes of inserts sent and not yet taken, their
+/// bound, the inserts refused, and the worker's latest figures (so a reader never waits for a
+/// worker that is busy committing).
+#[derive(Debug)]
+pub struct Shared {
+    queued: AtomicUsize,
+    limit: AtomicUsize,
+    dropped: AtomicU64,
+    dropped_bytes: AtomicU64,
+    info: Mutex<Option<CsInfo>>,
+}
+
+impl Shared {
+    /// A bound of `limit` bytes of queued inserts.
+    pub fn new(limit: usize) -> Self {
+        Self {
+            queued: AtomicUsize::new(0),
+            limit: AtomicUsize::new(limit),
+            dropped: AtomicU64::new(0),
+            dropped_bytes: AtomicU64::new(0),
+            info: Mutex::new(None),
+        }
+    }
+
+    /// Takes room for an insert of `len` bytes; false, counted as a drop, when the queue holds
+    /// too much already. The worker gives the room back when it takes the insert.
+    pub fn reserve(&self, len: usize) -> bool {
+        let limit = self.limit.load(Ordering::Relaxed);
+        let taken = self
+            .queued
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |q| {
+                (q.saturating_add(len) <= limit).then_some(q + len)
+            })
+            .is_ok();
+        if !taken {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            self.dropped_bytes.fetch_add(len as u64, Ordering::Relaxed);
+        }
+        taken
+    }
+
+    fn release(&self, len: usize) {
+        let _ = self
+            .queued
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |q| {
+                Some(q.saturating_sub(len))
+            });
+    }
+
+    /// Changes the bound.
+    pub fn set_limit(&self, limit: usize) {
+        self.limit.store(limit, Ordering::Relaxed);
+    }
+
+    /// Bytes of inserts queued now.
+    pub fn queued_bytes(&self) -> usize {
+        self.queued.load(Ordering::Relaxed)
+    }
+
+    /// The bound.
+    pub fn limit(&self) -> usize {
+        self.limit.load(Ordering::Relaxed)
+    }
+
+    /// Inserts refused because the queue was full, and their bytes.
+    pub fn insert_drops(&self) -> (u64, u64) {
+        (
+            self.dropped.load(Ordering::Relaxed),
+            self.dropped_bytes.load(Ordering::Relaxed),
+        )
+    }
+
+    /// The worker's figures, at most [`INFO_INTERVAL`] old while it works.
+    pub fn info(&self) -> Option<CsInfo> {
+        self.info
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn publish(&self, info: CsInfo) {
+        *self.info.lock().unwrap_or_else(PoisonError::into_inner) = Some(info);
+    }
+}
+
+/// Starts a worker thread serving `server`, with at most `insert_queue_bytes` of inserts
+/// queued (see [`Shared::reserve`]); `answer` is called on that thread for every answer.
 ///
 /// # Errors
 /// The thread cannot be spawned.
 pub fn spawn(
     mut server: CsServer,
+    insert_queue_bytes: usize,
     answer: impl Fn(Answer) + Send + 'static,
 ) -> std::io::Result<Worker> {
     let (requests, rx) = mpsc::channel::<Request>();
+    let shared = Arc::new(Shared::new(insert_queue_bytes));
+    shared.publish(server.info());
+    let mine = shared.clone();
     let thread = std::thread::Builder::new()
         .name("nameway-cs".into())
         .spawn(move || {
+            let shared = mine;
+            // Published every INFO_INTERVAL while busy, and as soon as the worker is idle
+            // after any change, so a reader sees a reconfiguration at once.
+            let mut published = Instant::now();
+            let mut dirty = false;
             loop {
                 let first = if server.has_queued() {
                     match rx.recv_timeout(IDLE_FLUSH) {
@@ -102,6 +209,10 @@ pub fn spawn(
                         Err(mpsc::RecvTimeoutError::Disconnected) => break,
                     }
                 } else {
+                    if dirty {
+                        shared.publish(server.info());
+                        published = Instant::now();
+                    }
                     match rx.recv() {
                         Ok(r) => Some(r),
                         Err(_) => break,
@@ -110,19 +221,30 @@ pub fn spawn(
                 let Some(first) = first else {
                     server.flush();
                     report(&mut server, &answer);
+                    dirty = true;
                     continue;
                 };
-                handle(&mut server, first, &answer);
+                handle(&mut server, first, &shared, &answer);
                 // Whatever else is waiting, then the changes once.
                 while let Ok(r) = rx.try_recv() {
-                    handle(&mut server, r, &answer);
+                    handle(&mut server, r, &shared, &answer);
                 }
                 report(&mut server, &answer);
+                dirty = true;
+                if published.elapsed() >= INFO_INTERVAL {
+                    shared.publish(server.info());
+                    (published, dirty) = (Instant::now(), false);
+                }
             }
             server.flush();
             report(&mut server, &answer);
+            shared.publish(server.info());
         })?;
-    Ok(Worker { requests, thread })
+    Ok(Worker {
+        requests,
+        thread,
+        shared,
+    })
 }
 
 fn report(server: &mut CsServer, answer: &impl Fn(Answer)) {
@@ -132,7 +254,7 @@ fn report(server: &mut CsServer, answer: &impl Fn(Answer)) {
     }
 }
 
-fn handle(server: &mut CsServer, request: Request, answer: &impl Fn(Answer)) {
+fn handle(server: &mut CsServer, request: Request, shared: &Shared, answer: &impl Fn(Answer)) {
     match request {
         Request::Lookup {
             token,
@@ -147,6 +269,7 @@ fn handle(server: &mut CsServer, request: Request, answer: &impl Fn(Answer)) {
             arrived_ms,
             tag,
         } => {
+            shared.release(wire.len());
             if let Err(e) = server.insert_tagged(wire, arrived_ms, tag) {
                 tracing::debug!(error = %e, "content store: not a Data, not stored");
             }
@@ -170,5 +293,26 @@ fn handle(server: &mut CsServer, request: Request, answer: &impl Fn(Answer)) {
             server.flush();
             let _ = reply.send(());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inserts_past_the_bound_are_refused_and_counted_until_the_worker_takes_them() {
+        let shared = Shared::new(1000);
+        assert!(shared.reserve(600));
+        assert!(!shared.reserve(600), "1200 bytes would be queued");
+        assert_eq!(shared.insert_drops(), (1, 600));
+        assert!(shared.reserve(400));
+        assert_eq!(shared.queued_bytes(), 1000);
+        shared.release(600);
+        assert!(shared.reserve(500));
+        assert_eq!(shared.queued_bytes(), 900);
+        // Releasing more than is queued never wraps.
+        shared.release(10_000);
+        assert_eq!(shared.queued_bytes(), 0);
     }
 }

@@ -337,3 +337,32 @@ fn sigkill_during_insertion_never_serves_a_corrupt_packet() {
     assert!(last_count > 0, "the child never committed anything");
     eprintln!("{trials} SIGKILL trials: {last_count} packets kept, {corrupt_total} corrupt records dropped");
 }
+
+#[test]
+fn localhost_packets_are_served_from_memory_but_never_written_to_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (mut cs, _) = CsServer::open(config(dir.path()));
+        cs.insert(
+            data("/localhost/nfd/status/general/v=1/seg=0", Some(1000), 100),
+            1_000,
+        )
+        .unwrap();
+        cs.insert(data("/localhostish/a", Some(60_000), 100), 1_000)
+            .unwrap();
+        cs.insert(data("/app/a", Some(60_000), 100), 1_000).unwrap();
+        cs.flush();
+        assert!(cs
+            .lookup(&q("/localhost/nfd/status/general/v=1/seg=0"), 1_100)
+            .is_some());
+        assert_eq!(cs.info().disk.unwrap().entries, 2);
+    }
+    // After a restart, the previous run's management answers are gone; the rest is there.
+    let (mut cs, report) = CsServer::open(config(dir.path()));
+    assert_eq!(report.unwrap().packets, 2);
+    assert!(cs
+        .lookup(&q("/localhost/nfd/status/general/v=1/seg=0"), 1_100)
+        .is_none());
+    assert!(cs.lookup(&q("/localhostish/a"), 1_100).is_some());
+    assert!(cs.lookup(&q("/app/a"), 1_100).is_some());
+}

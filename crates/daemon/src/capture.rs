@@ -144,7 +144,7 @@ impl Captures {
             content.put_slice(wire);
             let record = crate::mgmt::dataset::sign(Data::new(name, content.freeze()));
             match faces.send(nameway_face::FaceId(s.sink), record) {
-                Ok(()) => s.captured += 1,
+                Ok(_) => s.captured += 1,
                 Err(_) => s.dropped += 1,
             }
         }

@@ -74,8 +74,12 @@ pub struct FacesConfig {
     pub udp_mtu: usize,
     /// Close on-demand UDP faces idle this long (milliseconds).
     pub udp_idle_timeout_ms: u64,
-    /// Packets a face's send queue holds before it drops.
+    /// Packets a face's send queue holds at most, whatever their size.
     pub tx_queue: usize,
+    /// Bytes a face's send queue holds: toward another forwarder, more are dropped (counted,
+    /// and a dropped Interest is answered with a Nack Congestion); toward an application, up to
+    /// four times this is held while the faces sending it Interests are slowed down.
+    pub tx_queue_bytes: ByteSize,
     /// Capacity of the queue from the faces to the forwarder.
     pub event_queue: usize,
     /// Interests per second each face may send (a token bucket); 0, the default, is no limit.
@@ -151,6 +155,10 @@ pub struct CsConfig {
     pub disk_capacity: ByteSize,
     /// The CS-list's false-positive rate.
     pub filter_fp_rate: f64,
+    /// Bytes of Data queued toward the content-store server at most (decoupled store): past
+    /// it, Data are not cached (counted as `insert_drops`), so a producer faster than the
+    /// disk cannot grow the daemon's memory. Look-ups are never dropped.
+    pub insert_queue: ByteSize,
 }
 
 impl CsConfig {
@@ -194,6 +202,80 @@ impl<'de> Deserialize<'de> for ByteSize {
 /// bytes per pending 4-component Interest (`cargo run --release -p nameway-fw --example
 /// pit_memory`), rounded up for longer names and table growth.
 pub const PIT_BYTES_PER_ENTRY: u64 = 512;
+
+/// A configuration file that does not parse, in one line: where, in which table, what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// 1-based line of the fault, when the parser knows it.
+    pub line: Option<usize>,
+    /// 1-based column.
+    pub column: Option<usize>,
+    /// The header of the table the fault is in (`[faces]`, `[[route]]`...), when it is in one.
+    pub table: Option<String>,
+    /// What is wrong, on one line.
+    pub message: String,
+}
+
+impl ConfigError {
+    /// From the parser's error and the text it read.
+    fn new(text: &str, e: &toml::de::Error) -> Self {
+        let start = e.span().map(|s| s.start.min(text.len()));
+        let (line, column) = match start {
+            Some(at) => {
+                let before = &text[..at];
+                let line = before.matches('\n').count() + 1;
+                let column = at - before.rfind('\n').map_or(0, |n| n + 1) + 1;
+                (Some(line), Some(column))
+            }
+            None => (None, None),
+        };
+        // The last table header above the fault.
+        let table = start.and_then(|at| {
+            text[..at]
+                .lines()
+                .rev()
+                .map(str::trim)
+                .find(|l| l.starts_with('[') && l.ends_with(']'))
+                .map(str::to_owned)
+        });
+        // serde says "field"; a configuration has keys. One line, whatever the parser wrote.
+        let message = e
+            .message()
+            .replace("unknown field", "unknown key")
+            .replace("missing field", "missing key")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        Self {
+            line,
+            column,
+            table,
+            message,
+        }
+    }
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let (Some(line), Some(column)) = (self.line, self.column) {
+            write!(f, "line {line}, column {column}: ")?;
+        }
+        if let Some(table) = &self.table {
+            write!(f, "in {table}: ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Whether a `[[route]]` face names the null face (`null://`).
+pub fn is_null_uri(uri: &str) -> bool {
+    matches!(
+        uri.parse::<nameway_face::FaceUri>(),
+        Ok(nameway_face::FaceUri::Null)
+    )
+}
 
 fn pit_capacity<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
     #[derive(Deserialize)]
@@ -350,7 +432,8 @@ impl Default for FacesConfig {
             tcp_loopback_is_local: true,
             udp_mtu: 8800,
             udp_idle_timeout_ms: 600_000,
-            tx_queue: 1024,
+            tx_queue: 65536,
+            tx_queue_bytes: ByteSize(4 << 20),
             event_queue: 4096,
             interest_rate_limit: 0,
             interest_burst: 0,
@@ -383,6 +466,7 @@ impl Default for CsConfig {
             disk_path: PathBuf::new(),
             disk_capacity: ByteSize(1 << 30),
             filter_fp_rate: 0.01,
+            insert_queue: ByteSize(16 << 20),
         }
     }
 }
@@ -407,8 +491,8 @@ impl Config {
     ///
     /// # Errors
     /// Syntax errors, unknown keys and values of the wrong type, with their line.
-    pub fn from_toml(text: &str) -> Result<Self, toml::de::Error> {
-        toml::from_str(text)
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::new(text, &e))
     }
 
     /// Checks what the types cannot: names and URIs parse, numbers are in range.
@@ -446,9 +530,7 @@ impl Config {
             r.prefix
                 .parse::<nameway_wire::Name>()
                 .map_err(|e| format!("route prefix {:?}: {e}", r.prefix))?;
-            if !crate::driver::is_null_uri(&r.face)
-                && !self.static_faces.iter().any(|f| f.uri == r.face)
-            {
+            if !is_null_uri(&r.face) && !self.static_faces.iter().any(|f| f.uri == r.face) {
                 return Err(format!(
                     "route {:?}: face {:?} is not a [[face]]",
                     r.prefix, r.face
@@ -459,6 +541,12 @@ impl Config {
             .policy
             .parse::<nameway_cs::PolicyKind>()
             .map_err(|e| format!("cs.policy: {e}"))?;
+        if self.faces.tx_queue_bytes.0 < 8800 {
+            return Err("faces.tx_queue_bytes must hold one packet (8800 bytes) at least".into());
+        }
+        if self.cs.insert_queue.0 < 8800 {
+            return Err("cs.insert_queue must hold one packet (8800 bytes) at least".into());
+        }
         if !(self.cs.filter_fp_rate > 0.0 && self.cs.filter_fp_rate < 0.5) {
             return Err("cs.filter_fp_rate must be between 0 and 0.5".into());
         }
@@ -552,9 +640,23 @@ mod tests {
     }
 
     #[test]
-    fn unknown_keys_are_errors() {
-        let err = Config::from_toml("[cs]\ncapacty = 5\n").unwrap_err();
-        assert!(err.to_string().contains("capacty"), "{err}");
+    fn unknown_keys_are_errors_in_one_line_naming_line_table_and_key() {
+        let err = Config::from_toml("# top\n[cs]\ncapacity = 5\n  capacty = 5\n").unwrap_err();
+        let text = err.to_string();
+        assert!(!text.contains('\n'), "{text}");
+        assert!(
+            text.starts_with("line 4, column 3: in [cs]: unknown key `capacty`, expected one of"),
+            "{text}"
+        );
+        let err = Config::from_toml("[[route]]\nprefix = \"/a\"\nfce = 3\n").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("line 3, column 1: in [[route]]: unknown key `fce`"),
+            "{err}"
+        );
+        let err = Config::from_toml("log = 3\n").unwrap_err();
+        assert_eq!(err.table, None, "{err}");
+        assert_eq!(err.line, Some(1), "{err}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! calls management makes to it.
 
 use std::sync::mpsc as std_mpsc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -14,6 +15,7 @@ use nameway_wire::Name;
 use tokio::sync::mpsc;
 
 use crate::config::CsConfig;
+use crate::wall_ms;
 
 /// Longest a management call waits for the worker (it may be committing to disk).
 const CALL_TIMEOUT: Duration = Duration::from_secs(2);
@@ -32,6 +34,8 @@ pub struct CsHandle {
 #[derive(Clone, Debug)]
 pub struct CsClient {
     requests: std_mpsc::Sender<Request>,
+    /// The insert queue's bound and the worker's latest figures.
+    shared: Arc<worker::Shared>,
 }
 
 /// The server's configuration from `[cs]`.
@@ -83,7 +87,8 @@ pub fn start(
         "content store: CS-list built from the store"
     );
     let (tx, rx) = mpsc::unbounded_channel();
-    let worker = worker::spawn(server, move |a| {
+    let queue = usize::try_from(config.insert_queue.0).unwrap_or(usize::MAX);
+    let worker = worker::spawn(server, queue, move |a| {
         let _ = tx.send(a);
     })
     .context("cannot start the content-store worker")?;
@@ -91,15 +96,12 @@ pub fn start(
         CsHandle {
             client: CsClient {
                 requests: worker.requests,
+                shared: worker.shared,
             },
             thread: Some(worker.thread),
         },
         rx,
     ))
-}
-
-fn wall_ms() -> u64 {
-    crate::mgmt::wall_ms()
 }
 
 impl CsHandle {
@@ -130,11 +132,17 @@ impl CsClient {
                     query: Query::new(&name, can_be_prefix, must_be_fresh),
                     now_ms: wall_ms(),
                 },
-                CsRequest::Insert { data, hashes } => Request::Insert {
-                    wire: data,
-                    arrived_ms: wall_ms(),
-                    tag: Some(hashes),
-                },
+                CsRequest::Insert { data, hashes } => {
+                    // Past the bound the Data is not cached (counted), never queued.
+                    if !self.shared.reserve(data.len()) {
+                        continue;
+                    }
+                    Request::Insert {
+                        wire: data,
+                        arrived_ms: wall_ms(),
+                        tag: Some(hashes),
+                    }
+                }
             };
             if self.requests.send(request).is_err() {
                 tracing::error!("the content-store worker has stopped");
@@ -143,11 +151,21 @@ impl CsClient {
         }
     }
 
-    /// Both tiers' figures.
+    /// Both tiers' figures as the worker last published them (at most
+    /// [`worker::INFO_INTERVAL`] old while it works): never waits for a busy worker.
     pub fn info(&self) -> Option<CsInfo> {
-        let (tx, rx) = std_mpsc::channel();
-        self.requests.send(Request::Info(tx)).ok()?;
-        rx.recv_timeout(CALL_TIMEOUT).ok()
+        self.shared.info()
+    }
+
+    /// The insert queue: bytes queued, its bound, inserts refused and their bytes.
+    pub fn insert_queue(&self) -> InsertQueue {
+        let (drops, drop_bytes) = self.shared.insert_drops();
+        InsertQueue {
+            queued_bytes: self.shared.queued_bytes() as u64,
+            limit_bytes: self.shared.limit() as u64,
+            drops,
+            drop_bytes,
+        }
     }
 
     /// Erases up to `limit` names under `prefix`.
@@ -163,8 +181,21 @@ impl CsClient {
         rx.recv_timeout(CALL_TIMEOUT).ok()
     }
 
-    /// Changes the policy and capacities.
+    /// Erases every name under `prefix`, without waiting: the erase is queued behind the
+    /// inserts already sent, so a look-up sent after it cannot find them.
+    pub fn erase_later(&self, prefix: &Name) {
+        let (reply, _) = std_mpsc::channel();
+        let _ = self.requests.send(Request::Erase {
+            prefix_key: Bytes::copy_from_slice(prefix.value_bytes()),
+            limit: usize::MAX,
+            reply,
+        });
+    }
+
+    /// Changes the policy, capacities and the insert queue's bound.
     pub fn reconfigure(&self, config: &CsConfig) {
+        self.shared
+            .set_limit(usize::try_from(config.insert_queue.0).unwrap_or(usize::MAX));
         let sc = server_config(config);
         let _ = self.requests.send(Request::Reconfigure {
             policy: sc.policy,
@@ -208,107 +239,15 @@ pub fn policy(config: &CsConfig) -> PolicyKind {
     config.policy.parse().unwrap_or_default()
 }
 
-/// `cs/tiers`: both tiers, the filter and the policy, as `nameway cs info --json` shows them.
-#[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct Tiers {
-    /// Whether the decoupled store runs.
-    pub decoupled: bool,
-    /// The memory tier's policy.
-    pub policy: String,
-    /// The memory tier.
-    pub memory: Tier,
-    /// The disk tier; `null` when there is none.
-    pub disk: Option<Tier>,
-    /// Why a configured disk tier does not run.
-    pub disk_error: Option<String>,
-    /// Disk tiers refused since start.
-    pub disk_refusals: u64,
-    /// Records dropped for a bad checksum.
-    pub corrupt_dropped: u64,
-    /// CS-list look-ups that went to the server.
-    pub filter_hits: u64,
-    /// CS-list look-ups that went straight on.
-    pub filter_misses: u64,
-    /// CS-list hits the server answered with a miss.
-    pub filter_false_positives: u64,
-    /// Memory the CS-list uses.
-    pub filter_bytes: u64,
-    /// The CS-list's configured false-positive rate.
-    pub filter_fp_rate: f64,
-}
-
-/// One tier.
-#[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct Tier {
-    /// Packets held.
-    pub entries: u64,
-    /// Bytes used.
-    pub bytes: u64,
-    /// Capacity in packets.
-    pub capacity_packets: u64,
-    /// Capacity in bytes.
-    pub capacity_bytes: u64,
-    /// Look-ups answered.
-    pub hits: u64,
-    /// Look-ups not answered.
-    pub misses: u64,
-    /// Packets written.
-    pub inserts: u64,
-    /// Packets evicted.
-    pub evictions: u64,
-}
-
-impl Tier {
-    fn new(t: &nameway_cs::TierInfo) -> Self {
-        Self {
-            entries: t.entries,
-            bytes: t.bytes,
-            capacity_packets: t.capacity_packets,
-            capacity_bytes: t.capacity_bytes,
-            hits: t.stats.hits,
-            misses: t.stats.misses,
-            inserts: t.stats.inserts,
-            evictions: t.stats.evictions,
-        }
-    }
-}
-
-impl Tiers {
-    /// From the server's figures and the forwarder's filter.
-    pub fn new(info: &CsInfo, fw: &Forwarder) -> Self {
-        let f = fw
-            .cs_filter()
-            .map(|f| (f.counters(), f.size_bytes(), f.fp_rate()));
-        Self {
-            decoupled: true,
-            policy: info.policy.to_string(),
-            memory: Tier::new(&info.memory),
-            disk: info.disk.as_ref().map(Tier::new),
-            disk_error: info.disk_error.clone(),
-            disk_refusals: info.disk_refusals,
-            corrupt_dropped: info.disk.as_ref().map_or(0, |d| d.stats.corrupt_dropped),
-            filter_hits: f.map_or(0, |f| f.0.hits),
-            filter_misses: f.map_or(0, |f| f.0.misses),
-            filter_false_positives: f.map_or(0, |f| f.0.false_positives),
-            filter_bytes: f.map_or(0, |f| f.1 as u64),
-            filter_fp_rate: f.map_or(0.0, |f| f.2),
-        }
-    }
-
-    /// Names stored (the disk holds everything the memory tier holds when it runs).
-    pub fn entries(&self) -> u64 {
-        self.disk
-            .as_ref()
-            .map_or(self.memory.entries, |d| d.entries.max(self.memory.entries))
-    }
-
-    /// Interests answered by the store.
-    pub fn hits(&self) -> u64 {
-        self.memory.hits + self.disk.as_ref().map_or(0, |d| d.hits)
-    }
-
-    /// Interests the store could not answer: filter misses and false positives.
-    pub fn misses(&self) -> u64 {
-        self.filter_misses + self.filter_false_positives
-    }
+/// The insert queue toward the server.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InsertQueue {
+    /// Bytes of Data queued now.
+    pub queued_bytes: u64,
+    /// The bound (`[cs] insert_queue`).
+    pub limit_bytes: u64,
+    /// Data not cached because the queue was full.
+    pub drops: u64,
+    /// Their bytes.
+    pub drop_bytes: u64,
 }

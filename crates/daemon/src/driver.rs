@@ -14,7 +14,6 @@ use anyhow::Context as _;
 use bytes::Bytes;
 use nameway_face::{FaceEvent, FaceSystem, FaceSystemConfig, FaceUri, Persistency};
 use nameway_fw::{Config as FwConfig, FaceId, FaceScope, Forwarder, LinkType, Time};
-use nameway_wire::lp::{CachePolicyType, LpPacket};
 use nameway_wire::Name;
 use tokio::sync::mpsc;
 
@@ -43,8 +42,6 @@ pub struct Driver {
     rx_burst: usize,
     /// Snapshot requests from the HTTP listener, when it is on.
     snapshots: Option<mpsc::Receiver<crate::http::SnapshotRequest>>,
-    /// Bytes received and sent by faces that have closed, so totals never go backwards.
-    closed_bytes: (u64, u64),
     /// The configuration in force (what needs a restart: as started).
     config: Config,
     /// Routes installed from `[[route]]`: prefix and face.
@@ -61,11 +58,6 @@ pub struct Driver {
 
 /// The null face's id (NFD's `FACEID_NULL`).
 pub const NULL_FACE: FaceId = FaceId(255);
-
-/// Whether a `[[route]]` face names the null face.
-pub fn is_null_uri(uri: &str) -> bool {
-    matches!(uri.parse::<FaceUri>(), Ok(FaceUri::Null))
-}
 
 /// The face options of a `[[face]]`.
 fn static_face_options(f: &crate::config::StaticFace) -> nameway_face::FaceOptions {
@@ -119,6 +111,7 @@ pub fn face_config(config: &Config) -> FaceSystemConfig {
     fc.udp_mtu = f.udp_mtu;
     fc.udp_idle_timeout = config.udp_idle_timeout();
     fc.tx_queue = f.tx_queue;
+    fc.tx_queue_bytes = usize::try_from(f.tx_queue_bytes.0).unwrap_or(usize::MAX);
     fc.event_queue = f.event_queue;
     fc.fault = f.fault.as_ref().map(fault_config);
     fc
@@ -216,7 +209,6 @@ impl Driver {
             start,
             rx_burst: config.forwarder.rx_burst.max(1),
             snapshots,
-            closed_bytes: (0, 0),
             config: config.clone(),
             static_routes: Vec::new(),
             static_strategies: Vec::new(),
@@ -243,7 +235,11 @@ impl Driver {
         let mut errors = Vec::new();
         let mut routes = Vec::new();
         // Routes to the null face need no [[face]].
-        for r in config.static_routes.iter().filter(|r| is_null_uri(&r.face)) {
+        for r in config
+            .static_routes
+            .iter()
+            .filter(|r| crate::config::is_null_uri(&r.face))
+        {
             match r.prefix.parse::<Name>() {
                 Ok(prefix) => {
                     let route = Route {
@@ -451,6 +447,7 @@ impl Driver {
             let now = self.now();
             self.fw.set_interest_rate_limit(id, now, Some(limit));
         }
+        self.mgmt.state_changed(&mut self.fw);
         tracing::debug!(face = id.0, remote = %info.remote, "face up");
     }
 
@@ -468,8 +465,8 @@ impl Driver {
             FaceEvent::Down { face, reason } => {
                 tracing::debug!(face = face.0, ?reason, "face down");
                 if let Some(f) = self.fw.face(FaceId(face.0)) {
-                    self.closed_bytes.0 += f.counters().n_in_bytes;
-                    self.closed_bytes.1 += f.counters().n_out_bytes;
+                    let c = f.counters();
+                    self.mgmt.add_closed_bytes(c.n_in_bytes, c.n_out_bytes);
                 }
                 self.fw.remove_face(FaceId(face.0));
                 self.mgmt.face_down(&mut self.fw, face.0);
@@ -505,21 +502,60 @@ impl Driver {
                         .captures
                         .record(&self.faces, t.face.0, dir, &t.wire);
                 }
-                if let Err(e) = self.faces.send(nameway_face::FaceId(t.face.0), t.wire) {
-                    tracing::trace!(face = t.face.0, error = %e, "send dropped");
-                }
+                self.send(t);
             }
         }
     }
 
-    /// Feeds a management reply back into the forwarder, marked NoCache: datasets are
-    /// generated on demand (and their segments kept by management for follow-ups), so a cached
-    /// copy would only make the next request see an older version.
+    /// Queues one packet of the forwarder for its face. Toward an application past its queue's
+    /// bound, the face that sent the Interest is slowed down (backpressure); an Interest that
+    /// cannot be queued at all is answered downstream with a Nack Congestion (as if the
+    /// upstream had sent it), so the consumer retries at once instead of waiting out the
+    /// lifetime.
+    fn send(&mut self, t: nameway_fw::Transmit) {
+        let face = nameway_face::FaceId(t.face.0);
+        let interest = (t.kind == nameway_fw::PacketKind::Interest).then(|| t.wire.clone());
+        match self.faces.send(face, t.wire) {
+            Ok(nameway_face::Queued::Within) => {}
+            Ok(nameway_face::Queued::Congested) => {
+                if interest.is_some() && t.cause != FaceId::NONE {
+                    self.faces.slow_down(nameway_face::FaceId(t.cause.0), face);
+                }
+            }
+            Err(nameway_face::SendError::QueueFull) => {
+                if let Some(wire) = interest {
+                    self.nack_congestion(t.face, wire);
+                }
+            }
+            Err(e) => tracing::trace!(face = t.face.0, error = %e, "send dropped"),
+        }
+    }
+
+    /// Feeds the forwarder a Nack Congestion for `interest` from `face`, which could not queue
+    /// it: the Nack pipeline answers the Interest's downstreams (or tries another upstream).
+    fn nack_congestion(&mut self, face: FaceId, interest: Bytes) {
+        let fragment = match nameway_wire::Packet::classify(interest) {
+            Ok(nameway_wire::Packet::Interest(w)) => w,
+            Ok(nameway_wire::Packet::Lp(lp)) => match lp.fragment {
+                Some(f) => f,
+                None => return,
+            },
+            _ => return,
+        };
+        let mut lp = nameway_wire::LpPacket::wrap(fragment);
+        lp.nack = Some(nameway_wire::NackReason::Congestion);
+        let now = self.now();
+        self.fw.handle_packet(now, face, lp.encode());
+    }
+
+    /// Feeds a management reply back into the forwarder. It is cached like any Data, as NFD
+    /// caches its datasets and responses (an Interest for `/localhost` with CanBePrefix is
+    /// answered from the store); management takes its datasets out of the store whenever its
+    /// state changes ([`Management::state_changed`]), so no command is followed by an older
+    /// dataset.
     fn inject_from_internal(&mut self, data: Bytes) {
         let now = self.now();
-        let mut lp = LpPacket::wrap(data);
-        lp.cache_policy = Some(CachePolicyType::NoCache);
-        self.fw.handle_packet(now, INTERNAL_FACE, lp.encode());
+        self.fw.handle_packet(now, INTERNAL_FACE, data);
     }
 
     fn spawn_create(
@@ -580,16 +616,8 @@ impl Driver {
 
     /// Answers the HTTP listener with a snapshot of the counters (taken between bursts).
     fn answer_snapshot(&self, request: crate::http::SnapshotRequest) {
-        let wall_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_millis() as u64);
-        let snapshot = crate::status::take(
-            &self.fw,
-            &self.faces,
-            self.start.elapsed().as_secs_f64(),
-            wall_ms,
-            self.closed_bytes,
-        );
+        let uptime = self.start.elapsed().as_secs_f64();
+        let snapshot = self.mgmt.snapshot(&self.fw, &self.faces, uptime);
         let _ = request.send(Arc::new(snapshot));
     }
 

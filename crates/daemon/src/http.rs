@@ -2,7 +2,7 @@
 //! status as JSON at `/api/status`, and a status page with plots at `/`.
 //!
 //! Every request that needs numbers asks the driver for a [`Snapshot`] over a channel; the
-//! driver answers between two bursts of packets (see [`crate::status`]). A sampler task asks
+//! driver answers between two bursts of packets (see [`crate::mgmt::status`]). A sampler task asks
 //! once a second and keeps ten minutes of rates for the page's plots. The exposition format is
 //! written by the `prometheus-client` crate (Prometheus text format 0.0.4).
 
@@ -28,7 +28,7 @@ use serde::Serialize;
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot, Semaphore};
 
-use crate::status::Snapshot;
+use crate::mgmt::Snapshot;
 
 /// A request for a snapshot: the driver answers on the one-shot channel.
 pub type SnapshotRequest = oneshot::Sender<Arc<Snapshot>>;
@@ -160,7 +160,10 @@ async fn route(shared: &Shared, req: &Request<Incoming>) -> Response<Full<Bytes>
                 };
                 let body = ApiStatus {
                     snapshot: &s,
-                    process: Process::read(),
+                    process: Process {
+                        start_time_seconds: s.wall_ms as f64 / 1000.0 - s.uptime_s,
+                        ..Process::read()
+                    },
                     history: &history,
                 };
                 match serde_json::to_vec(&body) {
@@ -242,8 +245,10 @@ impl History {
             self.rx_bytes.push(rate(f.in_bytes, p.in_bytes));
             self.tx_bytes.push(rate(f.out_bytes, p.out_bytes));
             self.pit.push(f.pit_entries as f64);
-            let hits = f.cs_hits.saturating_sub(p.cs_hits);
-            let looked = hits + f.cs_misses.saturating_sub(p.cs_misses);
+            // The store that answers: the decoupled one's tiers when it runs.
+            let ((h1, m1), (h0, m0)) = (s.store_hits_misses(), prev.store_hits_misses());
+            let hits = h1.saturating_sub(h0);
+            let looked = hits + m1.saturating_sub(m0);
             self.cs_hit_ratio
                 .push((looked > 0).then(|| hits as f64 / looked as f64));
             let n = self.t.len();
@@ -274,21 +279,31 @@ async fn sample(shared: Arc<Shared>) {
     }
 }
 
-/// The process's own figures, from `/proc/self` (Linux), with Prometheus's standard names.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
-struct Process {
-    /// Resident set size in bytes.
-    resident_memory_bytes: u64,
-    /// User and system CPU time in seconds.
-    cpu_seconds: f64,
-    /// Open file descriptors.
-    open_fds: u64,
+crate::stats! {
+    /// The process's own figures, from `/proc/self` (Linux), with Prometheus's standard names.
+    pub struct Process {
+        /// Resident memory size in bytes.
+        pub resident_memory_bytes: u64 = gauge("process_resident_memory_bytes"),
+        /// User and system CPU time spent in seconds.
+        pub cpu_seconds: f64 = counter("process_cpu_seconds"),
+        /// Open file descriptors.
+        pub open_fds: u64 = gauge("process_open_fds"),
+        /// Start time of the process since the Unix epoch in seconds.
+        pub start_time_seconds: f64 = gauge("process_start_time_seconds"),
+    }
 }
 
 /// Clock ticks per second in `/proc/*/stat` (USER_HZ, 100 on every Linux architecture's ABI).
 const USER_HZ: f64 = 100.0;
 
 impl Process {
+    /// Its families.
+    fn families(&self) -> crate::metrics::Families {
+        let mut out = crate::metrics::Families::default();
+        self.metrics(&[], &mut out);
+        out
+    }
+
     fn read() -> Self {
         // Only /proc/self is read: the service unit mounts /proc with `ProcSubset=pid`.
         let mut p = Self::default();
@@ -325,7 +340,10 @@ fn encode_metrics(s: &Arc<Snapshot>, process: &Process) -> Result<String, std::f
     let mut registry = Registry::default();
     registry.register_collector(Box::new(SnapshotCollector {
         snapshot: s.clone(),
-        process: *process,
+        process: Process {
+            start_time_seconds: s.wall_ms as f64 / 1000.0 - s.uptime_s,
+            ..process.clone()
+        },
     }));
     let mut out = String::with_capacity(8192);
     prometheus_client::encoding::prometheus_text::encode(&mut out, &registry)?;
@@ -338,416 +356,56 @@ struct SnapshotCollector {
     process: Process,
 }
 
-/// Writes one metric family: `name`, help, type from the first value, then one sample per
-/// label set.
-fn family<M: EncodeMetric, L: prometheus_client::encoding::EncodeLabelSet>(
-    encoder: &mut DescriptorEncoder<'_>,
-    name: &str,
-    help: &str,
-    samples: impl IntoIterator<Item = (L, M)>,
+/// Writes one family: its descriptor, then one sample per label set. A family with no sample
+/// (a face-labelled family with no face open) is left out.
+fn encode_family(
+    e: &mut DescriptorEncoder<'_>,
+    family: &crate::metrics::Family,
 ) -> Result<(), std::fmt::Error> {
-    let mut samples = samples.into_iter().peekable();
-    let Some((_, first)) = samples.peek() else {
+    use crate::metrics::{Kind, Number};
+    let Some(first) = family.samples.first() else {
         return Ok(());
     };
-    let mut metric = encoder.encode_descriptor(name, help, None, first.metric_type())?;
-    for (labels, value) in samples {
-        value.encode(metric.encode_family(&labels)?)?;
+    let counter = family.kind == Kind::Counter;
+    let typ = match (counter, first.value) {
+        (true, _) => ConstCounter::new(0u64).metric_type(),
+        _ => ConstGauge::new(0i64).metric_type(),
+    };
+    let mut metric = e.encode_descriptor(family.name, &family.help, None, typ)?;
+    for sample in &family.samples {
+        let labels = &sample.labels;
+        let encoder = metric.encode_family(labels)?;
+        match (counter, sample.value) {
+            (true, Number::Int(v)) => ConstCounter::new(v).encode(encoder)?,
+            (true, Number::Real(v)) => ConstCounter::new(v).encode(encoder)?,
+            (true, Number::Signed(v)) => ConstCounter::new(v.max(0) as u64).encode(encoder)?,
+            (false, Number::Int(v)) => {
+                ConstGauge::new(i64::try_from(v).unwrap_or(i64::MAX)).encode(encoder)?
+            }
+            (false, Number::Signed(v)) => ConstGauge::new(v).encode(encoder)?,
+            (false, Number::Real(v)) => ConstGauge::new(v).encode(encoder)?,
+        }
     }
     Ok(())
 }
 
-/// A sample with no labels.
-fn one<M>(value: M) -> [(Vec<(&'static str, String)>, M); 1] {
-    [(Vec::new(), value)]
-}
-
-fn counter(v: u64) -> ConstCounter<u64> {
-    ConstCounter::new(v)
-}
-
-fn gauge<N>(v: N) -> ConstGauge<N> {
-    ConstGauge::new(v)
-}
-
 impl Collector for SnapshotCollector {
     fn encode(&self, mut e: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
-        let s = &*self.snapshot;
-        let f = &s.forwarder;
-        family(
-            &mut e,
-            "nameway_build_info",
-            "The forwarder's version",
-            [(vec![("version", s.version.clone())], gauge(1i64))],
-        )?;
-        family(
-            &mut e,
-            "nameway_uptime_seconds",
-            "Seconds since the forwarder started",
-            one(gauge(s.uptime_s)),
-        )?;
-        let packets = |dir: &'static str, i: u64, d: u64, n: u64| {
-            [("interest", i), ("data", d), ("nack", n)].map(|(t, v)| {
-                (
-                    vec![("direction", dir.to_string()), ("type", t.to_string())],
-                    counter(v),
-                )
-            })
-        };
-        let all = packets("in", f.n_in_interests, f.n_in_data, f.n_in_nacks)
-            .into_iter()
-            .chain(packets(
-                "out",
-                f.n_out_interests,
-                f.n_out_data,
-                f.n_out_nacks,
-            ));
-        family(
-            &mut e,
-            "nameway_forwarder_packets",
-            "Network packets through the forwarding core",
-            all,
-        )?;
-        family(
-            &mut e,
-            "nameway_forwarder_bytes",
-            "Bytes of network packets through the forwarding core, every face since start",
-            [("in", f.in_bytes), ("out", f.out_bytes)]
-                .map(|(dir, v)| (vec![("direction", dir.to_string())], counter(v))),
-        )?;
-        family(
-            &mut e,
-            "nameway_forwarder_satisfied_interests",
-            "PIT entries satisfied by Data",
-            one(counter(f.n_satisfied_interests)),
-        )?;
-        family(
-            &mut e,
-            "nameway_forwarder_unsatisfied_interests",
-            "PIT entries that expired unsatisfied",
-            one(counter(f.n_unsatisfied_interests)),
-        )?;
-        family(
-            &mut e,
-            "nameway_forwarder_drops",
-            "Packets dropped by the forwarding core, by reason",
-            f.drops
-                .iter()
-                .map(|(r, v)| (vec![("reason", (*r).to_string())], counter(*v))),
-        )?;
-        family(
-            &mut e,
-            "nameway_pit_entries",
-            "Pending Interest Table entries",
-            one(gauge(f.pit_entries as i64)),
-        )?;
-        family(
-            &mut e,
-            "nameway_pit_capacity_entries",
-            "Most PIT entries",
-            one(gauge(f.pit_capacity as i64)),
-        )?;
-        family(
-            &mut e,
-            "nameway_pit_inserts",
-            "PIT entries created",
-            one(counter(f.pit_inserts)),
-        )?;
-        family(
-            &mut e,
-            "nameway_fib_entries",
-            "FIB entries",
-            one(gauge(f.fib_entries as i64)),
-        )?;
-        family(
-            &mut e,
-            "nameway_cs_entries",
-            "Packets in the content store",
-            one(gauge(f.cs_entries as i64)),
-        )?;
-        family(
-            &mut e,
-            "nameway_cs_capacity_entries",
-            "Content store capacity in packets",
-            one(gauge(f.cs_capacity as i64)),
-        )?;
-        family(
-            &mut e,
-            "nameway_cs_hits",
-            "Interests answered by the content store",
-            one(counter(f.cs_hits)),
-        )?;
-        family(
-            &mut e,
-            "nameway_cs_misses",
-            "Content store look-ups that found nothing",
-            one(counter(f.cs_misses)),
-        )?;
-        family(
-            &mut e,
-            "nameway_cs_inserts",
-            "Packets admitted to the content store",
-            one(counter(f.cs_inserts)),
-        )?;
-        family(
-            &mut e,
-            "nameway_cs_evictions",
-            "Packets evicted from the content store",
-            one(counter(f.cs_evictions)),
-        )?;
-        family(
-            &mut e,
-            "nameway_dead_nonce_entries",
-            "Dead-nonce list records",
-            one(gauge(f.dnl_entries as i64)),
-        )?;
-        family(
-            &mut e,
-            "nameway_dead_nonce_evictions",
-            "Dead-nonce records dropped early because the list was full: the adding face's own \
-             oldest (own) or the oldest of the face holding the most (heaviest)",
-            f.dnl_evicted
-                .iter()
-                .map(|(whose, &n)| (vec![("whose", (*whose).to_owned())], counter(n))),
-        )?;
-        family(
-            &mut e,
-            "nameway_secure_packets",
-            "Packets encrypted (sent) and decrypted (received) on secure links",
-            s.neighbours.iter().flat_map(|n| {
-                let face = n.face_id.to_string();
-                [("encrypted", n.encrypted), ("decrypted", n.decrypted)]
-                    .into_iter()
-                    .map(move |(dir, v)| {
-                        (
-                            vec![("face", face.clone()), ("result", dir.to_owned())],
-                            counter(v),
-                        )
-                    })
-            }),
-        )?;
-        family(
-            &mut e,
-            "nameway_secure_drops",
-            "Packets a secure link dropped, by reason (bad-tag, replay, unknown-key, \
-             untrusted-peer, no-session, clear-refused, malformed, invalid-handshake)",
-            s.neighbours.iter().flat_map(|n| {
-                let face = n.face_id.to_string();
-                n.drops.iter().map(move |(reason, &v)| {
-                    (
-                        vec![("face", face.clone()), ("reason", (*reason).to_owned())],
-                        counter(v),
-                    )
-                })
-            }),
-        )?;
-        family(
-            &mut e,
-            "nameway_strategy_choice_entries",
-            "Strategy choice entries",
-            one(gauge(f.strategy_choices as i64)),
-        )?;
-        family(
-            &mut e,
-            "nameway_strategy_choice_info",
-            "The strategy chosen for a prefix",
-            s.strategies.iter().map(|c| {
-                (
-                    vec![
-                        ("prefix", c.prefix.clone()),
-                        ("strategy", c.strategy.clone()),
-                    ],
-                    gauge(1i64),
-                )
-            }),
-        )?;
-
-        family(
-            &mut e,
-            "nameway_faces",
-            "Faces open",
-            one(gauge(s.faces.len() as i64)),
-        )?;
-        family(
-            &mut e,
-            "nameway_faces_created",
-            "Faces created since start",
-            one(counter(s.face_system.faces_created)),
-        )?;
-        family(
-            &mut e,
-            "nameway_faces_closed",
-            "Faces closed since start, by reason",
-            s.face_system
-                .faces_closed
-                .iter()
-                .map(|(r, v)| (vec![("reason", (*r).to_string())], counter(*v))),
-        )?;
-        family(
-            &mut e,
-            "nameway_accept_errors",
-            "Connections a listener failed to accept (mostly: out of file descriptors)",
-            one(counter(s.face_system.accept_errors)),
-        )?;
-        family(
-            &mut e,
-            "nameway_udp_unknown_peer_datagrams",
-            "Datagrams from unknown peers on UDP sockets that create no on-demand faces",
-            one(counter(s.face_system.udp_unknown_peer)),
-        )?;
-        family(
-            &mut e,
-            "nameway_face_reconnects",
-            "Reconnections made by permanent TCP faces",
-            one(counter(s.face_system.reconnects)),
-        )?;
-        let face = |id: u64| ("face", id.to_string());
-        family(
-            &mut e,
-            "nameway_face_info",
-            "A face's URIs, scope and persistency",
-            s.faces.iter().map(|x| {
-                (
-                    vec![
-                        face(x.id),
-                        ("remote", x.remote.clone()),
-                        ("local", x.local.clone()),
-                        ("scope", x.scope.to_string()),
-                        ("persistency", x.persistency.clone()),
-                    ],
-                    gauge(1i64),
-                )
-            }),
-        )?;
-        family(
-            &mut e,
-            "nameway_face_pit_entries",
-            "PIT entries a face created and is charged for under fair admission",
-            s.faces
-                .iter()
-                .map(|x| (vec![face(x.id)], gauge(x.pit_entries as i64))),
-        )?;
-        let typed = |id: u64, t: &'static str, v: u64| {
-            (vec![face(id), ("type", t.to_string())], counter(v))
-        };
-        family(
-            &mut e,
-            "nameway_face_rx_packets",
-            "Network packets received on a face, by type",
-            s.faces.iter().flat_map(|x| {
-                [
-                    typed(x.id, "interest", x.n_in_interests),
-                    typed(x.id, "data", x.n_in_data),
-                    typed(x.id, "nack", x.n_in_nacks),
-                ]
-            }),
-        )?;
-        family(
-            &mut e,
-            "nameway_face_tx_packets",
-            "Network packets sent on a face, by type",
-            s.faces.iter().flat_map(|x| {
-                [
-                    typed(x.id, "interest", x.n_out_interests),
-                    typed(x.id, "data", x.n_out_data),
-                    typed(x.id, "nack", x.n_out_nacks),
-                ]
-            }),
-        )?;
-        family(
-            &mut e,
-            "nameway_face_rx_link_packets",
-            "Link packets (datagrams or stream TLVs) received on a face",
-            s.faces
-                .iter()
-                .map(|x| (vec![face(x.id)], counter(x.in_packets))),
-        )?;
-        family(
-            &mut e,
-            "nameway_face_tx_link_packets",
-            "Link packets sent on a face",
-            s.faces
-                .iter()
-                .map(|x| (vec![face(x.id)], counter(x.out_packets))),
-        )?;
-        family(
-            &mut e,
-            "nameway_face_rx_bytes",
-            "Bytes received on a face",
-            s.faces
-                .iter()
-                .map(|x| (vec![face(x.id)], counter(x.in_bytes))),
-        )?;
-        family(
-            &mut e,
-            "nameway_face_tx_bytes",
-            "Bytes sent on a face",
-            s.faces
-                .iter()
-                .map(|x| (vec![face(x.id)], counter(x.out_bytes))),
-        )?;
-        family(
-            &mut e,
-            "nameway_face_drops",
-            "Packets of a face dropped, by layer and reason (only reasons that occurred)",
-            s.faces.iter().flat_map(|x| {
-                let fw = x.drops.iter().map(move |(r, v)| {
-                    (
-                        vec![
-                            face(x.id),
-                            ("layer", "forwarder".to_string()),
-                            ("reason", (*r).to_string()),
-                        ],
-                        counter(*v),
-                    )
-                });
-                let link = x.link_drops.iter().map(move |(r, v)| {
-                    (
-                        vec![
-                            face(x.id),
-                            ("layer", "link".to_string()),
-                            ("reason", (*r).to_string()),
-                        ],
-                        counter(*v),
-                    )
-                });
-                fw.chain(link)
-            }),
-        )?;
-
-        let p = &self.process;
-        family(
-            &mut e,
-            "process_resident_memory_bytes",
-            "Resident memory size in bytes",
-            one(gauge(p.resident_memory_bytes as i64)),
-        )?;
-        family(
-            &mut e,
-            "process_cpu_seconds",
-            "User and system CPU time spent in seconds",
-            one(ConstCounter::new(p.cpu_seconds)),
-        )?;
-        family(
-            &mut e,
-            "process_open_fds",
-            "Open file descriptors",
-            one(gauge(p.open_fds as i64)),
-        )?;
-        family(
-            &mut e,
-            "process_start_time_seconds",
-            "Start time of the process since the Unix epoch in seconds",
-            one(gauge(s.wall_ms as f64 / 1000.0 - s.uptime_s)),
-        )?;
-        Ok(())
+        for family in self.snapshot.families().iter() {
+            encode_family(&mut e, family)?;
+        }
+        self.process
+            .families()
+            .iter()
+            .try_for_each(|f| encode_family(&mut e, f))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::status::{FaceStats, ForwarderStats};
+    use crate::mgmt::faces::FaceStats;
+    use crate::mgmt::status::ForwarderStats;
 
     fn snapshot(wall_ms: u64, out_data: u64, face_bytes: &[(u64, u64)]) -> Arc<Snapshot> {
         Arc::new(Snapshot {

@@ -12,7 +12,14 @@ pub mod config;
 pub mod cs_server;
 pub mod driver;
 pub mod http;
+pub mod metrics;
 pub mod mgmt;
 pub mod rib;
 pub mod security;
-pub mod status;
+
+/// Wall-clock milliseconds since the Unix epoch (0 if the clock is before it).
+pub fn wall_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}

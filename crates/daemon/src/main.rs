@@ -29,7 +29,7 @@ fn load(path: Option<&PathBuf>) -> anyhow::Result<Config> {
         Some(p) => {
             let text = std::fs::read_to_string(p)
                 .with_context(|| format!("cannot read {}", p.display()))?;
-            Config::from_toml(&text).with_context(|| format!("{} is not valid", p.display()))?
+            Config::from_toml(&text).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?
         }
         None => Config::default(),
     };

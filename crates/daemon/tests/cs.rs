@@ -163,8 +163,36 @@ fn sigkill_during_insertion_never_serves_a_corrupt_packet() {
     corrupt += v["corrupt_dropped"].as_u64().unwrap();
     // Packets of the killed transfers were kept too (committed before the kills).
     assert!(v["disk"]["entries"].as_u64().unwrap() > 1000, "{v}");
+    // Every object that was being written when the daemon died, asked for again with no
+    // producer running: each segment is served exactly as published, or not at all.
+    let t = d.transport();
+    let (mut intact, mut missing) = (0, 0);
+    for trial in 0..trials {
+        let name = format!("/cs/other{trial}");
+        let r = App::run(
+            &py,
+            &t,
+            &[
+                "probe-segments",
+                "--name",
+                &name,
+                "--size",
+                "6000000",
+                "--segment",
+                "2000",
+            ],
+        );
+        assert_eq!(
+            r["wrong"], 0,
+            "trial {trial}: a corrupt segment was served: {r}"
+        );
+        intact += r["intact"].as_u64().unwrap();
+        missing += r["missing"].as_u64().unwrap();
+    }
+    assert!(intact > 0, "nothing of the killed transfers was kept: {v}");
     eprintln!(
-        "{trials} SIGKILL trials: {} packets kept, {corrupt} corrupt records dropped",
+        "{trials} SIGKILL trials: {} packets kept, {corrupt} corrupt records dropped; of the \
+         objects being written, {intact} segments served intact, {missing} not at all",
         v["disk"]["entries"]
     );
 }

@@ -132,7 +132,13 @@ fn a_refused_config_is_one_message_with_its_cause_and_no_backtrace() {
     let err = common::refused_start(&bad);
     assert!(err.starts_with("namewayd: error: "), "{err}");
     assert_eq!(err.matches("error:").count(), 1, "{err}");
-    assert!(err.contains("unknown field `unxi`"), "{err}");
+    // One line: the file, line and column, the table, the key (it was a five-line block).
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let expect = format!(
+        "namewayd: error: {}: line 2, column 1: in [faces]: unknown key `unxi`",
+        bad.display()
+    );
+    assert!(err.starts_with(&expect), "{err}");
     assert!(err.contains("expected one of `unix`"), "{err}");
     assert!(!err.to_lowercase().contains("backtrace"), "{err}");
     assert!(
@@ -266,4 +272,116 @@ fn channels_dataset_lists_every_listener() {
         "{uris:?}"
     );
     assert!(uris.iter().any(|u| u.starts_with("unix://")), "{uris:?}");
+}
+
+/// ndn-cxx's Face integration suite (`Consumer/ExpressInterestData`) asks for `/localhost` with
+/// CanBePrefix and expects a Data, which NFD answers from its content store (management Data
+/// are cached like any other). The management Data of namewayd are cached too.
+#[test]
+fn an_interest_for_localhost_with_can_be_prefix_is_answered_from_the_store() {
+    use nameway_transport::client::{Client, Transport};
+    use nameway_wire::Interest;
+
+    let d = common::Daemon::start("");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut c = Client::connect(Transport::parse(&d.transport()).unwrap())
+            .await
+            .unwrap();
+        c.dataset("status", "general").await.unwrap();
+        let mut i = Interest::new("/localhost".parse().unwrap());
+        i.can_be_prefix = true;
+        let data = c
+            .express(&i, Duration::from_secs(2))
+            .await
+            .unwrap_or_else(|e| panic!("no Data for /localhost: {e}\n{}", d.log()));
+        assert!(
+            data.name
+                .to_string()
+                .starts_with("/localhost/nfd/status/general/"),
+            "{}",
+            data.name
+        );
+    });
+}
+
+/// An Interest that cannot be queued toward another forwarder (its face's queue is full) is
+/// answered downstream with a Nack Congestion at once, so the consumer retries instead of
+/// waiting out the lifetime; the drop is counted as queue-full.
+#[test]
+fn an_interest_dropped_at_a_full_upstream_queue_is_nacked_congestion() {
+    use nameway_transport::client::{Client, Transport};
+    use nameway_wire::mgmt::{ControlParameters, FaceStatus};
+    use nameway_wire::{Interest, NackReason, Packet};
+    use std::io::Read as _;
+
+    let d = common::Daemon::start("tcp_loopback_is_local = false\ntx_queue_bytes = \"16KiB\"\n");
+    // "Another forwarder" over TCP that never reads.
+    let upstream = std::net::TcpStream::connect(("127.0.0.1", d.tcp)).unwrap();
+    let upstream_uri = format!("tcp4://{}", upstream.local_addr().unwrap());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut c = Client::connect(Transport::parse(&d.transport()).unwrap())
+            .await
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let face = loop {
+            let faces: Vec<FaceStatus> = c.list("faces", "list").await.unwrap();
+            if let Some(f) = faces.iter().find(|f| f.uri == upstream_uri) {
+                break f.face_id;
+            }
+            assert!(Instant::now() < deadline, "no face for {upstream_uri}");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut p = ControlParameters::with_name("/slow".parse().unwrap());
+        p.face_id = Some(face);
+        c.command_ok("fib", "add-nexthop", &p).await.unwrap();
+    });
+    // A consumer sends far more Interests than the kernel's buffers and the 16 KiB queue hold.
+    let mut consumer = UnixStream::connect(&d.unix).unwrap();
+    let count = 40_000u32;
+    let mut burst = Vec::new();
+    for i in 0..count {
+        let mut interest = Interest::new(format!("/slow/{i}").parse().unwrap());
+        interest.nonce = Some(i);
+        interest.lifetime_ms = Some(60_000);
+        burst.extend_from_slice(&interest.encode());
+    }
+    let writer = std::thread::spawn({
+        let mut w = consumer.try_clone().unwrap();
+        move || w.write_all(&burst).unwrap()
+    });
+    // Nacks Congestion come back at once (the lifetime is a minute).
+    consumer
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut framer = nameway_face::StreamFramer::default();
+    let mut congestion = 0;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while congestion < 100 {
+        assert!(
+            Instant::now() < deadline,
+            "{congestion} Nacks Congestion\n{}",
+            d.log()
+        );
+        let mut buf = [0u8; 65536];
+        let n = consumer.read(&mut buf).unwrap();
+        assert!(n > 0);
+        framer.read_buffer().extend_from_slice(&buf[..n]);
+        while let Ok(Some(pkt)) = framer.next_packet() {
+            if let Ok(Packet::Lp(lp)) = Packet::classify(pkt) {
+                if lp.nack == Some(NackReason::Congestion) {
+                    congestion += 1;
+                }
+            }
+        }
+    }
+    writer.join().unwrap();
+    drop(upstream);
 }

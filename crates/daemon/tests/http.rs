@@ -424,3 +424,140 @@ fn poll_status(base: &str) -> Value {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// Every declared field of `fields` is in each JSON surface, every key of the first surface
+/// is declared (nothing exported outside the declaration), and every field with a metric family
+/// is in `/metrics` unless its value is empty (a map with no reason yet, an absent option).
+fn on_every_surface(
+    what: &str,
+    fields: &[namewayd::metrics::FieldDecl],
+    surfaces: &[(&str, &Value)],
+    metrics: &str,
+) {
+    let (first_name, first) = surfaces[0];
+    for key in first.as_object().unwrap().keys() {
+        assert!(
+            fields.iter().any(|f| f.field == key),
+            "{what}: {first_name} has {key:?}, which is not declared"
+        );
+    }
+    for f in fields {
+        for (name, s) in surfaces {
+            assert!(
+                s.get(f.field).is_some(),
+                "{what}.{} is missing from {name}: {s}",
+                f.field
+            );
+        }
+        let Some(family) = f.family else { continue };
+        let value = &first[f.field];
+        let empty = value.is_null() || value.as_object().is_some_and(|m| m.is_empty());
+        let exported = metrics.contains(&format!("# TYPE {family} "))
+            || metrics.contains(&format!("# TYPE {family}_total "));
+        assert!(
+            exported || empty,
+            "{what}.{} ({family}) is missing from /metrics",
+            f.field
+        );
+    }
+}
+
+#[test]
+fn every_declared_counter_is_on_every_surface() {
+    use nameway_transport::client::{Client, Transport};
+    use nameway_wire::Interest;
+    use namewayd::mgmt::cs::{Tier, Tiers};
+    use namewayd::mgmt::faces::FaceStats;
+    use namewayd::mgmt::status::{FaceSystemStats, ForwarderStats};
+
+    let port = free_port();
+    let store = tempfile::tempdir().unwrap();
+    let disk = store.path().join("cs.redb");
+    let d = Daemon::start(&format!(
+        "[http]\nlisten = \"127.0.0.1:{port}\"\n[cs]\ndisk_path = {disk:?}\n"
+    ));
+    let base = format!("http://127.0.0.1:{port}");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut c = Client::connect(Transport::parse(&d.transport()).unwrap())
+            .await
+            .unwrap();
+        // A drop on this face (no route), so the per-face drop families have a sample.
+        let nowhere = Interest::new("/nowhere/at/all".parse().unwrap());
+        let _ = c.express(&nowhere, Duration::from_secs(2)).await;
+        let json = |raw: bytes::Bytes| serde_json::from_slice::<Value>(&raw).unwrap();
+        let counters = json(c.dataset("status", "counters").await.unwrap());
+        let faces = json(c.dataset("faces", "drops").await.unwrap());
+        let tiers = json(c.dataset("cs", "tiers").await.unwrap());
+        let (_, _, body) = get(&base, "/api/status");
+        let status: Value = serde_json::from_slice(&body).unwrap();
+        let (_, _, body) = get(&base, "/metrics");
+        let metrics = String::from_utf8(body).unwrap();
+
+        on_every_surface(
+            "forwarder",
+            ForwarderStats::FIELDS,
+            &[
+                ("/api/status", &status["forwarder"]),
+                ("status/counters", &counters["forwarder"]),
+            ],
+            &metrics,
+        );
+        on_every_surface(
+            "face_system",
+            FaceSystemStats::FIELDS,
+            &[
+                ("/api/status", &status["face_system"]),
+                ("status/counters", &counters["face_system"]),
+            ],
+            &metrics,
+        );
+        // This client's face: the one that dropped the Interest.
+        let mine = |list: &Value| {
+            list.as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["drops"]["no-route"].as_u64() > Some(0))
+                .cloned()
+                .unwrap_or_else(|| panic!("no face with a no-route drop: {list}"))
+        };
+        let (api_face, mgmt_face) = (mine(&status["faces"]), mine(&faces));
+        on_every_surface(
+            "face",
+            FaceStats::FIELDS,
+            &[("/api/status", &api_face), ("faces/drops", &mgmt_face)],
+            &metrics,
+        );
+        on_every_surface(
+            "cs",
+            Tiers::FIELDS,
+            &[("/api/status", &status["cs"]), ("cs/tiers", &tiers)],
+            &metrics,
+        );
+        for tier in ["memory", "disk"] {
+            on_every_surface(
+                tier,
+                Tier::FIELDS,
+                &[
+                    ("/api/status", &status["cs"][tier]),
+                    ("cs/tiers", &tiers[tier]),
+                ],
+                &metrics,
+            );
+        }
+        assert!(
+            metrics.contains("nameway_cs_tier_entries{tier=\"disk\"}"),
+            "{metrics}"
+        );
+        on_every_surface(
+            "process",
+            namewayd::http::Process::FIELDS,
+            &[("/api/status", &status["process"])],
+            &metrics,
+        );
+        drop(c);
+    });
+}

@@ -53,9 +53,16 @@ pub struct FaceSystemConfig {
     /// fragmented LpPackets on stream faces (`allowReassembly` is set only for datagram
     /// faces), and no client fragments on a stream.
     pub stream_reassembly: bool,
-    /// Packets each face's send queue holds; more are dropped and counted. Default 1024
-    /// (a value past what a tokio channel holds, 2^61 - 1, is taken as that).
+    /// Packets each face's send queue holds at most, whatever their size. Default 65536 (a
+    /// value past what a tokio channel holds, 2^61 - 1, is taken as that).
     pub tx_queue: usize,
+    /// Bytes each face's send queue holds. Past it, a packet toward a non-local face (another
+    /// forwarder) is dropped and counted (`drop_queue_full`; the driver answers a dropped
+    /// Interest with a Nack Congestion); a packet toward a local face (an application) is
+    /// still queued, up to four times this, and the face that sent the Interest is asked to
+    /// slow down ([`crate::FaceSystem::slow_down`]), so bursts toward local apps are held,
+    /// not lost. Default 4 MiB.
+    pub tx_queue_bytes: usize,
     /// Capacity of the event queue toward the forwarder. Default 4096 (at most 2^61 - 1, as
     /// `tx_queue`).
     pub event_queue: usize,
@@ -96,7 +103,8 @@ impl Default for FaceSystemConfig {
             udp_mtu: DEFAULT_UDP_MTU,
             reassembly: ReassemblerConfig::default(),
             stream_reassembly: false,
-            tx_queue: 1024,
+            tx_queue: 65536,
+            tx_queue_bytes: 4 << 20,
             event_queue: 4096,
             connect_timeout: Duration::from_secs(10),
             reconnect_initial: Duration::from_secs(1),

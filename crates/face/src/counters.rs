@@ -121,6 +121,29 @@ impl AtomicCounters {
         }
     }
 
+    /// Adds a snapshot's counts: a closed face's, to the totals of the faces that closed.
+    pub(crate) fn absorb(&self, c: &FaceCounters) {
+        add(&self.in_packets, c.in_packets);
+        add(&self.in_bytes, c.in_bytes);
+        add(&self.out_packets, c.out_packets);
+        add(&self.out_bytes, c.out_bytes);
+        add(&self.in_network, c.in_network);
+        add(&self.out_network, c.out_network);
+        add(&self.in_idle, c.in_idle);
+        add(&self.in_reassembled, c.in_reassembled);
+        add(&self.out_fragmented, c.out_fragmented);
+        add(&self.drop_malformed, c.drop_malformed);
+        add(&self.drop_too_large, c.drop_too_large);
+        add(&self.drop_queue_full, c.drop_queue_full);
+        add(&self.drop_rx_backlog, c.drop_rx_backlog);
+        add(&self.drop_reassembly, c.drop_reassembly);
+        add(&self.drop_mtu, c.drop_mtu);
+        add(&self.drop_send_error, c.drop_send_error);
+        add(&self.drop_link_down, c.drop_link_down);
+        add(&self.drop_fault, c.drop_fault);
+        add(&self.drop_fault_queue, c.drop_fault_queue);
+    }
+
     /// Counts one received link packet of `len` bytes.
     #[inline]
     pub(crate) fn received(&self, len: usize) {
@@ -166,6 +189,9 @@ pub struct SystemCounters {
     pub accept_errors: u64,
     /// Reconnections made by permanent TCP faces.
     pub reconnects: u64,
+    /// The counters of every face that has closed, summed: with the open faces' counters,
+    /// the totals since start (drops by reason do not vanish with the face).
+    pub closed_faces: FaceCounters,
 }
 
 #[derive(Debug, Default)]
@@ -183,6 +209,7 @@ pub(crate) struct AtomicSystemCounters {
     pub(crate) udp_unknown_peer: AtomicU64,
     pub(crate) accept_errors: AtomicU64,
     pub(crate) reconnects: AtomicU64,
+    pub(crate) closed_faces: AtomicCounters,
 }
 
 impl AtomicSystemCounters {
@@ -202,11 +229,13 @@ impl AtomicSystemCounters {
             udp_unknown_peer: g(&self.udp_unknown_peer),
             accept_errors: g(&self.accept_errors),
             reconnects: g(&self.reconnects),
+            closed_faces: self.closed_faces.snapshot(),
         }
     }
 
-    /// Counts a closed face under its reason.
-    pub(crate) fn closed(&self, reason: &DownReason) {
+    /// Counts a closed face under its reason, and adds its counters to the closed faces'.
+    pub(crate) fn closed(&self, reason: &DownReason, counters: &FaceCounters) {
+        self.closed_faces.absorb(counters);
         bump(&self.faces_closed);
         let c = match reason {
             DownReason::PeerClosed => &self.closed_peer,

@@ -1,11 +1,12 @@
 //! One face's shared state ([`FaceHandle`]): properties, counters, send queue and close signal,
 //! and the public [`FaceSender`].
 
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 
 use bytes::Bytes;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, watch, Notify};
 
 use crate::counters::{bump, AtomicCounters};
 use crate::error::SendError;
@@ -43,10 +44,43 @@ pub(crate) struct FaceHandle {
     pub(crate) secure: Option<Arc<SecureLink>>,
     close: watch::Sender<Option<DownReason>>,
     tx: mpsc::Sender<Bytes>,
+    /// Bytes in the send queue now.
+    queued: AtomicUsize,
+    /// The queue's bound in bytes ([`crate::FaceSystemConfig::tx_queue_bytes`]).
+    queue_limit: usize,
+    /// Set while this face's reader waits for a congested face to drain.
+    paused: AtomicBool,
+    resume: Notify,
+    /// Faces paused until this face's queue drains.
+    waiters: Mutex<Vec<Weak<FaceHandle>>>,
 }
 
+/// Whether a packet went into the queue within its bound, or past it (a local face's queue
+/// holds up to four times its bound, so that bursts toward applications are not lost; the
+/// caller should slow down the face that caused the packet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queued {
+    /// Within the bound.
+    Within,
+    /// Past the bound: queued, but the face is congested.
+    Congested,
+}
+
+/// A local face's queue holds up to this many times its bound before it drops.
+const LOCAL_OVERSHOOT: usize = 4;
+
+/// A face paused by [`FaceHandle::pause`] reads again after this long even if the face it
+/// waits for has not drained (a producer that stopped reading must not stop its consumers
+/// for ever; past the hard bound they get Nacks).
+pub(crate) const PAUSE_MAX: Duration = Duration::from_millis(200);
+
 impl FaceHandle {
-    pub(crate) fn new(id: FaceId, params: FaceParams, tx: mpsc::Sender<Bytes>) -> Self {
+    pub(crate) fn new(
+        id: FaceId,
+        params: FaceParams,
+        tx: mpsc::Sender<Bytes>,
+        queue_limit: usize,
+    ) -> Self {
         Self {
             id,
             kind: params.kind,
@@ -60,6 +94,11 @@ impl FaceHandle {
             secure: params.secure,
             close: watch::channel(None).0,
             tx,
+            queued: AtomicUsize::new(0),
+            queue_limit: queue_limit.max(1),
+            paused: AtomicBool::new(false),
+            resume: Notify::new(),
+            waiters: Mutex::new(Vec::new()),
         }
     }
 
@@ -119,19 +158,151 @@ impl FaceHandle {
         self.close.subscribe()
     }
 
-    /// Queues `wire` for the writer without waiting; a full queue drops and counts.
-    pub(crate) fn send(&self, wire: Bytes) -> Result<(), SendError> {
+    /// Queues `wire` for the writer without waiting; a full queue drops and counts. Full is
+    /// the byte bound for a non-local face, four times it for a local one.
+    pub(crate) fn send(&self, wire: Bytes) -> Result<Queued, SendError> {
         if self.close.borrow().is_some() {
             return Err(SendError::Closed);
         }
+        let len = wire.len();
+        let before = self.queued.load(Ordering::Relaxed);
+        let hard = match self.scope {
+            FaceScope::Local => self.queue_limit.saturating_mul(LOCAL_OVERSHOOT),
+            FaceScope::NonLocal => self.queue_limit,
+        };
+        if before.saturating_add(len) > hard {
+            bump(&self.counters.drop_queue_full);
+            return Err(SendError::QueueFull);
+        }
         match self.tx.try_send(wire) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                self.queued.fetch_add(len, Ordering::Relaxed);
+                Ok(if before + len > self.queue_limit {
+                    Queued::Congested
+                } else {
+                    Queued::Within
+                })
+            }
             Err(mpsc::error::TrySendError::Full(_)) => {
                 bump(&self.counters.drop_queue_full);
                 Err(SendError::QueueFull)
             }
             Err(mpsc::error::TrySendError::Closed(_)) => Err(SendError::Closed),
         }
+    }
+
+    /// Bytes in the send queue now.
+    pub(crate) fn queued_bytes(&self) -> usize {
+        self.queued.load(Ordering::Relaxed)
+    }
+
+    /// The writer took `len` bytes from the queue; once it is down to half its bound, the faces
+    /// waiting for it read again.
+    pub(crate) fn taken(&self, len: usize) {
+        let before = self
+            .queued
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |q| {
+                Some(q.saturating_sub(len))
+            })
+            .unwrap_or(0);
+        if before.saturating_sub(len) <= self.queue_limit / 2 {
+            self.wake_waiters();
+        }
+    }
+
+    /// Lets every face paused for this one read again (it drained, or it closed).
+    pub(crate) fn wake_waiters(&self) {
+        let waiters = {
+            let mut w = lock(&self.waiters);
+            if w.is_empty() {
+                return;
+            }
+            std::mem::take(&mut *w)
+        };
+        for face in waiters.iter().filter_map(Weak::upgrade) {
+            face.paused.store(false, Ordering::Relaxed);
+            face.resume.notify_one();
+        }
+    }
+
+    /// Stops this face's reader until `congested` drains (or [`PAUSE_MAX`] passes). Only
+    /// stream and WebSocket faces have a reader that can stop; false for the others.
+    pub(crate) fn pause_for(self: &Arc<Self>, congested: &FaceHandle) -> bool {
+        if !(self.kind.is_stream() || self.kind == FaceKind::WebSocket) {
+            return false;
+        }
+        if !self.paused.swap(true, Ordering::Relaxed) {
+            lock(&congested.waiters).push(Arc::downgrade(self));
+            // It may have drained meanwhile.
+            if congested.queued_bytes() <= congested.queue_limit / 2 {
+                congested.wake_waiters();
+            }
+        }
+        true
+    }
+
+    /// Whether the reader should wait before reading more.
+    pub(crate) fn is_paused(&self) -> bool {
+        self.paused.load(Ordering::Relaxed)
+    }
+
+    /// Waits until the face is resumed, [`PAUSE_MAX`] passes, or it closes (the reason).
+    pub(crate) async fn wait_resumed(
+        &self,
+        face_closed: &mut watch::Receiver<Option<DownReason>>,
+    ) -> Result<(), DownReason> {
+        tokio::select! {
+            () = self.resume.notified() => {}
+            () = tokio::time::sleep(PAUSE_MAX) => {}
+            reason = closed(face_closed) => return Err(reason),
+        }
+        self.paused.store(false, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// A face's send queue, as its writer reads it: every packet taken gives its bytes back to the
+/// face's bound.
+#[derive(Debug)]
+pub(crate) struct TxQueue {
+    rx: mpsc::Receiver<Bytes>,
+    /// The face whose bound the packets count against; `None` for a queue behind another
+    /// (the fault injector's), whose packets were accounted when they left the first.
+    face: Option<Arc<FaceHandle>>,
+}
+
+impl TxQueue {
+    /// The queue of `face`.
+    pub(crate) fn new(rx: mpsc::Receiver<Bytes>, face: Arc<FaceHandle>) -> Self {
+        Self {
+            rx,
+            face: Some(face),
+        }
+    }
+
+    /// A queue whose packets count against no bound.
+    pub(crate) fn unaccounted(rx: mpsc::Receiver<Bytes>) -> Self {
+        Self { rx, face: None }
+    }
+
+    fn took(&self, pkt: &Bytes) {
+        if let Some(face) = &self.face {
+            face.taken(pkt.len());
+        }
+    }
+
+    /// The next packet; `None` when every sender is gone.
+    pub(crate) async fn recv(&mut self) -> Option<Bytes> {
+        let pkt = self.rx.recv().await?;
+        self.took(&pkt);
+        Some(pkt)
+    }
+
+    /// The next packet if one is queued.
+    pub(crate) fn try_recv(&mut self) -> Result<Bytes, mpsc::error::TryRecvError> {
+        let pkt = self.rx.try_recv()?;
+        self.took(&pkt);
+        Ok(pkt)
     }
 }
 
@@ -165,7 +336,7 @@ impl FaceSender {
     ///
     /// # Errors
     /// [`SendError::QueueFull`] or [`SendError::Closed`]; the packet is dropped either way.
-    pub fn send(&self, wire: Bytes) -> Result<(), SendError> {
+    pub fn send(&self, wire: Bytes) -> Result<Queued, SendError> {
         self.face.send(wire)
     }
 

@@ -16,7 +16,7 @@ use bytes::Bytes;
 use tokio::sync::mpsc;
 
 use crate::counters::bump;
-use crate::face::{closed, FaceHandle};
+use crate::face::{closed, FaceHandle, TxQueue};
 
 /// What to do to a face's outgoing packets.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -127,7 +127,7 @@ impl FaultInjector {
 /// the others wait until their departure time. Ends when
 /// the face closes (packets still delayed are dropped) or a queue is closed.
 pub(crate) async fn pump(
-    mut rx: mpsc::Receiver<Bytes>,
+    mut rx: TxQueue,
     tx: mpsc::Sender<Bytes>,
     mut injector: FaultInjector,
     face: Arc<FaceHandle>,

@@ -42,7 +42,7 @@ pub use config::{FaceOptions, FaceSystemConfig, DEFAULT_UDP_MTU, DEFAULT_UNIX_PA
 pub use counters::{FaceCounters, SystemCounters};
 pub use error::{FaceError, SendError};
 pub use event::{DownReason, FaceEvent, FaceInfo};
-pub use face::FaceSender;
+pub use face::{FaceSender, Queued};
 pub use fault::{FaultConfig, FaultDrop, FaultInjector};
 pub use framing::{FramingError, StreamFramer};
 pub use id::{FaceId, FaceKind, FaceScope, LinkType, Persistency};

@@ -14,11 +14,11 @@ use bytes::Bytes;
 use smallvec::SmallVec;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc::error::TrySendError;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 use crate::counters::{add, bump};
 use crate::event::{DownReason, FaceEvent};
-use crate::face::{closed, FaceHandle};
+use crate::face::{closed, FaceHandle, TxQueue};
 use crate::framing::{FramingError, StreamFramer};
 use crate::link::{LinkRx, LinkTx, RxDrop, RxOutcome};
 use crate::system::Shared;
@@ -35,8 +35,8 @@ pub(crate) async fn run<R, W>(
     face: &Arc<FaceHandle>,
     reader: R,
     writer: W,
-    queue: mpsc::Receiver<Bytes>,
-) -> (DownReason, Option<mpsc::Receiver<Bytes>>)
+    queue: TxQueue,
+) -> (DownReason, Option<TxQueue>)
 where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -90,6 +90,13 @@ where
         .then_some(shared.config.reassembly);
     let mut link = LinkRx::new(reassembly);
     loop {
+        // Backpressure: a face this one feeds is congested; the application finds its socket
+        // full and waits.
+        if face.is_paused() {
+            if let Err(reason) = face.wait_resumed(&mut face_closed).await {
+                return reason;
+            }
+        }
         let read = tokio::select! {
             biased;
             reason = closed(&mut face_closed) => return reason,
@@ -201,11 +208,11 @@ pub(crate) async fn deliver(
 
 async fn write_loop<W>(
     mut writer: W,
-    mut queue: mpsc::Receiver<Bytes>,
+    mut queue: TxQueue,
     face: Arc<FaceHandle>,
     conn: CloseTx,
     shared: Arc<Shared>,
-) -> mpsc::Receiver<Bytes>
+) -> TxQueue
 where
     W: AsyncWrite + Unpin,
 {

@@ -17,6 +17,7 @@ use crate::counters::{bump, AtomicCounters, AtomicSystemCounters, SystemCounters
 use crate::error::{FaceError, SendError};
 use crate::event::{DownReason, FaceEvent, FaceInfo};
 use crate::face::{FaceHandle, FaceParams, FaceSender};
+use crate::face::{Queued, TxQueue};
 use crate::fault::{FaultConfig, FaultInjector};
 use crate::id::{FaceId, Persistency};
 use crate::udp::UdpChannel;
@@ -86,13 +87,14 @@ impl Shared {
         self: &Arc<Self>,
         params: FaceParams,
         fault: Option<FaultConfig>,
-    ) -> Result<(Arc<FaceHandle>, mpsc::Receiver<Bytes>), FaceError> {
+    ) -> Result<(Arc<FaceHandle>, TxQueue), FaceError> {
         if self.is_shutting_down() {
             return Err(FaceError::ShuttingDown);
         }
         let id = FaceId(self.next_id.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = mpsc::channel(slots(self.config.tx_queue));
-        let face = Arc::new(FaceHandle::new(id, params, tx));
+        let face = Arc::new(FaceHandle::new(id, params, tx, self.config.tx_queue_bytes));
+        let rx = TxQueue::new(rx, face.clone());
         // The system-wide debug faults are for links between forwarders: local faces
         // (applications, management) are left alone.
         let system_fault = self
@@ -108,7 +110,7 @@ impl Shared {
                 };
                 let injector = FaultInjector::new(config);
                 self.spawn(fault::pump(rx, inner_tx, injector, face.clone()));
-                inner_rx
+                TxQueue::unaccounted(inner_rx)
             }
             None => rx,
         };
@@ -133,7 +135,9 @@ impl Shared {
         lock(&self.faces).remove(&face.id);
         face.set_connected(false);
         face.close(reason.clone());
-        self.counters.closed(&reason);
+        // Faces paused until this one drained read again.
+        face.wake_waiters();
+        self.counters.closed(&reason, &face.counters.snapshot());
         tracing::debug!(face = %face.id, reason = %reason, "face closed");
         let event = FaceEvent::Down {
             face: face.id,
@@ -413,17 +417,29 @@ impl FaceSystem {
     ///
     /// # Errors
     /// [`SendError`]; the packet is dropped.
-    pub fn send(&self, face: FaceId, wire: Bytes) -> Result<(), SendError> {
+    pub fn send(&self, face: FaceId, wire: Bytes) -> Result<Queued, SendError> {
         if face == FaceId::NULL {
             // Swallowed, and counted.
             self.null.sent(wire.len());
             crate::counters::bump(&self.null.out_network);
-            return Ok(());
+            return Ok(Queued::Within);
         }
         self.shared
             .face(face)
             .ok_or(SendError::NoSuchFace)?
             .send(wire)
+    }
+
+    /// Backpressure: `source` sent what `congested` (a local face past its queue's bound) had
+    /// to queue, so `source`'s reader stops until `congested` has drained to half its bound,
+    /// or [`crate::face::PAUSE_MAX`] passes. The application behind `source` then finds its
+    /// socket full and waits, instead of its Interests being dropped. Returns whether `source`
+    /// could be paused (stream and WebSocket faces only).
+    pub fn slow_down(&self, source: FaceId, congested: FaceId) -> bool {
+        match (self.shared.face(source), self.shared.face(congested)) {
+            (Some(s), Some(c)) if source != congested => s.pause_for(&c),
+            _ => false,
+        }
     }
 
     /// A handle to send on `face` without a table look-up per packet.

@@ -12,10 +12,8 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use crate::accept::AcceptFailures;
@@ -23,7 +21,7 @@ use crate::config::FaceOptions;
 use crate::counters::bump;
 use crate::error::FaceError;
 use crate::event::DownReason;
-use crate::face::{closed, FaceHandle, FaceParams};
+use crate::face::{closed, FaceHandle, FaceParams, TxQueue};
 use crate::id::{FaceId, FaceKind, FaceScope, Persistency};
 use crate::secure::{SecureLink, SecureMode};
 use crate::stream;
@@ -156,7 +154,7 @@ async fn supervise(
     shared: Arc<Shared>,
     face: Arc<FaceHandle>,
     stream: Option<TcpStream>,
-    mut queue: mpsc::Receiver<Bytes>,
+    mut queue: TxQueue,
     addr: SocketAddr,
 ) {
     if stream.is_none() {
@@ -201,7 +199,7 @@ async fn reconnect(
     shared: &Shared,
     face: &FaceHandle,
     addr: SocketAddr,
-    queue: &mut mpsc::Receiver<Bytes>,
+    queue: &mut TxQueue,
 ) -> Result<TcpStream, DownReason> {
     let mut close = face.subscribe();
     let mut backoff = shared.config.reconnect_initial;

@@ -24,14 +24,13 @@ use smallvec::SmallVec;
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::io::Interest;
 use tokio::net::UdpSocket;
-use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 
 use crate::config::FaceOptions;
 use crate::counters::{add, bump, AtomicCounters};
 use crate::error::FaceError;
 use crate::event::{DownReason, FaceEvent};
-use crate::face::{closed, FaceHandle, FaceParams};
+use crate::face::{closed, FaceHandle, FaceParams, TxQueue};
 use crate::id::{FaceId, FaceKind, FaceScope, Persistency};
 use crate::link::{random_u64, LinkRx, LinkTx, RxDrop, RxOutcome};
 use crate::secure::{SecureLink, SecureMode};
@@ -506,7 +505,7 @@ async fn face_writer(
     shared: Arc<Shared>,
     channel: Arc<UdpChannel>,
     face: Arc<FaceHandle>,
-    mut queue: mpsc::Receiver<Bytes>,
+    mut queue: TxQueue,
     dest: SocketAddr,
     announce: bool,
 ) {

@@ -17,7 +17,7 @@ use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio_rustls::TlsAcceptor;
 use tokio_tungstenite::tungstenite::error::CapacityError;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
@@ -26,7 +26,7 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 use crate::accept::AcceptFailures;
 use crate::counters::bump;
 use crate::event::DownReason;
-use crate::face::{closed, FaceHandle, FaceParams};
+use crate::face::{closed, FaceHandle, FaceParams, TxQueue};
 use crate::framing::{FramingError, StreamFramer};
 use crate::id::{FaceKind, FaceScope, Persistency};
 use crate::link::{LinkRx, LinkTx, RxDrop, RxOutcome};
@@ -189,6 +189,12 @@ where
     let mut conn_closed = conn.subscribe();
     let mut link = LinkRx::new(None);
     loop {
+        // Backpressure: a face this one feeds is congested.
+        if face.is_paused() {
+            if let Err(reason) = face.wait_resumed(&mut face_closed).await {
+                return reason;
+            }
+        }
         let next = tokio::select! {
             biased;
             reason = closed(&mut face_closed) => return reason,
@@ -247,7 +253,7 @@ where
 
 async fn write_loop<Si>(
     mut sink: Si,
-    mut queue: mpsc::Receiver<Bytes>,
+    mut queue: TxQueue,
     face: Arc<FaceHandle>,
     conn: Arc<watch::Sender<Option<DownReason>>>,
 ) where

@@ -299,3 +299,97 @@ async fn shutdown_closes_faces_and_listeners() {
     assert!(system.list().is_empty());
     assert!(TcpStream::connect(tcp).await.is_err());
 }
+
+/// Sends `packet` to `face` until the send queue refuses it, letting the face's writer run
+/// between sends (the peer does not read, so the kernel's socket buffers fill first, then the
+/// face's own queue); returns every answer but the last, and the last.
+async fn fill(
+    system: &nameway_face::FaceSystem,
+    face: nameway_face::FaceId,
+    packet: &bytes::Bytes,
+) -> (Vec<nameway_face::Queued>, SendError) {
+    let mut said = Vec::new();
+    for _ in 0..100_000 {
+        match system.send(face, packet.clone()) {
+            Ok(q) => said.push(q),
+            Err(e) => return (said, e),
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("the queue never filled");
+}
+
+/// A local face (an application) past its queue's bound in bytes still takes packets, up to
+/// four times the bound, and says it is congested; the face that caused them is then not
+/// read until the congested face has drained.
+#[tokio::test]
+async fn a_local_face_holds_a_burst_past_its_bound_and_slows_its_senders() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut config, path) = unix_config(&dir);
+    config.tx_queue_bytes = 64 << 10;
+    let (system, mut events) = start(config).await;
+    let mut producer = UnixStream::connect(&path).await.unwrap();
+    let p = events.up().await.id;
+    let mut consumer = UnixStream::connect(&path).await.unwrap();
+    let c = events.up().await.id;
+
+    let big = data(8000);
+    let (said, refused) = fill(&system, p, &big).await;
+    // Past the bound the queue still took packets (congested), up to four times it; then it
+    // dropped, and counted.
+    let over = said
+        .iter()
+        .filter(|q| **q == nameway_face::Queued::Congested)
+        .count();
+    assert!(
+        over * big.len() >= 2 * (64 << 10),
+        "held {over} packets past the bound"
+    );
+    assert_eq!(refused, SendError::QueueFull);
+    let queue_full = system.info(p).unwrap().counters.drop_queue_full;
+    assert_eq!(queue_full, 1);
+
+    // The consumer fed it: it is slowed down. The read already waiting completes; the next
+    // packet waits.
+    assert!(system.slow_down(c, p));
+    consumer.write_all(&interest(1)).await.unwrap();
+    assert_eq!(events.packet().await, (c, interest(1)));
+    consumer.write_all(&interest(2)).await.unwrap();
+    let early = tokio::time::timeout(std::time::Duration::from_millis(100), events.packet()).await;
+    assert!(
+        early.is_err(),
+        "read while its congested face had not drained: {early:?}"
+    );
+    // The producer reads everything: its queue drains and the consumer is read again.
+    let drain = tokio::spawn(async move {
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            match producer.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    });
+    assert_eq!(events.packet().await, (c, interest(2)));
+    drain.abort();
+}
+
+/// A non-local face (another forwarder) drops at its bound: it never holds more.
+#[tokio::test]
+async fn a_non_local_face_drops_at_its_bound() {
+    let mut config = tcp_udp_config();
+    config.tcp_loopback_is_local = false;
+    config.tx_queue_bytes = 64 << 10;
+    let (system, mut events) = start(config).await;
+    let addr = system.listeners().iter().find_map(|l| match l {
+        FaceUri::Tcp(a) => Some(*a),
+        _ => None,
+    });
+    let _peer = TcpStream::connect(addr.unwrap()).await.unwrap();
+    let info = events.up().await;
+    assert_eq!(info.scope, FaceScope::NonLocal);
+    let (said, refused) = fill(&system, info.id, &data(8000)).await;
+    assert!(!said.contains(&nameway_face::Queued::Congested), "{said:?}");
+    assert_eq!(refused, SendError::QueueFull);
+    assert_eq!(system.info(info.id).unwrap().counters.drop_queue_full, 1);
+}

@@ -251,6 +251,7 @@ impl Forwarder {
     /// link-layer reassembly (a bare Interest or Data, or an LpPacket with a whole fragment or
     /// none). Never fails: bad input is counted and dropped.
     pub fn handle_packet(&mut self, now: Time, face: FaceId, wire: Bytes) {
+        self.out.cause = face;
         let Some(f) = self.faces.get_mut(face) else {
             self.out.counters.drops.add(DropReason::UnknownFace);
             return;
@@ -325,6 +326,7 @@ impl Forwarder {
     /// Handles the timers due at `now`: PIT entries expire (at most
     /// [`Config::timeout_burst`] per call), dead nonces age out.
     pub fn handle_timeout(&mut self, now: Time) {
+        self.out.cause = FaceId::NONE;
         for _ in 0..self.config.timeout_burst {
             let Some(id) = self.pit.pop_expired(now) else {
                 break;

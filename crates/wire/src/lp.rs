@@ -16,6 +16,9 @@
 //   not empty, NonDiscovery is empty, CachePolicy holds CachePolicyType 1, the first element of
 //   a non-empty Nack is NackReason.
 //
+// RetryAfter (0x0390) is Nameway's own field: a hint on a NoRoute Nack of how long to wait
+// before retrying. It is in the ignorable range, so NFD, ndn-cxx and python-ndn skip it.
+//
 // One deliberate difference: HopCount (0x54) is accepted and decoded. Upstream ndn-cxx does not
 // know it and rejects the packet (84 is outside 800..=959); ndnSIM's ndn-cxx fork defines it
 // (`HopCountTag = 84`, a NonNegativeInteger) and python-ndn ignores it. NDNts rejects it, so
@@ -192,6 +195,10 @@ pub struct LpPacket {
     pub link_security: Option<LinkSecurity>,
     /// LinkHandshake (0x0389, Nameway, critical): a key-agreement message between forwarders.
     pub link_handshake: Option<Bytes>,
+    /// RetryAfter (0x0390, Nameway, ignorable): milliseconds a consumer should wait before
+    /// sending the Nacked Interest again (a NoRoute Nack for a name whose route is being
+    /// resolved). Peers that do not know it skip it.
+    pub retry_after: Option<u64>,
     /// Fragment (0x50): a network-layer packet or a piece of one; never empty. `None` makes
     /// an IDLE (keep-alive or Ack-only) packet.
     pub fragment: Option<Bytes>,
@@ -317,6 +324,7 @@ impl LpPacket {
             types::LINK_HANDSHAKE => {
                 self.link_handshake = Some(slice_abs(wire, e.value_range(), e.start)?);
             }
+            types::RETRY_AFTER => self.retry_after = Some(e.nni()?),
             types::FRAGMENT => {
                 if e.value.is_empty() {
                     return Err(e.error(ErrorKind::InvalidValue("Fragment is empty")));
@@ -382,6 +390,7 @@ impl LpPacket {
         if let Some(h) = &self.link_handshake {
             n += tlv::tlv_len(types::LINK_HANDSHAKE, h.len());
         }
+        n += opt_nni_len(types::RETRY_AFTER, self.retry_after);
         if let Some(f) = &self.fragment {
             n += tlv::tlv_len(types::FRAGMENT, f.len());
         }
@@ -428,6 +437,7 @@ impl LpPacket {
         if let Some(h) = &self.link_handshake {
             tlv::put_tlv(buf, types::LINK_HANDSHAKE, h);
         }
+        put_opt_nni(buf, types::RETRY_AFTER, self.retry_after);
         if let Some(f) = &self.fragment {
             tlv::put_tlv(buf, types::FRAGMENT, f);
         }
@@ -455,6 +465,7 @@ const fn is_known_field(typ: u32) -> bool {
             | types::PREFIX_ANNOUNCEMENT
             | types::LINK_SECURITY
             | types::LINK_HANDSHAKE
+            | types::RETRY_AFTER
     )
 }
 

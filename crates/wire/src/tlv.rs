@@ -84,6 +84,10 @@ pub mod types {
     // drops the packet instead of delivering ciphertext.
     pub const LINK_SECURITY: u32 = 0x0385;
     pub const LINK_HANDSHAKE: u32 = 0x0389;
+    // Nameway's Nack hint (docs/routing.md): how long to wait before retrying a NoRoute Nack
+    // whose route is being resolved. Ignorable (in 800..=959, low two bits 00), so NFD,
+    // ndn-cxx and python-ndn skip it.
+    pub const RETRY_AFTER: u32 = 0x0390;
 }
 
 /// Largest packet Nameway accepts or emits, as ndn-cxx `MAX_NDN_PACKET_SIZE`.
@@ -644,6 +648,7 @@ pub fn type_name(typ: u32) -> &'static str {
         PREFIX_ANNOUNCEMENT => "PrefixAnnouncement",
         LINK_SECURITY => "LinkSecurity",
         LINK_HANDSHAKE => "LinkHandshake",
+        RETRY_AFTER => "RetryAfter",
         _ => "element",
     }
 }

@@ -160,6 +160,35 @@ fn all_header_fields_in_order() {
 }
 
 #[test]
+fn retry_after_rides_on_a_nack_and_peers_may_skip_it() {
+    // Nack NoRoute with RetryAfter = 1000 ms (0x0390 = 912: in 800..=959, low bits 00).
+    let wire = lp_with("fd0320 05 fd0321 01 96 fd0390 02 03e8");
+    let pkt = LpPacket::decode(&wire).unwrap();
+    assert_eq!(pkt.nack, Some(NackReason::NoRoute));
+    assert_eq!(pkt.retry_after, Some(1000));
+    assert_eq!(pkt.encode(), wire);
+    assert!(nameway_wire::lp::is_ignorable_field(0x0390));
+    // Built from the struct: written after the other headers, before the Fragment.
+    let built = LpPacket {
+        retry_after: Some(250),
+        ..LpPacket::nack(NackReason::NoRoute, hex(PY_INTEREST), None)
+    };
+    assert_eq!(
+        built.encode(),
+        lp_with("fd0320 05 fd0321 01 96 fd0390 01 fa")
+    );
+    assert_eq!(LpPacket::decode(&built.encode()).unwrap(), built);
+    // Its value is a NonNegativeInteger (1, 2, 4 or 8 octets), in header order.
+    for bad in [
+        "fd0390 03 000001",
+        "fd0390 00",
+        "fd0390 01 01 fd0320 05 fd0321 01 96",
+    ] {
+        assert!(LpPacket::decode(&lp_with(bad)).is_err(), "{bad}");
+    }
+}
+
+#[test]
 fn unknown_fields_follow_the_800_959_rule() {
     // 0x0360 = 864: in 800..=959 and a multiple of 4: ignored.
     let pkt = LpPacket::decode(&lp_with("6201 aa fd0360 02 abcd")).unwrap();
@@ -288,10 +317,11 @@ prop_compose! {
         acks in proptest::collection::vec(any::<u64>(), 0..4),
         tx_sequence in proptest::option::of(any::<u64>()),
         non_discovery in any::<bool>(),
+        retry_after in proptest::option::of(any::<u64>()),
     ) -> LpPacket {
         LpPacket {
             sequence, frag_index, frag_count, pit_token, nack, incoming_face_id,
-            next_hop_face_id, congestion_mark, acks, tx_sequence, non_discovery,
+            next_hop_face_id, congestion_mark, acks, tx_sequence, non_discovery, retry_after,
             cache_policy: no_cache.then_some(CachePolicyType::NoCache),
             ..LpPacket::default()
         }

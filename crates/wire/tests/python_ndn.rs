@@ -886,3 +886,37 @@ fn nameway_encodes_python_ndn_decodes_and_verifies() {
         reports.len()
     );
 }
+
+/// What python-ndn 0.5.2 does with Nameway's critical LinkSecurity header (TLV-TYPE 0x0385,
+/// low bits 01): its NDNApp parses every LpPacket with `ignore_critical=True`, so it takes the
+/// fragment as if the field were not there. The critical bit therefore protects against
+/// ndn-cxx, NFD and NDNts peers (which drop the packet), not against a python-ndn app: what
+/// keeps ciphertext from apps is that a secure link seals only toward a peer that completed
+/// the handshake (docs/secure-forwarding.md). Should python-ndn start honouring the rule, this
+/// test fails and the documentation must change with it.
+#[test]
+fn python_ndn_takes_the_fragment_of_an_lp_packet_with_an_unknown_critical_field() {
+    let Some(py) = python() else { return };
+    let data = Data::new(name("/secret/item"), Bytes::from_static(b"ciphertext here"));
+    let fragment = data.encode();
+    let mut lp = LpPacket::wrap(fragment.clone());
+    lp.link_security = Some(nameway_wire::lp::LinkSecurity {
+        level: "chacha20".parse().unwrap(),
+        whole_packet: false,
+        key_id: 1,
+        counter: 9,
+        tag: None,
+    });
+    let wire = lp.encode();
+    // Ours refuses nothing here (it knows the field); an unknown critical field it refuses.
+    assert!(LpPacket::decode(&wire).is_ok());
+    let out = Command::new(py)
+        .arg(repo_root().join("tests/interop/pyndn_lp_critical.py"))
+        .arg(hex::encode(&wire))
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(v["delivered"], true, "{v}");
+    assert_eq!(v["fragment"], hex::encode(&fragment), "{v}");
+}

@@ -24,8 +24,9 @@ use core::arch::x86_64::{
     _mm512_unpacklo_epi64, _mm512_xor_si512,
 };
 
+use super::forro14_asm::{Batches, MAX_BATCHES};
 use super::forro14_avx2 as ymm;
-use crate::forro14::{BLOCK_LEN, DOUBLE_ROUNDS};
+use crate::forro14::{scalar, BLOCK_LEN, DOUBLE_ROUNDS};
 
 /// Blocks per vector.
 const LANES: usize = 16;
@@ -80,42 +81,40 @@ macro_rules! qr_zmm_ymm {
     };
 }
 
+/// A message's last bytes after a full pass go to the scalar code up to this length.
+const SCALAR_TAIL: usize = 2 * BLOCK_LEN;
+
 /// XORs the keystream for counters `counter, counter + 1, ...` into `buf`.
 /// Words 4 and 5 of `state` are replaced by the per-block counter.
 #[target_feature(enable = "avx512f,avx512vl")]
 pub(super) fn xor_keystream(state: &[u32; 16], counter: u64, buf: &mut [u8]) {
+    xor_passes(state, counter, buf, false);
+}
+
+/// [`xor_keystream`]; `after_pass` says a pass came just before (for the tail choice).
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn xor_passes(state: &[u32; 16], counter: u64, buf: &mut [u8], after_pass: bool) {
     let mut ctr = counter;
-    let mut passes = buf.chunks_exact_mut(2 * BATCH);
+    let mut passes = buf.chunks_exact_mut(MAX_BATCHES * BATCH);
+    let mut passed = after_pass;
     for pass in &mut passes {
-        let (x, y) = blocks_x2(state, ctr);
-        let (first, second) = pass.split_at_mut(BATCH);
-        xor_blocks(&x, first);
-        xor_blocks(&y, second);
-        ctr = ctr.wrapping_add(2 * LANES as u64);
+        xor_full_pass(state, ctr, pass);
+        ctr = ctr.wrapping_add((MAX_BATCHES * LANES) as u64);
+        passed = true;
     }
     let rest = passes.into_remainder();
-    let blocks = rest.len().div_ceil(BLOCK_LEN);
-    if blocks > LANES + LANES / 2 {
-        let (x, y) = blocks_x2(state, ctr);
-        let (first, second) = rest.split_at_mut(BATCH);
-        xor_blocks(&x, first);
-        xor_blocks(&y, second);
-    } else if blocks > LANES {
-        let (x, y) = blocks_zmm_ymm(state, ctr);
-        let (first, second) = rest.split_at_mut(BATCH);
-        xor_blocks(&x, first);
-        ymm::xor_blocks(&y, second);
-    } else if blocks > LANES / 2 {
-        let x = blocks_x1(state, ctr);
-        xor_blocks(&x, rest);
-    } else if blocks > 0 {
-        let y = blocks_ymm(state, ctr);
-        ymm::xor_blocks(&y, rest);
+    if passed && rest.len() <= SCALAR_TAIL {
+        // One or two blocks after a pass: the scalar pair's chain (1-cycle rotates, no
+        // transpose) is shorter than a vector pass's.
+        scalar::xor_keystream(state, ctr, rest);
+    } else if !rest.is_empty() {
+        xor_pass(state, ctr, None, rest);
     }
 }
 
 /// Keystream block `counter` into `head` and blocks `counter + 1, ...` XORed
-/// into `buf`, the first up to 31 of them from the same batch as `head`: an
+/// into `buf`, the first up to 95 of them from the same pass as `head`: an
 /// AEAD's one-time-key block then costs no pass of its own.
 #[target_feature(enable = "avx512f,avx512vl")]
 pub(super) fn head_and_xor_keystream(
@@ -124,45 +123,143 @@ pub(super) fn head_and_xor_keystream(
     head: &mut [u8; BLOCK_LEN],
     buf: &mut [u8],
 ) {
-    // Blocks the first pass covers: `head` and then `buf`.
-    let blocks = 1 + buf.len().div_ceil(BLOCK_LEN);
-    let rest_ctr = counter.wrapping_add(2 * LANES as u64);
+    let first = buf.len().min(MAX_BATCHES * BATCH - BLOCK_LEN);
+    let (now, later) = buf.split_at_mut(first);
+    xor_pass(state, counter, Some(head), now);
+    if !later.is_empty() {
+        xor_keystream(
+            state,
+            counter.wrapping_add((MAX_BATCHES * LANES) as u64),
+            later,
+        );
+    }
+}
+
+/// One pass over up to 96 blocks from counter `ctr`: block `ctr` into `head` if there is
+/// one, and the rest XORed into `out` (at most 95 blocks with a head, 96 without). The shape
+/// is the smallest that covers the blocks: 8 (ymm), 16, 24 (zmm + ymm), or 2 to 6 zmm
+/// batches.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn xor_pass(state: &[u32; 16], ctr: u64, head: Option<&mut [u8; BLOCK_LEN]>, out: &mut [u8]) {
+    let skip = usize::from(head.is_some());
+    let blocks = skip + out.len().div_ceil(BLOCK_LEN);
     if blocks <= LANES / 2 {
-        let y = blocks_ymm(state, counter);
-        ymm::store_first_block(&y, head);
-        ymm::xor_blocks(y.get(2..).unwrap_or_default(), buf);
+        let y = blocks_ymm(state, ctr);
+        if let Some(head) = head {
+            ymm::store_first_block(&y, head);
+        }
+        ymm::xor_blocks(y.get(2 * skip..).unwrap_or_default(), out);
         return;
     }
-    if blocks <= LANES {
-        let x = blocks_x1(state, counter);
-        store_first_block(&x, head);
-        xor_blocks(x.get(1..).unwrap_or_default(), buf);
-        return;
-    }
-    let (first, second) = buf.split_at_mut(BATCH - BLOCK_LEN);
-    if blocks <= LANES + LANES / 2 {
-        let (x, y) = blocks_zmm_ymm(state, counter);
-        store_first_block(&x, head);
-        xor_blocks(x.get(1..).unwrap_or_default(), first);
+    if blocks <= LANES + LANES / 2 && blocks > LANES {
+        let (x, y) = blocks_zmm_ymm(state, ctr);
+        if let Some(head) = head {
+            store_first_block(&x, head);
+        }
+        let (first, second) = out.split_at_mut((BATCH - skip * BLOCK_LEN).min(out.len()));
+        xor_blocks(x.get(skip..).unwrap_or_default(), first);
         ymm::xor_blocks(&y, second);
         return;
     }
-    let (x, y) = blocks_x2(state, counter);
-    store_first_block(&x, head);
-    xor_blocks(x.get(1..).unwrap_or_default(), first);
-    let (second, rest) = second.split_at_mut(BATCH.min(second.len()));
-    xor_blocks(&y, second);
-    if !rest.is_empty() {
-        xor_keystream(state, rest_ctr, rest);
+    match blocks.div_ceil(LANES) {
+        1 => {
+            let mut x = initial_rows(state, ctr);
+            rounds_x1(&mut x);
+            finish_batch(&x, state, ctr, head, out);
+        }
+        2 => zmm_pass::<2>(state, ctr, head, out),
+        3 => zmm_pass::<3>(state, ctr, head, out),
+        4 => zmm_pass::<4>(state, ctr, head, out),
+        5 => zmm_pass::<5>(state, ctr, head, out),
+        _ => zmm_pass::<MAX_BATCHES>(state, ctr, head, out),
+    }
+}
+
+/// `N` zmm batches (2 to 6) from counter `ctr` through the assembly kernel: block `ctr` into
+/// `head` if given, the next ones XORed into `out` (at most 16 * N blocks in all).
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn zmm_pass<const N: usize>(
+    state: &[u32; 16],
+    ctr: u64,
+    head: Option<&mut [u8; BLOCK_LEN]>,
+    out: &mut [u8],
+) {
+    let batch_ctr = |k: usize| ctr.wrapping_add((k * LANES) as u64);
+    let mut rows = Batches::<N>(core::array::from_fn(|k| initial_rows(state, batch_ctr(k))));
+    super::forro14_asm::rounds(&mut rows);
+    let mut head = head;
+    let mut out = out;
+    for (k, x) in rows.0.iter().enumerate() {
+        let h = if k == 0 { head.take() } else { None };
+        let len = (BATCH - BLOCK_LEN * usize::from(h.is_some())).min(out.len());
+        let (now, rest) = core::mem::take(&mut out).split_at_mut(len);
+        finish_batch(x, state, batch_ctr(k), h, now);
+        out = rest;
+    }
+}
+
+/// The bulk pass: 96 blocks from counter `ctr` XORed into `out` (exactly 6144 bytes), six
+/// batches in the assembly kernel.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn xor_full_pass(state: &[u32; 16], ctr: u64, out: &mut [u8]) {
+    let batch_ctr = |k: usize| ctr.wrapping_add((k * LANES) as u64);
+    let mut rows =
+        Batches::<MAX_BATCHES>(core::array::from_fn(|k| initial_rows(state, batch_ctr(k))));
+    super::forro14_asm::rounds(&mut rows);
+    for (k, (x, chunk)) in rows.0.iter().zip(out.chunks_exact_mut(BATCH)).enumerate() {
+        finish_batch(x, state, batch_ctr(k), None, chunk);
+    }
+}
+
+/// Feed-forward, transpose and XOR for one batch whose rounds are done: block `ctr` into
+/// `head` if given, the following blocks XORed into `out` (at most 16 blocks in all). A
+/// whole 16-block `out` is XORed straight from registers.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vl")]
+fn finish_batch(
+    x: &Rows,
+    state: &[u32; 16],
+    ctr: u64,
+    head: Option<&mut [u8; BLOCK_LEN]>,
+    out: &mut [u8],
+) {
+    let s = initial_rows(state, ctr);
+    let mut v = *x;
+    for (r, i) in v.iter_mut().zip(s) {
+        *r = _mm512_add_epi32(*r, i);
+    }
+    let ks = transpose(&v);
+    let mut ks: &[__m512i] = &ks;
+    if let Some(h) = head {
+        store_first_block(ks, h);
+        ks = ks.get(1..).unwrap_or_default();
+    }
+    if out.len() == BATCH {
+        let p = out.as_mut_ptr().cast::<__m512i>();
+        for (j, k) in ks.iter().enumerate() {
+            // SAFETY: `out` is BATCH = 16 * 64 bytes and `ks` has at most 16 vectors, so
+            // `p + j` is one whole __m512i inside `out`; unaligned load and store.
+            unsafe {
+                let q = p.add(j);
+                _mm512_storeu_si512(q, _mm512_xor_si512(_mm512_loadu_si512(q), *k));
+            }
+        }
+    } else {
+        xor_blocks(ks, out);
     }
 }
 
 /// Stores the first keystream block of `blocks` into `head`.
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl")]
-fn store_first_block(blocks: &Rows, head: &mut [u8; BLOCK_LEN]) {
-    // SAFETY: `head` is 64 writable bytes, exactly one __m512i; unaligned store.
-    unsafe { _mm512_storeu_si512(head.as_mut_ptr().cast::<__m512i>(), blocks[0]) };
+fn store_first_block(blocks: &[__m512i], head: &mut [u8; BLOCK_LEN]) {
+    if let Some(b) = blocks.first() {
+        // SAFETY: `head` is 64 writable bytes, exactly one __m512i; unaligned store.
+        unsafe { _mm512_storeu_si512(head.as_mut_ptr().cast::<__m512i>(), *b) };
+    }
 }
 
 /// Keystream blocks `ctr .. ctr + 16` (zmm) and `ctr + 16 .. ctr + 24`
@@ -199,38 +296,13 @@ fn blocks_ymm(state: &[u32; 16], ctr: u64) -> ymm::Rows {
     ymm::transpose(&y)
 }
 
-/// Keystream blocks `ctr .. ctr + 16` and `ctr + 16 .. ctr + 32`, computed as
-/// two interleaved batches.
+/// The 14 rounds on one batch (its chain's latency: the tail of a message).
 #[inline]
 #[target_feature(enable = "avx512f,avx512vl")]
-fn blocks_x2(state: &[u32; 16], ctr: u64) -> (Rows, Rows) {
-    let s0 = initial_rows(state, ctr);
-    let s1 = initial_rows(state, ctr.wrapping_add(LANES as u64));
-    let mut x = s0;
-    let mut y = s1;
-    for _ in 0..DOUBLE_ROUNDS {
-        forro_double_round!(qr; x, y);
-    }
-    for i in 0..16 {
-        x[i] = _mm512_add_epi32(x[i], s0[i]);
-        y[i] = _mm512_add_epi32(y[i], s1[i]);
-    }
-    (transpose(&x), transpose(&y))
-}
-
-/// Keystream blocks `ctr .. ctr + 16` (one batch, for short tails).
-#[inline]
-#[target_feature(enable = "avx512f,avx512vl")]
-fn blocks_x1(state: &[u32; 16], ctr: u64) -> Rows {
-    let s0 = initial_rows(state, ctr);
-    let mut x = s0;
+fn rounds_x1(x: &mut Rows) {
     for _ in 0..DOUBLE_ROUNDS {
         forro_double_round!(qr; x);
     }
-    for i in 0..16 {
-        x[i] = _mm512_add_epi32(x[i], s0[i]);
-    }
-    transpose(&x)
 }
 
 /// Every word broadcast to all lanes, except words 4 and 5, which hold the

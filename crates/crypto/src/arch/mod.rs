@@ -10,9 +10,13 @@
 use crate::forro14::{scalar, Forro14Backend};
 
 #[cfg(target_arch = "x86_64")]
+mod forro14_asm;
+#[cfg(target_arch = "x86_64")]
 mod forro14_avx2;
 #[cfg(target_arch = "x86_64")]
 mod forro14_avx512;
+#[cfg(target_arch = "x86_64")]
+mod poly1305_ifma;
 
 /// Whether the CPU can run `backend`.
 pub(crate) fn forro14_available(backend: Forro14Backend) -> bool {
@@ -82,6 +86,33 @@ pub(crate) fn forro14_head_and_xor_keystream(
     false
 }
 
+/// Whether the CPU has the AVX-512 IFMA Poly1305 kernel's features (F and IFMA).
+pub(crate) fn poly1305_vector_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512ifma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Absorbs the longest run of whole 128-byte groups of `data` into the Poly1305 accumulator
+/// `h` under the clamped `r` with AVX-512 IFMA, and returns its length in bytes (0, doing
+/// nothing, without such a CPU or for less than 128 bytes).
+pub(crate) fn poly1305_blocks_vector(h: &mut [u64; 3], r: [u64; 2], data: &[u8]) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    if poly1305_vector_available() {
+        // SAFETY: the CPU supports AVX-512F and AVX-512 IFMA, the features the kernel enables
+        // (checked on the line above).
+        return unsafe { poly1305_ifma::blocks(h, r, data) };
+    }
+    let _ = (h, r, data);
+    0
+}
+
 /// Overwrites `buf` with zeros through volatile stores the compiler cannot remove, eight
 /// bytes per store where aligned: `zeroize` on a byte slice stores byte by byte, which cost
 /// about 140 ns for the 2 KiB an XForro14-Poly1305 open stages.
@@ -125,6 +156,21 @@ pub(crate) fn cpu_unsupported() -> Option<&'static str> {
         }
     }
     None
+}
+
+/// CPU time consumed by the calling thread (`CLOCK_THREAD_CPUTIME_ID`), or `None` where the
+/// OS does not report it.
+pub(crate) fn thread_cpu_time() -> Option<std::time::Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec through the valid, exclusive pointer it is
+    // given and reads nothing else.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    let secs = u64::try_from(ts.tv_sec).ok()?;
+    let nanos = u32::try_from(ts.tv_nsec).ok()?;
+    (rc == 0).then(|| std::time::Duration::new(secs, nanos))
 }
 
 /// The CPU's time-stamp counter, or `None` where there is none we read.

@@ -14,6 +14,7 @@ use super::{
 };
 use crate::error::CryptoError;
 use crate::libcrypto::{self, EvpPoly1305, LARGE};
+use crate::mac;
 
 /// Output words of HForro14, in order: the four constant positions, then the
 /// four input positions (fork commit aaf667fb; spec §8.2).
@@ -128,10 +129,6 @@ const SEAL_HEAD: usize = BLOCK_LEN + HEAD_MSG_MAX;
 /// (1,984 bytes: one Ethernet-MTU packet), all from one 32-block kernel call, because the
 /// tag must be checked over the ciphertext before anything is decrypted.
 const OPEN_HEAD: usize = 32 * BLOCK_LEN;
-/// MAC inputs (padded associated data, padded ciphertext, lengths) up to this many bytes are
-/// laid out on the stack and handed to OpenSSL's Poly1305 in one call when it is loaded; the
-/// `poly1305` crate's set-up and finalisation cost more than the copy for short messages.
-const SHORT_MAC_INPUT: usize = 512;
 
 /// XForro14-Poly1305 (spec §8.4), the AEAD of the SBSeg 2023 paper: RFC 8439's
 /// construction with HForro14 for the nonce extension and Forro14 for
@@ -139,9 +136,10 @@ const SHORT_MAC_INPUT: usize = 512;
 ///
 /// A message may be at most `(2^32 - 1) * 64` bytes.
 ///
-/// For messages of [`LARGE`] bytes or more the tag is computed by OpenSSL's
-/// Poly1305 when OpenSSL is loaded ([`crate::libcrypto`]); the tag is the
-/// same either way.
+/// The tag is computed by this crate's Poly1305 (with AVX-512 IFMA where the
+/// CPU has it); on a CPU without IFMA, messages over 1024 bytes use the
+/// `poly1305` crate, or OpenSSL's Poly1305 from [`LARGE`] bytes on when
+/// OpenSSL is loaded ([`crate::libcrypto`]). The tag is the same either way.
 pub struct XForro14Poly1305 {
     key: [u32; 8],
     /// HForro14 of the key with an all-zero nonce prefix, computed once: a sender that puts a
@@ -343,30 +341,41 @@ impl<const HEAD: usize> Run<HEAD> {
     /// Poly1305 over `aad || pad16 || ct || pad16 || le64(|aad|) || le64(|ct|)`,
     /// by OpenSSL (`mac`) for a message of [`LARGE`] bytes or more if it can.
     fn tag(&self, mac: Option<&EvpPoly1305>, aad: &[u8], ct: &[u8]) -> [u8; 16] {
+        self.tag_by(mac::preferred(ct.len()), mac, aad, ct)
+    }
+
+    /// [`Run::tag`] by this crate's Poly1305 (`ours`) or by the `poly1305` crate / OpenSSL.
+    fn tag_by(&self, ours: bool, mac: Option<&EvpPoly1305>, aad: &[u8], ct: &[u8]) -> [u8; 16] {
         let mut lengths = [0u8; 16];
         lengths[..8].copy_from_slice(&(aad.len() as u64).to_le_bytes());
         lengths[8..].copy_from_slice(&(ct.len() as u64).to_le_bytes());
         let mut otk = [0u8; 32];
         otk.copy_from_slice(self.head.get(..32).unwrap_or_default());
-        let tag = mac
-            .and_then(|mac| openssl_tag(mac, &otk, &lengths, aad, ct))
-            .unwrap_or_else(|| {
-                let mut key = poly1305::Key::from(otk);
-                let mut mac = Poly1305::new(&key);
-                key.zeroize();
-                mac.update_padded(aad);
-                mac.update_padded(ct);
-                mac.update(&[poly1305::Block::from(lengths)]);
-                mac.finalize().into()
-            });
+        let tag = if ours {
+            let mut p = mac::Poly1305::new(&otk);
+            p.update_padded(aad);
+            p.update_padded(ct);
+            p.update_block(aad.len() as u64, ct.len() as u64);
+            p.finalize()
+        } else {
+            mac.and_then(|mac| openssl_tag(mac, &otk, &lengths, aad, ct))
+                .unwrap_or_else(|| {
+                    let mut key = poly1305::Key::from(otk);
+                    let mut mac = Poly1305::new(&key);
+                    key.zeroize();
+                    mac.update_padded(aad);
+                    mac.update_padded(ct);
+                    mac.update(&[poly1305::Block::from(lengths)]);
+                    mac.finalize().into()
+                })
+        };
         otk.zeroize();
         tag
     }
 }
 
-/// The tag by OpenSSL's Poly1305: a long message in place, a short one's whole MAC input
-/// laid out here and handed over in one call; `None` for the lengths in between (the
-/// `poly1305` crate is faster there), or if OpenSSL's context is busy or fails.
+/// The tag by OpenSSL's Poly1305 for a message of [`LARGE`] bytes or more (`None` for a
+/// shorter one, or if OpenSSL's context is busy or fails).
 fn openssl_tag(
     mac: &EvpPoly1305,
     otk: &[u8; 32],
@@ -374,23 +383,12 @@ fn openssl_tag(
     aad: &[u8],
     ct: &[u8],
 ) -> Option<[u8; 16]> {
-    if ct.len() >= LARGE {
-        let zeros = [0u8; 16];
-        let pad = |n: usize| zeros.get(..(16 - n % 16) % 16).unwrap_or_default();
-        return mac.tag(otk, &[aad, pad(aad.len()), ct, pad(ct.len()), lengths]);
-    }
-    let padded = |n: usize| n.div_ceil(16) * 16;
-    let at = padded(aad.len());
-    let end = at + padded(ct.len());
-    if end + 16 > SHORT_MAC_INPUT {
+    if ct.len() < LARGE {
         return None;
     }
-    let mut input = [0u8; SHORT_MAC_INPUT];
-    input.get_mut(..aad.len())?.copy_from_slice(aad);
-    input.get_mut(at..at + ct.len())?.copy_from_slice(ct);
-    input.get_mut(end..end + 16)?.copy_from_slice(lengths);
-    // Associated data and ciphertext only: nothing secret to wipe.
-    mac.tag(otk, &[input.get(..end + 16)?])
+    let zeros = [0u8; 16];
+    let pad = |n: usize| zeros.get(..(16 - n % 16) % 16).unwrap_or_default();
+    mac.tag(otk, &[aad, pad(aad.len()), ct, pad(ct.len()), lengths])
 }
 
 impl<const HEAD: usize> Drop for Run<HEAD> {
@@ -410,4 +408,32 @@ fn split_nonce(nonce: &[u8; 24]) -> ([u8; 16], [u8; 8]) {
     prefix.copy_from_slice(&nonce[..16]);
     tail.copy_from_slice(&nonce[16..]);
     (prefix, tail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both Poly1305 paths give the same tag at every length class: this CPU takes one of
+    /// them for long messages, so the other is checked here against it (and the tests in
+    /// `mac` check ours against the `poly1305` crate).
+    #[test]
+    fn both_poly1305_paths_give_the_same_tag() {
+        let aead = XForro14Poly1305::new(&[0x3c; 32]);
+        let mut run = aead.start::<SEAL_HEAD>(&[9; 24], 0).unwrap();
+        run.head_keystream();
+        let data: Vec<u8> = (0..9000u32).map(|i| (i * 29 + 7) as u8).collect();
+        for len in (0..300)
+            .chain((300..9000).step_by(97))
+            .chain([1024, 1025, 2048, 8999])
+        {
+            let aad = &data[..len % 40];
+            let ct = &data[..len];
+            let with_openssl = run.tag_by(false, aead.mac.as_ref(), aad, ct);
+            let crate_only = run.tag_by(false, None, aad, ct);
+            let ours = run.tag_by(true, None, aad, ct);
+            assert_eq!(ours, crate_only, "len {len}");
+            assert_eq!(ours, with_openssl, "len {len}");
+        }
+    }
 }

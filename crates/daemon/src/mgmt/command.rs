@@ -9,10 +9,11 @@
 //!
 //! DigestSha256 signatures are checked exactly (it costs one hash). Other signature types are
 //! accepted when structurally valid, like NFD with its default `trust-anchor any`. Replay is
-//! refused with a timestamp window and a per-signer nonce cache; unlike NFD, two commands in
-//! the same millisecond are not refused, because every DigestSha256 app shares one "signer".
+//! refused as ndn-cxx refuses it ([`ReplayGuard`]): per key, a timestamp within the grace
+//! period and later than the last one accepted, the nonce telling apart commands of one
+//! millisecond.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 
 use bytes::Bytes;
 use nameway_wire::mgmt::ControlParameters;
@@ -52,6 +53,8 @@ pub struct Command {
     time_ms: Option<u64>,
     /// Signature nonce.
     nonce: Option<Bytes>,
+    /// Whether the signature has no key (DigestSha256): replay records are then per face.
+    keyless: bool,
 }
 
 /// Why a management Interest was refused.
@@ -101,6 +104,7 @@ pub fn parse(interest: &Interest, wire: &Bytes) -> Result<Command, Refusal> {
         signer: Vec::new(),
         time_ms: None,
         nonce: None,
+        keyless: false,
     };
     if let (Some(info), Some(_)) = (&interest.signature_info, &interest.signature_value) {
         check_signed_interest(wire, info, &mut cmd)?;
@@ -123,6 +127,7 @@ fn check_signed_interest(
     }
     cmd.format = Format::SignedInterest;
     cmd.signer = signer_id(info);
+    cmd.keyless = info.key_locator.is_none();
     cmd.time_ms = info.time;
     cmd.nonce = info.nonce.clone();
     if cmd.time_ms.is_none() {
@@ -155,6 +160,7 @@ fn check_command_interest(name: &Name, cmd: &mut Command) -> Result<(), Refusal>
     let timestamp: [u8; 8] = get(5).try_into().map_err(|_| Refusal::Malformed)?;
     cmd.format = Format::CommandInterest;
     cmd.signer = signer_id(&info);
+    cmd.keyless = info.key_locator.is_none();
     cmd.time_ms = Some(u64::from_be_bytes(timestamp));
     cmd.nonce = Some(Bytes::copy_from_slice(get(6)));
     Ok(())
@@ -168,20 +174,57 @@ fn signer_id(info: &SignatureInfo) -> Vec<u8> {
     }
 }
 
-/// Refuses replayed and stale commands: a timestamp window and the last nonces per signer.
+/// Refuses replayed and stale commands, as ndn-cxx's `ValidationPolicySignedInterest` does:
+/// per signing key, a command's SignatureTime must be within the grace period of the local
+/// clock and later than the last one accepted from that key. Two commands with the same
+/// timestamp are told apart only by their SignatureNonce (an equal timestamp without one, or
+/// with a nonce already seen at that timestamp, is a replay).
+///
+/// The record is bounded: past [`MAX_SIGNERS`] keys the least recently used one is forgotten,
+/// and the newest timestamp ever forgotten becomes a floor that every key without a record must
+/// pass, so forgetting a key never reopens its window (a replay of any command older than the
+/// floor is refused, whoever signed it).
+///
+/// DigestSha256 has no key, so every app signing that way would share one record and refuse
+/// each other's commands sent in the same millisecond or out of order; those records are kept
+/// per signer *and* face (each app has its own connection).
 #[derive(Debug)]
 pub struct ReplayGuard {
     grace_ms: u64,
-    per_signer: HashMap<Vec<u8>, VecDeque<Bytes>>,
+    records: HashMap<SignerKey, Record>,
+    /// Least recently used first: use tick -> key.
+    order: BTreeMap<u64, SignerKey>,
+    tick: u64,
+    /// The newest timestamp of a forgotten record: a key without a record must be past it.
+    floor_ms: u64,
 }
 
-/// Nonces remembered per signer (NFD keeps 1000).
-const NONCES_PER_SIGNER: usize = 1000;
-/// Signers remembered (NFD keeps 1000).
-const MAX_SIGNERS: usize = 1000;
+/// Whose record a command is checked against.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct SignerKey {
+    signer: Vec<u8>,
+    /// The requesting face, for keyless (DigestSha256) signatures only.
+    face: Option<u64>,
+}
+
+/// What is remembered of one key.
+#[derive(Debug)]
+struct Record {
+    /// The last timestamp accepted.
+    last_ms: u64,
+    /// The nonces accepted with that timestamp.
+    nonces: Vec<Bytes>,
+    /// Position in `order`.
+    used: u64,
+}
+
+/// Commands with one timestamp accepted from one key (each needs a nonce of its own).
+const NONCES_PER_TIMESTAMP: usize = 1000;
+/// Keys remembered (NFD keeps 1000 records).
+pub const MAX_SIGNERS: usize = 1000;
 
 impl ReplayGuard {
-    /// Changes the accepted clock distance, keeping the nonces seen so far.
+    /// Changes the accepted clock distance, keeping the records.
     pub fn set_grace_ms(&mut self, grace_ms: u64) {
         self.grace_ms = grace_ms;
     }
@@ -190,36 +233,100 @@ impl ReplayGuard {
     pub fn new(grace_ms: u64) -> Self {
         Self {
             grace_ms,
-            per_signer: HashMap::new(),
+            records: HashMap::new(),
+            order: BTreeMap::new(),
+            tick: 0,
+            floor_ms: 0,
         }
     }
 
-    /// Accepts or refuses `cmd` at wall-clock time `now_ms`, remembering its nonce.
+    /// Keys with a record now.
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Whether no key has a record.
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// Accepts or refuses `cmd`, received on `face` at wall-clock time `now_ms`, and records it.
     ///
     /// # Errors
     /// [`Refusal::Unauthorized`] for an unsigned, stale or replayed command.
-    pub fn check(&mut self, now_ms: u64, cmd: &Command) -> Result<(), Refusal> {
+    pub fn check(&mut self, now_ms: u64, face: u64, cmd: &Command) -> Result<(), Refusal> {
         let Some(t) = cmd.time_ms else {
             return Err(Refusal::Unauthorized("unsigned command"));
         };
         if t.abs_diff(now_ms) > self.grace_ms {
             return Err(Refusal::Unauthorized("timestamp outside the grace period"));
         }
-        let Some(nonce) = &cmd.nonce else {
-            return Ok(());
+        let key = SignerKey {
+            signer: cmd.signer.clone(),
+            face: cmd.keyless.then_some(face),
         };
-        if !self.per_signer.contains_key(&cmd.signer) && self.per_signer.len() >= MAX_SIGNERS {
-            self.per_signer.clear();
+        self.tick += 1;
+        let tick = self.tick;
+        match self.records.get_mut(&key) {
+            Some(r) => {
+                if t < r.last_ms {
+                    return Err(Refusal::Unauthorized(
+                        "timestamp older than the last command accepted from this key",
+                    ));
+                }
+                if t == r.last_ms {
+                    let Some(nonce) = &cmd.nonce else {
+                        return Err(Refusal::Unauthorized(
+                            "timestamp not after the last command accepted from this key",
+                        ));
+                    };
+                    if r.nonces.contains(nonce) {
+                        return Err(Refusal::Unauthorized("replayed nonce"));
+                    }
+                    if r.nonces.len() >= NONCES_PER_TIMESTAMP {
+                        return Err(Refusal::Unauthorized(
+                            "too many commands from this key in one millisecond",
+                        ));
+                    }
+                    r.nonces.push(nonce.clone());
+                } else {
+                    r.last_ms = t;
+                    r.nonces.clear();
+                    r.nonces.extend(cmd.nonce.clone());
+                }
+                self.order.remove(&r.used);
+                r.used = tick;
+                self.order.insert(tick, key);
+            }
+            None => {
+                if t <= self.floor_ms {
+                    return Err(Refusal::Unauthorized(
+                        "timestamp not after the commands of forgotten keys",
+                    ));
+                }
+                if self.records.len() >= MAX_SIGNERS {
+                    self.forget_least_recent();
+                }
+                let record = Record {
+                    last_ms: t,
+                    nonces: cmd.nonce.clone().into_iter().collect(),
+                    used: tick,
+                };
+                self.records.insert(key.clone(), record);
+                self.order.insert(tick, key);
+            }
         }
-        let seen = self.per_signer.entry(cmd.signer.clone()).or_default();
-        if seen.contains(nonce) {
-            return Err(Refusal::Unauthorized("replayed nonce"));
-        }
-        if seen.len() >= NONCES_PER_SIGNER {
-            seen.pop_front();
-        }
-        seen.push_back(nonce.clone());
         Ok(())
+    }
+
+    /// Forgets the least recently used key, raising the floor to its last timestamp.
+    fn forget_least_recent(&mut self) {
+        let Some((_, key)) = self.order.pop_first() else {
+            return;
+        };
+        if let Some(r) = self.records.remove(&key) {
+            self.floor_ms = self.floor_ms.max(r.last_ms);
+        }
     }
 }
 
@@ -257,12 +364,14 @@ mod tests {
             assert_eq!(cmd.format, format);
             let t = cmd.time_ms.unwrap();
             let mut guard = ReplayGuard::new(120_000);
-            assert!(guard.check(t + 1000, &cmd).is_ok());
+            assert!(guard.check(t + 1000, 300, &cmd).is_ok());
             assert_eq!(
-                guard.check(t + 1000, &cmd),
+                guard.check(t + 1000, 300, &cmd),
                 Err(Refusal::Unauthorized("replayed nonce"))
             );
-            assert!(ReplayGuard::new(120_000).check(t + 200_000, &cmd).is_err());
+            assert!(ReplayGuard::new(120_000)
+                .check(t + 200_000, 300, &cmd)
+                .is_err());
         }
     }
 
@@ -290,7 +399,7 @@ mod tests {
         let cmd = parse(&i, &i.encode()).unwrap();
         assert_eq!(cmd.format, Format::Unsigned);
         assert!(!cmd.has_params);
-        assert!(ReplayGuard::new(1).check(0, &cmd).is_err());
+        assert!(ReplayGuard::new(1).check(0, 300, &cmd).is_err());
         let other = Interest::new("/example/nfd/rib/register".parse().unwrap());
         assert_eq!(
             parse(&other, &other.encode()).unwrap_err(),
@@ -298,5 +407,103 @@ mod tests {
         );
         let bad = Interest::new("/localhost/nfd/rib/register/%68%01".parse().unwrap());
         assert_eq!(parse(&bad, &bad.encode()).unwrap_err(), Refusal::Malformed);
+    }
+
+    /// A signed command as [`parse`] leaves it.
+    fn signed(signer: &[u8], keyless: bool, time_ms: u64, nonce: Option<&[u8]>) -> Command {
+        Command {
+            module: "rib".into(),
+            verb: "register".into(),
+            params: ControlParameters::default(),
+            has_params: true,
+            format: Format::SignedInterest,
+            signer: signer.to_vec(),
+            time_ms: Some(time_ms),
+            nonce: nonce.map(Bytes::copy_from_slice),
+            keyless,
+        }
+    }
+
+    const NOW: u64 = 1_800_000_000_000;
+
+    #[test]
+    fn a_replayed_command_is_refused_with_or_without_a_nonce() {
+        let mut guard = ReplayGuard::new(120_000);
+        let without = signed(b"/op/KEY/1", false, NOW, None);
+        assert_eq!(guard.check(NOW, 300, &without), Ok(()));
+        // Before, a command without SignatureNonce could be replayed for the whole grace period.
+        assert!(guard.check(NOW + 5, 300, &without).is_err());
+        assert!(guard.check(NOW + 5, 301, &without).is_err(), "another face");
+        let with = signed(b"/op/KEY/2", false, NOW, Some(b"n1"));
+        assert_eq!(guard.check(NOW, 300, &with), Ok(()));
+        assert_eq!(
+            guard.check(NOW, 300, &with),
+            Err(Refusal::Unauthorized("replayed nonce"))
+        );
+        // Same millisecond, a nonce of its own: a new command.
+        let next = signed(b"/op/KEY/2", false, NOW, Some(b"n2"));
+        assert_eq!(guard.check(NOW, 300, &next), Ok(()));
+        // Keyless (DigestSha256) commands: the same, per face.
+        let digest = signed(b"digest", true, NOW, Some(b"n1"));
+        assert_eq!(guard.check(NOW, 400, &digest), Ok(()));
+        assert!(guard.check(NOW, 400, &digest).is_err());
+        let digest = signed(b"digest", true, NOW, None);
+        assert_eq!(guard.check(NOW, 401, &digest), Ok(()));
+        assert!(guard.check(NOW, 401, &digest).is_err());
+    }
+
+    #[test]
+    fn a_timestamp_older_than_the_last_accepted_is_refused() {
+        let mut guard = ReplayGuard::new(120_000);
+        assert_eq!(
+            guard.check(NOW, 300, &signed(b"k", false, NOW, Some(b"a"))),
+            Ok(())
+        );
+        let older = signed(b"k", false, NOW - 1, Some(b"b"));
+        assert_eq!(
+            guard.check(NOW, 300, &older),
+            Err(Refusal::Unauthorized(
+                "timestamp older than the last command accepted from this key"
+            ))
+        );
+        assert_eq!(
+            guard.check(NOW, 300, &signed(b"k", false, NOW + 1, Some(b"a"))),
+            Ok(())
+        );
+        // Apps signing with DigestSha256 do not share a clock: one app's older timestamp on
+        // its own face is not the other's replay.
+        assert_eq!(
+            guard.check(NOW, 500, &signed(b"digest", true, NOW + 3, None)),
+            Ok(())
+        );
+        assert_eq!(
+            guard.check(NOW, 501, &signed(b"digest", true, NOW + 2, None)),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn ten_thousand_signers_do_not_reopen_the_window_of_the_first() {
+        let mut guard = ReplayGuard::new(120_000);
+        let first = signed(b"first", false, NOW, Some(b"n"));
+        assert_eq!(guard.check(NOW, 300, &first), Ok(()));
+        for i in 0..10_000u64 {
+            let key = i.to_be_bytes();
+            let t = NOW + 1 + i / 100;
+            assert_eq!(
+                guard.check(t, 300, &signed(&key, false, t, Some(b"n"))),
+                Ok(()),
+                "signer {i}"
+            );
+        }
+        assert!(guard.len() <= MAX_SIGNERS);
+        // The first key's record is gone, but its command still cannot be replayed.
+        assert!(guard.check(NOW + 200, 300, &first).is_err());
+        // Nor can any forgotten key's.
+        let forgotten = signed(&5u64.to_be_bytes(), false, NOW + 1, Some(b"n"));
+        assert!(guard.check(NOW + 200, 300, &forgotten).is_err());
+        // A new command from the first key is accepted.
+        let fresh = signed(b"first", false, NOW + 200, Some(b"m"));
+        assert_eq!(guard.check(NOW + 200, 300, &fresh), Ok(()));
     }
 }

@@ -226,6 +226,7 @@ impl Forwarder {
     /// (a false positive) sends the Interest on to the strategy. An answer for an entry that
     /// has gone meanwhile (expired, satisfied by a producer) is dropped.
     pub fn handle_cs_answer(&mut self, now: Time, token: u64, data: Option<Bytes>) {
+        self.out.cause = FaceId::NONE;
         let Some(ext) = self.external_cs.as_mut() else {
             return;
         };

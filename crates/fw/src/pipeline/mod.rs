@@ -23,13 +23,22 @@ pub struct Transmit {
     /// The whole packet: a bare Interest or Data, or an LpPacket (Nack, echoed PitToken,
     /// CongestionMark).
     pub wire: Bytes,
+    /// What it is.
+    pub kind: Kind,
+    /// The face whose packet caused this one (the Interest's downstream for a forwarded
+    /// Interest); [`FaceId::NONE`] when a timer or the content store did. A driver that cannot
+    /// queue an Interest can slow that face down.
+    pub cause: FaceId,
 }
 
-/// Kinds of packets, for the counters.
+/// Kinds of network packets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
+    /// An Interest.
     Interest,
+    /// A Data.
     Data,
+    /// A Nack.
     Nack,
 }
 
@@ -41,6 +50,8 @@ pub(crate) struct Outbox {
     /// CongestionMark of the Data or Nack being handled, carried onto the Data and Nacks it
     /// causes downstream (as NFD's tag follows the packet).
     pub(crate) congestion_mark: Option<u64>,
+    /// The face whose packet is being handled ([`Transmit::cause`]).
+    pub(crate) cause: FaceId,
 }
 
 impl Outbox {
@@ -66,6 +77,8 @@ impl Outbox {
         self.queue.push_back(Transmit {
             face: face.id(),
             wire,
+            kind,
+            cause: self.cause,
         });
     }
 

@@ -9,10 +9,12 @@ use crate::counters::FaceCounters;
 /// A face id. NFD numbers faces from 1; ids 1..=255 are reserved for internal faces (NFD uses 1
 /// for management, 254 for the content store, 255 for the null face) and the forwarder hands out
 /// 256 and up. Ids are never reused by a forwarder.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct FaceId(pub u64);
 
 impl FaceId {
+    /// No face (NFD's `INVALID_FACEID`).
+    pub const NONE: FaceId = FaceId(0);
     /// The first id [`crate::Forwarder::add_face`] hands out (NFD's `FACEID_RESERVED_MAX + 1`).
     pub const FIRST_DYNAMIC: FaceId = FaceId(256);
 }

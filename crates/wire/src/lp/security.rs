@@ -3,8 +3,10 @@
 //! handshake field that carries Noise messages between two forwarders.
 //!
 //! Both fields are in the NDNLPv2 header range (800..=959) with the two low bits not 00, so
-//! ndn-cxx, NFD, python-ndn and NDNts drop a packet that carries them: a peer that does not
-//! understand the encryption never delivers ciphertext as if it were content.
+//! ndn-cxx, NFD and NDNts drop a packet that carries them: such a peer never delivers
+//! ciphertext as if it were content. python-ndn 0.5.2 does not (it parses LpPackets with
+//! `ignore_critical=True`); a secure link seals only toward a forwarder that completed its
+//! handshake, which no application does.
 //!
 //! ```text
 //! LinkSecurity  = 0xfd 0385 TLV-LENGTH(14 or 30)
