@@ -170,6 +170,7 @@ pub async fn wait_output_for(
                 ),
             });
         }
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
