@@ -1,8 +1,8 @@
 //! A reproduction's report: a Markdown page with a table (published | ours | NFD, one row per
 //! figure, measured in the same run), notes on where the setting differs, PNG plots drawn by
 //! matplotlib (`plot.py`, embedded here and run with the repository's `.venv` Python), and the
-//! same numbers as JSON. Every figure carries the range it must fall in; [`Report::check`]
-//! refuses a report with a figure that is not finite or out of its range.
+//! same numbers as JSON. Every figure carries the range it must fall in; [`Report::insane`]
+//! names each figure that is not finite or out of its range.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -283,7 +283,7 @@ fn draw(dir: &Path, python: &Path, plots: &[Plot]) -> Result<(), String> {
 }
 
 /// The Python that has matplotlib: `$NAMEWAY_PYTHON`, else the repository's `.venv` found
-/// from `bin_dir` (target/<profile>/ two levels below the repository), else `python3`.
+/// from `bin_dir` (`target/<profile>/`, two levels below the repository), else `python3`.
 pub fn python(bin_dir: &Path) -> PathBuf {
     if let Some(p) = std::env::var_os("NAMEWAY_PYTHON") {
         return PathBuf::from(p);
