@@ -10,6 +10,7 @@ prefix is registered (after python-ndn's own registration step), then serve unti
   fetch-object --name /p                               (legacy app, ndn.app_support.segment_fetcher)
   probe-segments --name /p --size N --segment 4000     (each serve-object segment asked once: intact, wrong or missing)
   flood --prefix /p --count N [--lifetime MS] [--hold S]  (raw Interests, never read: an abusive app)
+  silent --prefix /p                                   (appv2 producer that never answers)
   command --module rib --verb register [--name /p] [--face-id N]   (ndn.app_support.nfd_mgmt command)
   face-query --uri null://                             (faces/query with a FaceQueryFilter, as nfdc)
 
@@ -88,6 +89,21 @@ def produce_appv2(args):
     def on_interest(name, _app_param, reply, _context):
         reply(app.make_data(name, content, signer, freshness_period=args.freshness))
         emit({"served": Name.to_str(name)})
+
+    async def ready():
+        emit({"ready": True})
+
+    app.run_forever(after_start=ready())
+
+
+def silent(args):
+    """Registers the prefix and takes every Interest without answering: a producer that never
+    answers, so each Interest stays pending until its lifetime ends."""
+    app = appv2.NDNApp()
+
+    @app.route(args.prefix)
+    def on_interest(_name, _app_param, _reply, _context):
+        pass
 
     async def ready():
         emit({"ready": True})
@@ -324,6 +340,8 @@ def main():
     ps.add_argument("--name", required=True)
     ps.add_argument("--size", type=int, required=True)
     ps.add_argument("--segment", type=int, default=4000)
+    si = sub.add_parser("silent")
+    si.add_argument("--prefix", required=True)
     fl = sub.add_parser("flood")
     fl.add_argument("--prefix", required=True)
     fl.add_argument("--count", type=int, required=True)
@@ -345,6 +363,8 @@ def main():
         serve_object(args)
     elif args.mode == "flood":
         flood(args)
+    elif args.mode == "silent":
+        silent(args)
     elif args.mode == "command":
         command(args)
     elif args.mode == "face-query":

@@ -533,7 +533,7 @@ impl Dissector {
             }
             Kind::Octet => node.value = Some(octet_value(value)),
             Kind::Flag if value.is_empty() => {}
-            Kind::Flag => node.value = Some(invalid(&hex(value), "a flag must be empty")),
+            Kind::Flag => node.value = Some(invalid(&hex::encode(value), "a flag must be empty")),
             Kind::Hex | Kind::Unknown if value.is_empty() => {}
             Kind::Hex | Kind::Unknown => node.value = Some(blob_hex(value)),
             Kind::Text => node.value = Some(text_or_hex(value)),
@@ -668,14 +668,14 @@ fn number_value(value: &[u8], names: fn(u64) -> Option<&'static str>) -> String 
             Some(name) => format!("{n} ({name})"),
             None => n.to_string(),
         },
-        Err(kind) => invalid(&hex(value), &kind.to_string()),
+        Err(kind) => invalid(&hex::encode(value), &kind.to_string()),
     }
 }
 
 fn octet_value(value: &[u8]) -> String {
     match value {
         [b] => b.to_string(),
-        _ => invalid(&hex(value), "not 1 octet"),
+        _ => invalid(&hex::encode(value), "not 1 octet"),
     }
 }
 
@@ -687,17 +687,13 @@ fn invalid(shown: &str, why: &str) -> String {
     }
 }
 
-fn hex(value: &[u8]) -> String {
-    value.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// Hex, cut after [`SHOW_BYTES`] / 2 bytes when longer than [`SHOW_BYTES`].
 fn blob_hex(value: &[u8]) -> String {
     if value.len() <= SHOW_BYTES {
-        return hex(value);
+        return hex::encode(value);
     }
     let head = value.get(..SHOW_BYTES / 2).unwrap_or_default();
-    format!("{}... ({} bytes)", hex(head), value.len())
+    format!("{}... ({} bytes)", hex::encode(head), value.len())
 }
 
 fn is_text(value: &[u8]) -> bool {

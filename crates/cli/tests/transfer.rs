@@ -892,3 +892,80 @@ fn a_window_that_is_not_a_number_of_segments_is_refused() {
         );
     }
 }
+
+/// The daemon's resident memory, from /proc.
+fn rss_bytes(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.split_whitespace().next())
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// A producer faster than the content store's disk: a 1 GiB object at full speed through a
+/// daemon whose store has a 64 MiB memory tier and a disk tier. The queue toward the
+/// content-store server is bounded in bytes, so the daemon's memory stays under its configured
+/// sizes plus a fixed margin whatever the disk does, and the Data not cached for want of room
+/// are counted, the same in `nameway cs info` and in `/metrics`.
+#[test]
+fn a_gigabyte_through_a_64_mib_store_keeps_the_daemon_within_its_memory() {
+    let http = free_port();
+    let store = tempfile::tempdir().unwrap();
+    let d = Daemon::start(&format!(
+        "[cs]\nmemory_capacity = \"64MiB\"\ndisk_path = {:?}\ndisk_capacity = \"256MiB\"\n\
+         [http]\nlisten = \"127.0.0.1:{http}\"\n",
+        store.path().join("cs.redb")
+    ));
+    let file = d.dir.path().join("gigabyte");
+    std::fs::File::create(&file)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
+    let (_producer, _) = put(&d, &file, "/big", &["--payload", "8000"]);
+    let pid = d.child.id();
+    let base = rss_bytes(pid);
+    let sampling = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sampler = std::thread::spawn({
+        let sampling = sampling.clone();
+        move || {
+            let mut most = 0;
+            while sampling.load(std::sync::atomic::Ordering::Relaxed) {
+                most = most.max(rss_bytes(pid));
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            most
+        }
+    });
+    let summary = get(&d, "/big", Path::new("/dev/null"), &[]);
+    sampling.store(false, std::sync::atomic::Ordering::Relaxed);
+    let most = sampler.join().unwrap();
+    assert_eq!(summary["bytes"], 1u64 << 30, "{summary}");
+    // 64 MiB of memory tier, 16 MiB of insert queue, 16 MiB of the disk store's cache, the
+    // faces' queues and the CS-list: under 64 MiB + 192 MiB over the idle daemon.
+    let margin = 192 << 20;
+    assert!(
+        most < base + (64 << 20) + margin,
+        "RSS {} MiB (idle {} MiB)",
+        most >> 20,
+        base >> 20
+    );
+    let info = d.json(&["cs", "info", "--json"]);
+    let drops = info["details"]["insert_drops"].as_u64().unwrap();
+    let (_, _, metrics) = http_get(&format!("http://127.0.0.1:{http}"), "/metrics");
+    let metrics = String::from_utf8(metrics).unwrap();
+    let exported = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("nameway_cs_insert_drops_total "))
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    assert_eq!(exported, Some(drops), "{metrics}");
+    eprintln!(
+        "1 GiB at full speed: daemon RSS at most {} MiB (idle {} MiB), {drops} Data not cached \
+         because the store was behind",
+        most >> 20,
+        base >> 20
+    );
+}

@@ -167,10 +167,6 @@ impl AsRef<[u8]> for Tag {
 
 impl fmt::Debug for Tag {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Tag(")?;
-        for b in self.as_bytes() {
-            write!(f, "{b:02x}")?;
-        }
-        f.write_str(")")
+        write!(f, "Tag({})", hex::encode(self.as_bytes()))
     }
 }

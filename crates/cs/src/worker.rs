@@ -9,6 +9,7 @@
 //! process's memory. Look-ups are never refused (each stands for a pending Interest, which the
 //! forwarder's PIT already bounds), nor are the rare control requests.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -90,6 +91,10 @@ pub struct Worker {
     /// The insert queue's bound and the worker's latest figures.
     pub shared: Arc<Shared>,
 }
+
+/// Inserts stored per turn between two looks at the channel, so a look-up waits for at most
+/// this many (and for a disk commit, when one is due).
+pub const INSERT_BATCH: usize = 32;
 
 /// How often the worker publishes its figures ([`Shared::info`]) while busy.
 pub const INFO_INTERVAL: Duration = Duration::from_millis(100);
@@ -197,15 +202,31 @@ pub fn spawn(
         .name("nameway-cs".into())
         .spawn(move || {
             let shared = mine;
+            // Inserts wait here, taken from the channel as soon as they arrive, so that a
+            // look-up never waits behind them: each turn answers every look-up that has come,
+            // then stores one bounded batch of inserts.
+            let mut inserts: VecDeque<Request> = VecDeque::new();
             // Published every INFO_INTERVAL while busy, and as soon as the worker is idle
             // after any change, so a reader sees a reconfiguration at once.
             let mut published = Instant::now();
             let mut dirty = false;
             loop {
-                let first = if server.has_queued() {
+                let first = if !inserts.is_empty() {
+                    match rx.try_recv() {
+                        Ok(r) => Some(r),
+                        Err(mpsc::TryRecvError::Empty) => None,
+                        Err(mpsc::TryRecvError::Disconnected) => break,
+                    }
+                } else if server.has_queued() {
                     match rx.recv_timeout(IDLE_FLUSH) {
                         Ok(r) => Some(r),
-                        Err(mpsc::RecvTimeoutError::Timeout) => None,
+                        Err(mpsc::RecvTimeoutError::Timeout) => {
+                            // Idle: commit what is queued for the disk.
+                            server.flush();
+                            report(&mut server, &answer);
+                            dirty = true;
+                            continue;
+                        }
                         Err(mpsc::RecvTimeoutError::Disconnected) => break,
                     }
                 } else {
@@ -218,16 +239,27 @@ pub fn spawn(
                         Err(_) => break,
                     }
                 };
-                let Some(first) = first else {
-                    server.flush();
-                    report(&mut server, &answer);
-                    dirty = true;
-                    continue;
-                };
-                handle(&mut server, first, &shared, &answer);
-                // Whatever else is waiting, then the changes once.
-                while let Ok(r) = rx.try_recv() {
-                    handle(&mut server, r, &shared, &answer);
+                for r in first
+                    .into_iter()
+                    .chain(std::iter::from_fn(|| rx.try_recv().ok()))
+                {
+                    match r {
+                        Request::Insert { .. } => inserts.push_back(r),
+                        Request::Lookup { .. } | Request::Info(_) => {
+                            handle(&mut server, r, &shared, &answer);
+                        }
+                        // Erase, reconfigure, flush: after the inserts sent before them.
+                        other => {
+                            while let Some(i) = inserts.pop_front() {
+                                handle(&mut server, i, &shared, &answer);
+                            }
+                            handle(&mut server, other, &shared, &answer);
+                        }
+                    }
+                }
+                for _ in 0..INSERT_BATCH {
+                    let Some(i) = inserts.pop_front() else { break };
+                    handle(&mut server, i, &shared, &answer);
                 }
                 report(&mut server, &answer);
                 dirty = true;
@@ -235,6 +267,9 @@ pub fn spawn(
                     shared.publish(server.info());
                     (published, dirty) = (Instant::now(), false);
                 }
+            }
+            while let Some(i) = inserts.pop_front() {
+                handle(&mut server, i, &shared, &answer);
             }
             server.flush();
             report(&mut server, &answer);

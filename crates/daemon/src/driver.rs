@@ -141,14 +141,11 @@ impl Driver {
             }
             Err(e) => return Err(anyhow::Error::new(e).context("cannot open the listeners")),
         };
-        // The forwarder's generator (Nonces, jitter) from the OS; a failing OS generator falls
-        // back to std's per-process random hash keys rather than a fixed seed.
-        let seed = config.forwarder.seed.unwrap_or_else(|| {
-            getrandom::u64().unwrap_or_else(|_| {
-                use std::hash::{BuildHasher, RandomState};
-                RandomState::new().hash_one(0u8)
-            })
-        });
+        // The forwarder's generator (Nonces, jitter) seeded from the OS (never a fixed seed).
+        let seed = config
+            .forwarder
+            .seed
+            .unwrap_or_else(nameway_wire::random::u64);
         let fw_config = FwConfig {
             seed,
             pit_capacity: config.forwarder.pit_capacity,

@@ -1,9 +1,9 @@
 //! `namewayd`: the Nameway forwarder daemon.
 //!
-//! It joins the face system (`nameway-face`: Unix, TCP and UDP faces with NFD's defaults) to the
-//! forwarding core (`nameway-fw`) and serves NFD's management protocol under `/localhost/nfd`
-//! through an internal face, so that unmodified NDN applications and tools can use it in place of
-//! NFD. Configuration is one TOML document with embedded defaults ([`config::Config`]).
+//! It joins the face system (`nameway-face`: Unix, TCP, UDP and WebSocket faces with NFD's
+//! defaults, and the null face) to the forwarding core (`nameway-fw`) and serves NFD's
+//! management protocol under `/localhost/nfd` through an internal face, so that unmodified NDN
+//! applications and tools can use it in place of NFD. Configuration is one TOML document with embedded defaults ([`config::Config`]).
 
 #![forbid(unsafe_code)]
 

@@ -1,6 +1,6 @@
 //! Counters declared once, shown everywhere.
 //!
-//! Every figure the daemon exports is a field of a statistics struct declared with [`stats!`]:
+//! Every figure the daemon exports is a field of a statistics struct declared with [`stats!`](crate::stats!):
 //! one line gives the field, its doc (the JSON documentation and the metric's help), and how
 //! Prometheus sees it (a counter or gauge of a family, with fixed labels or one sample per map
 //! key, an info label, or JSON only). From that one declaration come the JSON of `/api/status`
@@ -165,7 +165,7 @@ pub struct Families {
 }
 
 impl Families {
-    /// Adds a field's samples (see [`stats!`]); fields with no spec are JSON only.
+    /// Adds a field's samples (see [`stats!`](crate::stats!)); fields with no spec are JSON only.
     pub fn add(
         &mut self,
         kind: Kind,

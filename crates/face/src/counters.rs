@@ -244,6 +244,9 @@ impl AtomicSystemCounters {
             DownReason::Framing(FramingError::TooLarge { .. }) => &self.closed_too_large,
             DownReason::Framing(FramingError::Malformed) => &self.closed_malformed,
             DownReason::Framing(FramingError::UnknownType { .. }) => &self.closed_unknown_type,
+            // `FramingError` lives in the codec crate and may grow: a new reason the stream
+            // does not make sense is counted as malformed until it gets a counter of its own.
+            DownReason::Framing(_) => &self.closed_malformed,
             DownReason::Io(_) => &self.closed_io,
             DownReason::Shutdown => &self.closed_shutdown,
         };

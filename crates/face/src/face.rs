@@ -232,6 +232,7 @@ impl FaceHandle {
             return false;
         }
         if !self.paused.swap(true, Ordering::Relaxed) {
+            tracing::debug!(face = %self.id, congested = %congested.id, queued = congested.queued_bytes(), "face paused: a face it feeds is congested");
             lock(&congested.waiters).push(Arc::downgrade(self));
             // It may have drained meanwhile.
             if congested.queued_bytes() <= congested.queue_limit / 2 {

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use nameway_wire::random::SplitMix64;
 use tokio::sync::mpsc;
 
 use crate::counters::bump;
@@ -77,7 +78,7 @@ impl FaultInjector {
     pub fn new(config: FaultConfig) -> Self {
         Self {
             config,
-            rng: SplitMix64(config.seed),
+            rng: SplitMix64::new(config.seed),
             link_free: None,
             last_departure: None,
         }
@@ -165,25 +166,6 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
     match deadline {
         Some(t) => tokio::time::sleep_until(t).await,
         None => std::future::pending().await,
-    }
-}
-
-/// SplitMix64: tiny, seeded, good enough for fault draws (not for anything secret).
-#[derive(Clone, Debug)]
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `[0, 1)`.
-    fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 

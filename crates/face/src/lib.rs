@@ -1,8 +1,10 @@
-//! `nameway-face`: the faces of the Nameway forwarder — Unix, TCP and UDP sockets, stream
-//! framing, the NDNLPv2 link service, batched UDP I/O and fault injection.
+//! `nameway-face`: the faces of the Nameway forwarder — Unix, TCP, UDP and WebSocket sockets
+//! and the null face, the NDNLPv2 link service, hop-by-hop encryption, batched UDP I/O and
+//! fault injection.
 //!
 //! Layers, bottom up:
-//! - [`framing`] cuts back-to-back TLVs out of a byte stream (sans I/O);
+//! - [`framing`] cuts back-to-back TLVs out of a byte stream (sans I/O; it lives in
+//!   `nameway-wire`, shared with the transport library, and is re-exported here);
 //! - [`link`] is the NDNLPv2 link service of one face: classification, IDLE packets,
 //!   fragmentation and reassembly (sans I/O, testable without sockets);
 //! - [`fault`] decides delay and loss for the fault-injecting face wrapper (sans I/O);
@@ -25,7 +27,6 @@ pub mod error;
 pub mod event;
 mod face;
 pub mod fault;
-pub mod framing;
 pub mod id;
 pub mod link;
 pub mod secure;
@@ -44,8 +45,9 @@ pub use error::{FaceError, SendError};
 pub use event::{DownReason, FaceEvent, FaceInfo};
 pub use face::{FaceSender, Queued};
 pub use fault::{FaultConfig, FaultDrop, FaultInjector};
-pub use framing::{FramingError, StreamFramer};
 pub use id::{FaceId, FaceKind, FaceScope, LinkType, Persistency};
 pub use link::{LinkConfig, LinkRx, LinkService, LinkTx, RxDrop, RxOutcome};
+/// Stream framing lives in the codec crate (it does no I/O); faces and clients share it.
+pub use nameway_wire::framing::{self, FramingError, StreamFramer};
 pub use system::FaceSystem;
 pub use uri::{FaceUri, UriError};

@@ -17,7 +17,6 @@
 //! The hop-by-hop cipher (docs/design.md §4) will sit here too.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
 
 use bytes::Bytes;
 use nameway_wire::lp::{fragment, LpPacket, Reassembler, ReassemblerConfig, ReassemblyCounters};
@@ -323,16 +322,9 @@ pub(crate) fn network_headers(lp: &LpPacket) -> LpPacket {
     }
 }
 
-/// A random number from the operating system's generator (the first NDNLPv2 sequence number of
-/// a face). If the generator fails, the standard library's per-process random hash keys stand
-/// in: sequence numbers need to be unpredictable enough not to collide, not secret.
-pub(crate) fn random_u64() -> u64 {
-    getrandom::u64().unwrap_or_else(|_| {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(0x6e61_6d65_7761_7900);
-        h.finish()
-    })
-}
+/// A random number (the first NDNLPv2 sequence number of a face): sequence numbers need to be
+/// unpredictable enough not to collide, not secret.
+pub(crate) use nameway_wire::random::u64 as random_u64;
 
 #[cfg(test)]
 mod tests;

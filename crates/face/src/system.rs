@@ -432,7 +432,7 @@ impl FaceSystem {
 
     /// Backpressure: `source` sent what `congested` (a local face past its queue's bound) had
     /// to queue, so `source`'s reader stops until `congested` has drained to half its bound,
-    /// or [`crate::face::PAUSE_MAX`] passes. The application behind `source` then finds its
+    /// or `PAUSE_MAX` (200 ms) passes. The application behind `source` then finds its
     /// socket full and waits, instead of its Interests being dropped. Returns whether `source`
     /// could be paused (stream and WebSocket faces only).
     pub fn slow_down(&self, source: FaceId, congested: FaceId) -> bool {

@@ -5,6 +5,7 @@ use core::time::Duration;
 
 use bytes::Bytes;
 use nameway_wire::lp::CachePolicyType;
+use nameway_wire::random::SplitMix64;
 use nameway_wire::tlv::{self, types};
 use nameway_wire::{LpPacket, Name, NameHasher, Packet, PrefixHashes};
 use smallvec::SmallVec;
@@ -22,7 +23,7 @@ use crate::table::fib::{Fib, FibError, NextHop};
 use crate::table::pit::{Pit, PitEntryId};
 use crate::table::straggler_list::StragglerList;
 use crate::table::strategy_choice::StrategyChoice;
-use crate::time::{Rng, Time};
+use crate::time::Time;
 
 /// Forwarder settings. `Config::default()` gives NFD's defaults where NFD has one.
 #[derive(Clone, Debug)]
@@ -99,7 +100,8 @@ pub(crate) struct LpFields {
 pub struct Forwarder {
     pub(crate) config: Config,
     pub(crate) hasher: NameHasher,
-    pub(crate) rng: Rng,
+    /// Nonces for Interests that arrive without one, reproducibly from `Config::seed`.
+    pub(crate) rng: SplitMix64,
     pub(crate) faces: FaceTable,
     pub(crate) fib: Fib,
     pub(crate) fib_counters: FibCounters,
@@ -141,7 +143,7 @@ impl Forwarder {
         let registry = builtin();
         let root = best_route(&registry);
         Self {
-            rng: Rng::new(config.seed),
+            rng: SplitMix64::new(config.seed),
             faces: FaceTable::new(),
             fib: Fib::new(),
             fib_counters: FibCounters::default(),
@@ -335,6 +337,7 @@ impl Forwarder {
         }
         self.dnl.expire(now);
         self.stragglers.expire(now);
+        self.expire_lookups(now);
     }
 
     /// The next packet to send, if any.
@@ -347,7 +350,10 @@ impl Forwarder {
     /// It may be earlier than needed (a deadline that no longer holds); calling
     /// `handle_timeout` then does nothing but move it on. O(1).
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.pit.next_expiry()
+        match (self.pit.next_expiry(), self.next_lookup_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     // ---- FIB ----
@@ -454,11 +460,12 @@ impl Forwarder {
             let Some(entry) = self.pit.get_mut(id) else {
                 continue;
             };
-            let hashes = self.hasher.prefix_hashes(entry.name());
-            let slot = self.strategy_choice.effective(entry.name(), &hashes);
+            let name = entry.name();
+            let hashes = self.hasher.prefix_hashes(&name);
+            let slot = self.strategy_choice.effective(&name, &hashes);
             if slot != entry.strategy {
                 entry.strategy = slot;
-                entry.scratch = None;
+                entry.clear_scratch();
             }
         }
     }
@@ -585,6 +592,7 @@ impl Forwarder {
             nexthops,
             faces,
             out,
+            view: core::cell::OnceCell::new(),
         };
         trigger(strategy, &mut cx);
     }

@@ -67,7 +67,7 @@ pub use counters::{
 };
 pub use forwarder::{Config, FaceError, Forwarder};
 pub use nameway_wire::lp::{NackReason, SecurityLevel};
-pub use pipeline::external_cs::{CsRequest, CONTENT_STORE_FACE};
+pub use pipeline::external_cs::{CsRequest, CONTENT_STORE_FACE, LOOKUP_DEADLINE};
 pub use pipeline::{Kind as PacketKind, Transmit};
 pub use rate_limit::RateLimit;
 pub use strategy::{LoopResponse, Strategy, StrategyContext, StrategyError, StrategyRegistry};

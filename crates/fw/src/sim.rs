@@ -30,12 +30,13 @@ use core::time::Duration;
 use std::collections::BinaryHeap;
 
 use bytes::Bytes;
+use nameway_wire::random::SplitMix64;
 use nameway_wire::{
     Data, DataView, Interest, InterestView, LpPacket, MetaInfo, NackReason, Name, Packet,
 };
 
 use crate::table::face_table::{FaceId, FaceScope, LinkType};
-use crate::time::{Rng, Time};
+use crate::time::Time;
 use crate::{Config, Forwarder};
 
 /// A forwarder of the simulation.
@@ -236,7 +237,7 @@ pub struct Sim {
     links: Vec<SimLink>,
     events: BinaryHeap<Reverse<Event>>,
     seq: u64,
-    rng: Rng,
+    rng: SplitMix64,
     trace: Vec<TraceEvent>,
 }
 
@@ -250,7 +251,7 @@ impl Sim {
             links: Vec::new(),
             events: BinaryHeap::new(),
             seq: 0,
-            rng: Rng::new(seed),
+            rng: SplitMix64::new(seed),
             trace: Vec::new(),
         }
     }
@@ -556,7 +557,7 @@ impl Sim {
     }
 
     fn random_unit(&mut self) -> f64 {
-        (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        self.rng.next_f64()
     }
 }
 

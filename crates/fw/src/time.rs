@@ -1,5 +1,6 @@
-//! Time and randomness, both passed in by the caller: the forwarder reads no clock and owns no
-//! entropy source, so a run is a pure function of its inputs (quinn-proto's rule).
+//! Time, passed in by the caller: the forwarder reads no clock, and its randomness comes from a
+//! seed (`nameway_wire::random::SplitMix64` seeded by `Config::seed`), so a run is a pure
+//! function of its inputs (quinn-proto's rule).
 
 use core::fmt;
 use core::ops::{Add, AddAssign};
@@ -77,34 +78,6 @@ impl fmt::Display for Time {
     }
 }
 
-/// A small, fast, seeded pseudo-random generator (SplitMix64). Not for cryptography: it picks
-/// Nonces for Interests that arrive without one and breaks ties, reproducibly from the seed.
-#[derive(Clone, Debug)]
-pub(crate) struct Rng {
-    state: u64,
-}
-
-impl Rng {
-    /// A generator whose sequence is fixed by `seed`.
-    pub(crate) const fn new(seed: u64) -> Self {
-        Self { state: seed }
-    }
-
-    /// The next 64 random bits.
-    pub(crate) fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// The next 32 random bits.
-    pub(crate) fn next_u32(&mut self) -> u32 {
-        (self.next_u64() >> 32) as u32
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,14 +95,5 @@ mod tests {
         );
         assert_eq!(Time::from_millis(1).add_millis(u64::MAX), Time::MAX);
         assert_eq!(Time::from_nanos(1_500_000_000).to_string(), "1.500000000s");
-    }
-
-    #[test]
-    fn rng_is_reproducible() {
-        let (mut a, mut b) = (Rng::new(7), Rng::new(7));
-        let xs: Vec<u64> = (0..4).map(|_| a.next_u64()).collect();
-        let ys: Vec<u64> = (0..4).map(|_| b.next_u64()).collect();
-        assert_eq!(xs, ys);
-        assert_ne!(Rng::new(8).next_u64(), xs[0]);
     }
 }

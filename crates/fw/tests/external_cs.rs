@@ -123,7 +123,7 @@ fn a_filter_miss_goes_straight_to_the_fib_and_a_hit_comes_from_the_server() {
     assert_eq!(n.fw.status().n_pit_entries, 0);
     let f = n.fw.cs_filter().unwrap().counters();
     assert_eq!((f.hits, f.misses, f.false_positives), (1, 1, 0));
-    assert_eq!(n.fw.external_cs_counters(), Some((1, 0)));
+    assert_eq!(n.fw.external_cs_counters(), Some((1, 0, 0)));
     // The server's Data is not offered to the server again.
     assert!(n.requests().is_empty());
 }
@@ -219,4 +219,34 @@ fn a_tiny_filter_full_of_false_positives_loses_no_interest() {
     assert_eq!(delivered, 200);
     let f = n.fw.cs_filter().unwrap().counters();
     assert!(f.false_positives > 150, "{f:?}");
+}
+
+/// A server that does not answer (behind on writing to its disk) holds an Interest back for
+/// [`nameway_fw::LOOKUP_DEADLINE`] at most: then it goes upstream as a miss would, counted as
+/// late, and the answer that comes after is ignored.
+#[test]
+fn a_server_that_does_not_answer_in_time_does_not_hold_the_interest_back() {
+    let mut n = Net::new(CsFilter::new(1000, 0.01));
+    let (c, p) = (n.consumer, n.producer);
+    n.fw.cs_filter_insert(&"/p/slow".parse().unwrap());
+    n.interest(0, c, "/p/slow", false);
+    let lookup = n.requests();
+    assert_eq!(lookup.len(), 1);
+    assert!(n.sent().is_empty());
+    // The forwarder asks to be woken at the deadline, and before it nothing moves.
+    let deadline = Time::from_nanos(nameway_fw::LOOKUP_DEADLINE.as_nanos() as u64);
+    assert_eq!(n.fw.poll_timeout(), Some(deadline));
+    n.fw.handle_timeout(Time::from_millis(10));
+    assert!(n.sent().is_empty());
+    n.fw.handle_timeout(deadline);
+    assert_eq!(n.sent(), vec![(p, "I /p/slow".to_string())]);
+    assert_eq!(n.fw.external_cs_counters(), Some((0, 0, 1)));
+    // The late answer changes nothing; the producer's Data satisfies the consumer.
+    let CsRequest::Lookup { token, .. } = lookup[0] else {
+        panic!("{lookup:?}")
+    };
+    n.fw.handle_cs_answer(Time::from_millis(60), token, None);
+    assert!(n.sent().is_empty());
+    n.fw.handle_packet(Time::from_millis(70), p, data(&"/p/slow".parse().unwrap()));
+    assert_eq!(n.sent(), vec![(c, "D /p/slow".to_string())]);
 }

@@ -303,8 +303,6 @@ impl Controller {
         let cwnd = options
             .initial_window
             .clamp(1.0, options.max_window.max(1.0));
-        let mut seed = [0u8; 8];
-        let _ = getrandom::fill(&mut seed);
         Self {
             options,
             cwnd,
@@ -317,7 +315,7 @@ impl Controller {
             w_est_alpha: CUBIC_ALPHA,
             recent: Vec::with_capacity(DELAY_SAMPLES),
             recent_next: 0,
-            rng: u64::from_le_bytes(seed) | 1,
+            rng: nameway_wire::random::u64() | 1,
             min_rtt: None,
             above: 0,
             round_start: None,

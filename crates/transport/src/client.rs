@@ -16,14 +16,15 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
-use nameway_face::{FramingError, StreamFramer};
 use nameway_wire::lp::{Reassembler, ReassemblerConfig};
 use nameway_wire::mgmt::{status_code, ControlParameters, ControlResponse, DatasetEntry};
 use nameway_wire::name::Component;
 use nameway_wire::security::DigestSha256;
 use nameway_wire::signature::signature_type;
 use nameway_wire::tlv::types;
-use nameway_wire::{Data, DataView, Interest, InterestView, NackReason, Name, Packet};
+use nameway_wire::{
+    Data, DataView, FramingError, Interest, InterestView, NackReason, Name, Packet, StreamFramer,
+};
 use nameway_wire::{ParseError, SignatureInfo};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpStream, UdpSocket, UnixStream};
@@ -996,34 +997,9 @@ pub fn wall_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// Fills `buf` with random bytes (the OS generator; a hashed clock if it fails).
-pub fn random_fill(buf: &mut [u8]) {
-    if getrandom::fill(buf).is_ok() {
-        return;
-    }
-    use std::hash::{BuildHasher, RandomState};
-    let state = RandomState::new();
-    for (i, chunk) in buf.chunks_mut(8).enumerate() {
-        let n = state.hash_one((i, Instant::now()));
-        for (b, r) in chunk.iter_mut().zip(n.to_le_bytes()) {
-            *b = r;
-        }
-    }
-}
-
-/// A random 32-bit number (Interest Nonce).
-pub fn random_u32() -> u32 {
-    let mut b = [0u8; 4];
-    random_fill(&mut b);
-    u32::from_le_bytes(b)
-}
-
-/// A random 64-bit number.
-pub fn random_u64() -> u64 {
-    let mut b = [0u8; 8];
-    random_fill(&mut b);
-    u64::from_le_bytes(b)
-}
+/// Random bytes, and random numbers for Nonces and sequence numbers: the operating system's
+/// generator, with one fallback for the whole workspace (`nameway_wire::random`).
+pub use nameway_wire::random::{fill as random_fill, u32 as random_u32, u64 as random_u64};
 
 #[cfg(test)]
 mod tests {

@@ -3,7 +3,8 @@
 //!
 //! Each function takes untrusted bytes and, when decoding succeeds, checks invariants that
 //! must hold for every accepted input. A panic here means an invariant does not hold, never a
-//! bad input. Not part of the stable API.
+//! bad input. Not part of the stable API, and compiled only with the `fuzzing` feature (which
+//! `fuzz/` turns on) and for this crate's unit tests.
 
 #![doc(hidden)]
 // Fuzzing entry points panic on purpose when an invariant breaks.
@@ -61,6 +62,8 @@ pub fn decode_certificate(wire: &[u8]) {
 
 #[cfg(test)]
 mod tests {
+    use nameway_wire::fuzzing::seeds;
+
     use super::*;
     use crate::keys::{SignatureKind, SigningKey};
 
@@ -93,32 +96,14 @@ mod tests {
         mutations(cert.wire(), decode_certificate);
     }
 
-    /// The seeds of one fuzz target (`fuzz/seeds/<target>/`), sorted.
-    fn seeds(target: &str) -> Vec<(String, Vec<u8>)> {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../fuzz/seeds")
-            .join(target);
-        let mut files: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        files.sort();
-        assert!(!files.is_empty(), "no seeds in {}", dir.display());
-        files
-            .into_iter()
-            .map(|p| (p.display().to_string(), std::fs::read(&p).unwrap()))
-            .collect()
-    }
-
     #[test]
     fn the_fuzz_seeds_decode_and_keep_the_invariants() {
         for (path, wire) in seeds("manifest") {
-            Manifest::decode(&wire).unwrap_or_else(|e| panic!("{path}: {e}"));
+            Manifest::decode(&wire).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             decode_manifest(&wire);
         }
         for (path, wire) in seeds("certificate") {
-            Certificate::decode(Bytes::from(wire.clone()))
-                .unwrap_or_else(|e| panic!("{path}: {e}"));
+            Certificate::decode(wire.clone()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             decode_certificate(&wire);
         }
     }

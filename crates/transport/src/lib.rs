@@ -15,6 +15,7 @@ pub mod cc;
 pub mod cert;
 pub mod client;
 pub mod consumer;
+#[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod keys;
 pub mod manifest;

@@ -8,12 +8,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use nameway_face::StreamFramer;
 use nameway_transport::client::{Client, Transport};
 use nameway_transport::{
     fetch, CcKind, CcOptions, FetchError, FetchOptions, Publication, PublishOptions, SignatureKind,
     SigningKey, VerifyKey,
 };
+use nameway_wire::StreamFramer;
 use nameway_wire::{Data, InterestView, Name};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixListener;

@@ -14,7 +14,8 @@
 //! - every error points inside the input.
 //!
 //! A panic here is the point: it means an invariant does not hold, never a bad input. Not part
-//! of the stable API. A target is one line:
+//! of the stable API, and compiled only with the `fuzzing` feature (which `fuzz/` turns on)
+//! and for this crate's unit tests, which run it over the fuzz seeds. A target is one line:
 //! `fuzz_target!(|data: &[u8]| nameway_wire::fuzzing::decode_any(data));`
 
 #![doc(hidden)]
@@ -538,28 +539,30 @@ fn walk(buf: &[u8], base: usize, depth: usize) {
     }
 }
 
+/// The seed files of one fuzz target (`fuzz/seeds/<target>/` in this repository), sorted, for
+/// unit tests that run the invariants over them (this crate's and `nameway-transport`'s).
+///
+/// # Panics
+/// When the folder is missing or empty, or a file cannot be read.
+pub fn seeds(target: &str) -> Vec<(std::path::PathBuf, Bytes)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/seeds")
+        .join(target);
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no seeds in {}", dir.display());
+    files
+        .into_iter()
+        .map(|p| (p.clone(), Bytes::from(std::fs::read(p).unwrap())))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use std::path::{Path, PathBuf};
-
     use super::*;
-
-    /// The seed files of one fuzz target (`fuzz/seeds/<target>/`), sorted.
-    fn seeds(target: &str) -> Vec<(PathBuf, Bytes)> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../fuzz/seeds")
-            .join(target);
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        files.sort();
-        assert!(!files.is_empty(), "no seeds in {}", dir.display());
-        files
-            .into_iter()
-            .map(|p| (p.clone(), Bytes::from(std::fs::read(p).unwrap())))
-            .collect()
-    }
 
     #[test]
     fn interest_seeds_decode_and_hold_the_invariants() {

@@ -40,19 +40,12 @@ impl NameHasher {
         }
     }
 
-    /// The process-wide hasher, seeded once from the operating system's generator. Every table
-    /// in the process uses it, so hashes agree across threads. If the generator fails (no
-    /// `getrandom` syscall, no `/dev/urandom`), std's per-process random hash keys, which come
-    /// from the same source when it works, are the seed instead: never a fixed value, never a
-    /// panic.
+    /// The process-wide hasher, seeded once from the operating system's generator
+    /// ([`crate::random::u64`], with its fallback: never a fixed seed, never a panic). Every
+    /// table in the process uses it, so hashes agree across threads.
     pub fn process() -> &'static Self {
         static HASHER: OnceLock<NameHasher> = OnceLock::new();
-        HASHER.get_or_init(|| {
-            let seed = getrandom::u64().unwrap_or_else(|_| {
-                std::collections::hash_map::RandomState::new().hash_one(0x006e_616d_6577_6179_u64)
-            });
-            Self::with_seed(seed)
-        })
+        HASHER.get_or_init(|| Self::with_seed(crate::random::u64()))
     }
 
     /// Hashes of every prefix of `name`, in one pass over its bytes.

@@ -17,6 +17,10 @@ use crate::name::{self, Component, ComponentEnds, Name};
 use crate::signature::{slice_abs, SignError, SignatureInfo, Signer, Verifier, VerifyError};
 use crate::tlv::{self, types, Reader, Span};
 
+mod compact;
+
+pub use compact::CompactInterest;
+
 /// InterestLifetime when the element is absent.
 pub const DEFAULT_LIFETIME_MS: u64 = 4000;
 
@@ -719,11 +723,7 @@ impl InterestView {
     }
 
     fn patched(&self, pos: usize, bytes: &[u8]) -> Bytes {
-        let mut buf = BytesMut::from(&self.wire()[..]);
-        if let Some(dst) = buf.get_mut(pos..pos + bytes.len()) {
-            dst.copy_from_slice(bytes);
-        }
-        buf.freeze()
+        patched(self.wire(), pos, bytes)
     }
 
     fn with_inserted_nonce(&self, nonce: u32) -> Bytes {
@@ -750,6 +750,15 @@ impl InterestView {
         buf.put_slice(wire.get(insert_at..).unwrap_or_default());
         buf.freeze()
     }
+}
+
+/// A copy of `wire` with `bytes` written at `pos`.
+fn patched(wire: &[u8], pos: usize, bytes: &[u8]) -> Bytes {
+    let mut buf = BytesMut::from(wire);
+    if let Some(dst) = buf.get_mut(pos..pos + bytes.len()) {
+        dst.copy_from_slice(bytes);
+    }
+    buf.freeze()
 }
 
 #[cfg(test)]

@@ -16,12 +16,15 @@
 
 pub mod data;
 pub mod error;
+pub mod framing;
+#[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod hash;
 pub mod interest;
 pub mod lp;
 pub mod mgmt;
 pub mod name;
+pub mod random;
 pub mod security;
 pub mod signature;
 pub mod tlv;
@@ -31,8 +34,9 @@ mod testutil;
 
 pub use data::{Data, DataView, MetaInfo};
 pub use error::{DecodeError, ErrorKind, ParseError};
+pub use framing::{FramingError, StreamFramer};
 pub use hash::{NameHasher, PrefixHashes};
-pub use interest::{Interest, InterestView};
+pub use interest::{CompactInterest, Interest, InterestView};
 pub use lp::{LpPacket, NackReason, Packet};
 pub use name::{Component, ComponentRef, Name};
 pub use security::KeyError;

@@ -221,6 +221,13 @@ impl Name {
         &self.buf
     }
 
+    /// Where the value sits in [`Name::backing`], as (start, length): offsets of a packet the
+    /// views accept (at most MAX_PACKET_SIZE octets, so they fit).
+    #[inline]
+    pub(crate) fn value_span(&self) -> (u16, u16) {
+        (self.start as u16, self.len)
+    }
+
     /// The buffer the name's value lives in, taken out of the name.
     #[inline]
     pub(crate) fn into_backing(self) -> Bytes {
@@ -732,12 +739,7 @@ fn digest_keyword(typ: u32) -> Option<&'static str> {
 impl fmt::Display for ComponentRef<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(kw) = digest_keyword(self.typ) {
-            f.write_str(kw)?;
-            f.write_str("=")?;
-            for b in self.value {
-                write!(f, "{b:02x}")?;
-            }
-            return Ok(());
+            return write!(f, "{kw}={}", hex::encode(self.value));
         }
         if let (Some(kw), Some(n)) = (number_keyword(self.typ), self.as_number()) {
             return write!(f, "{kw}={n}");
@@ -852,13 +854,8 @@ fn parse_uri_component(s: &str) -> Result<Component, ParseError> {
 }
 
 fn parse_hex32(s: &str) -> Option<[u8; DIGEST_LEN]> {
-    if s.len() != 2 * DIGEST_LEN {
-        return None;
-    }
     let mut out = [0u8; DIGEST_LEN];
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
+    hex::decode_to_slice(s, &mut out).ok()?;
     Some(out)
 }
 

@@ -227,6 +227,8 @@ crate::stats! {
         pub insert_drops: u64 = counter("nameway_cs_insert_drops"),
         /// Their bytes.
         pub insert_drop_bytes: u64 = counter("nameway_cs_insert_drop_bytes"),
+        /// Look-ups the server did not answer within 50 ms: their Interests went on as misses.
+        pub lookups_late: u64 = counter("nameway_cs_lookups_late"),
     }
 }
 
@@ -268,6 +270,7 @@ impl Tiers {
             insert_queue_limit_bytes: queue.limit_bytes,
             insert_drops: queue.drops,
             insert_drop_bytes: queue.drop_bytes,
+            lookups_late: fw.external_cs_counters().map_or(0, |c| c.2),
         }
     }
 

@@ -8,8 +8,8 @@
 //!
 //! Laid out as NFD's managers: this module parses and authorizes a request
 //! ([`command`]) and hands it to the manager of its module, each in a file of its own with its
-//! commands and datasets: [`faces`], [`fib`], [`rib`], [`cs`], [`strategy`], [`status`],
-//! [`security`] (with `neighbours`) and [`capture`].
+//! commands and datasets: [`faces`], `fib`, `rib`, [`cs`], `strategy`, [`status`],
+//! [`security`] (with `neighbours`) and `capture`.
 
 pub mod command;
 pub mod cs;

@@ -2,7 +2,7 @@
 //! (the `nameway` tests include this file with `#[path]`): a real `namewayd` on a temporary
 //! Unix socket and free TCP/UDP ports, killed on drop.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
@@ -108,4 +108,36 @@ pub fn read_lines<T: Send + 'static>(
         }
     });
     rx
+}
+
+/// One GET with std only (`base` is `http://host:port`): status line, head and body.
+pub fn http_get(base: &str, path: &str) -> (String, String, Vec<u8>) {
+    let addr = base.trim_start_matches("http://");
+    // The daemon opens its HTTP listener after the Unix socket the tests wait for: a
+    // connection right after start may be refused for a moment.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut s = loop {
+        match std::net::TcpStream::connect(addr) {
+            Ok(s) => break s,
+            Err(e)
+                if e.kind() == std::io::ErrorKind::ConnectionRefused
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("cannot connect to {addr}: {e}"),
+        }
+    };
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let status = head.lines().next().unwrap().to_string();
+    (status, head, raw[split + 4..].to_vec())
 }

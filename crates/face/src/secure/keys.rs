@@ -105,6 +105,22 @@ impl EpochKeys {
         Some(cipher)
     }
 
+    /// Every secret of this epoch: the base key and the key of each encrypting level (for the
+    /// test that nothing prints them).
+    #[cfg(test)]
+    pub(crate) fn secrets(&self) -> Vec<Vec<u8>> {
+        let mut all = vec![self.base.to_vec()];
+        for level in SecurityLevel::ALL.into_iter().filter(|l| l.encrypts()) {
+            if let Some(suite) = suite_of(level) {
+                let mut key = vec![0u8; suite.key_len()];
+                if expand(&self.base, &[LEVEL_INFO, level.name().as_bytes()], &mut key) {
+                    all.push(key);
+                }
+            }
+        }
+        all
+    }
+
     /// The handshake confirmation tag: HMAC-SHA256(epoch-0 key, "nameway confirm" || id).
     pub(crate) fn confirm_tag(&self, id: u32) -> [u8; 16] {
         let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, &self.base[..]);

@@ -304,7 +304,7 @@ fn key_id(tag: u16, epoch: u16) -> u32 {
 }
 
 fn random_id() -> u32 {
-    getrandom::u32().unwrap_or_else(|_| crate::link::random_u64() as u32)
+    nameway_wire::random::u32()
 }
 
 /// The network-layer header fields of `lp` (what the forwarder gave or wants), without the
@@ -934,6 +934,25 @@ impl SecureLink {
             rx_key_ids,
             counters: self.counters.snapshot(),
         }
+    }
+}
+
+#[cfg(test)]
+impl SecureLink {
+    /// Every traffic secret the link holds: both directions, every epoch kept (for the test
+    /// that nothing prints them).
+    pub(crate) fn secrets(&self) -> Vec<Vec<u8>> {
+        let mut all = Vec::new();
+        if let Some(tx) = lock(&self.tx).as_ref() {
+            all.extend(tx.keys.secrets());
+        }
+        for s in lock(&self.rx).iter() {
+            all.extend(s.current.keys.secrets());
+            if let Some((p, _)) = &s.previous {
+                all.extend(p.keys.secrets());
+            }
+        }
+        all
     }
 }
 

@@ -407,6 +407,74 @@ fn a_peer_that_lost_its_keys_gets_a_new_handshake() {
     assert!(b2.open(5001, sealed).is_ok());
 }
 
+/// Where `secret` shows in `text`, if it does: any run of 8 of its bytes as hexadecimal (either
+/// case, with or without separators or padding), as Rust prints a byte slice (`{:?}`, `{:x?}`, pretty or
+/// not), or any 12 characters from the middle of its base64 encodings (standard or URL-safe,
+/// at each of the three alignments a byte string can start at).
+fn shown_at(text: &str, secret: &[u8]) -> Option<String> {
+    let lower = text.to_lowercase();
+    let bare: String = lower
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == ',')
+        .collect();
+    let hex_only: String = lower.chars().filter(char::is_ascii_hexdigit).collect();
+    for run in secret.windows(8) {
+        let hex = hex::encode(run);
+        let decimal: Vec<String> = run.iter().map(u8::to_string).collect();
+        let short_hex: Vec<String> = run.iter().map(|b| format!("{b:x}")).collect();
+        let prefixed: Vec<String> = run.iter().map(|b| format!("0x{b:x}")).collect();
+        for (what, needle, hay) in [
+            ("hex", hex, &hex_only),
+            ("{:?}", decimal.join(","), &bare),
+            ("{:x?}", short_hex.join(","), &bare),
+            ("{:#x?}", prefixed.join(","), &bare),
+        ] {
+            if hay.contains(&needle) {
+                return Some(format!("{what}: {needle}"));
+            }
+        }
+    }
+    for skip in 0..3 {
+        let tail = secret.get(skip..).unwrap_or_default();
+        for encoding in [&data_encoding::BASE64, &data_encoding::BASE64URL] {
+            let b64 = encoding.encode(tail);
+            // The first and last characters depend on the bytes around the secret.
+            let middle = b64.get(4..16).unwrap_or_default();
+            if !middle.is_empty() && text.contains(middle) {
+                return Some(format!("base64: {middle}"));
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn the_key_detector_finds_every_rendering() {
+    let key: Vec<u8> = (0..32u8)
+        .map(|i| i.wrapping_mul(37).wrapping_add(200))
+        .collect();
+    let renderings = [
+        format!("key {}", hex::encode(&key)),
+        format!("key {}", hex::encode_upper(&key)),
+        format!("{key:?}"),
+        format!("{key:#?}"),
+        format!("{key:x?}"),
+        format!("{key:#x?}"),
+        format!("{:02x?}", &key[3..14]),
+        key.iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<Vec<_>>()
+            .join(":"),
+        data_encoding::BASE64.encode(&key),
+        format!("={}", data_encoding::BASE64URL.encode(&key[1..])),
+        format!("k:{}", data_encoding::BASE64.encode(&key[2..])),
+    ];
+    for r in &renderings {
+        assert!(shown_at(r, &key).is_some(), "missed: {r}");
+    }
+    assert_eq!(shown_at(&format!("{:?}", &key[..7]), &key), None);
+}
+
 #[test]
 fn management_output_never_shows_key_material() {
     let p = pair(
@@ -414,9 +482,36 @@ fn management_output_never_shows_key_material() {
         SecureMode::PerPrefix,
         SecuritySettings::default(),
     );
-    let shown = format!("{:?} {:?} {:?}", p.a, p.a.info(), p.ida);
-    assert!(shown.contains(&p.idb.public_key().to_string()) || shown.contains("PublicKey"));
-    assert!(!shown.to_lowercase().contains("secret:"));
+    let context = ctx(
+        &p.ida,
+        &[&p.idb],
+        SecurityLevel::ChaCha20Poly1305,
+        SecuritySettings::default(),
+    );
+    let (info_a, info_b) = (p.a.info(), p.b.info());
+    let shown = [
+        format!("{:?}\n{:#?}", p.a, p.b),
+        format!("{info_a:?}\n{info_b:#?}"),
+        format!("{:?}\n{:#?}", p.ida, p.idb),
+        format!("{context:?}\n{context:#?}"),
+        info_a.peer.map(|k| k.to_string()).unwrap_or_default(),
+    ]
+    .join("\n");
+    // What management is meant to show is found: the peer's public key.
+    assert!(shown_at(&shown, &p.idb.public_key().0).is_some(), "{shown}");
+    let mut secrets = vec![
+        ("identity A", p.ida.secret().to_vec()),
+        ("identity B", p.idb.secret().to_vec()),
+    ];
+    secrets.extend(p.a.secrets().into_iter().map(|s| ("link A", s)));
+    secrets.extend(p.b.secrets().into_iter().map(|s| ("link B", s)));
+    // Both directions, base and level keys, on both sides.
+    assert!(secrets.len() >= 2 + 2 * 2 * 2, "{} secrets", secrets.len());
+    for (whose, secret) in &secrets {
+        if let Some(at) = shown_at(&shown, secret) {
+            panic!("{whose} secret shown ({at}) in:\n{shown}");
+        }
+    }
 }
 
 #[test]

@@ -5,6 +5,13 @@
 //! UDP relies on IP fragmentation instead: NFD's UDP faces have an 8800-byte MTU and let the
 //! kernel fragment datagrams larger than the link MTU. [`allow_ip_fragmentation`] turns path
 //! MTU discovery back off so datagrams up to the face MTU leave the host on any link.
+//!
+//! Why `libc` and not a safe wrapper: socket2 sets none of these options; rustix sets
+//! `IP_MTU_DISCOVER` and `IPV6_MTU_DISCOVER` but has no setter for `IPV6_DONTFRAG`, which
+//! quinn-udp turns on and which keeps the kernel from fragmenting IPv6 datagrams whatever the
+//! discovery mode; and rustix is not among this crate's dependencies (only `tempfile`, a test
+//! dependency, brings it into the workspace). One call site with a checked length stays
+//! simpler than a new dependency that still leaves the third option to `libc`.
 
 #![allow(unsafe_code)]
 
@@ -71,15 +78,60 @@ fn set_int(
 }
 
 #[cfg(test)]
+#[cfg(target_os = "linux")]
 mod tests {
     use super::*;
 
-    #[test]
-    fn sets_options_on_both_families() {
-        let v4 = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-        allow_ip_fragmentation(&v4, false).unwrap();
-        if let Ok(v6) = std::net::UdpSocket::bind("[::1]:0") {
-            allow_ip_fragmentation(&v6, true).unwrap();
+    /// Reads an integer socket option back.
+    fn get_int(socket: &impl AsRawFd, level: libc::c_int, name: libc::c_int) -> libc::c_int {
+        let mut value: libc::c_int = -1;
+        let mut len = libc::socklen_t::try_from(std::mem::size_of::<libc::c_int>()).unwrap();
+        // SAFETY: the socket is open for the whole call; `optval` points to a `c_int` on our
+        // stack and `len` holds its size, so the kernel writes at most that many bytes there.
+        let rc = unsafe {
+            libc::getsockopt(
+                socket.as_raw_fd(),
+                level,
+                name,
+                std::ptr::from_mut(&mut value).cast::<libc::c_void>(),
+                &mut len,
+            )
+        };
+        assert_eq!(rc, 0, "getsockopt: {}", io::Error::last_os_error());
+        value
+    }
+
+    /// A UDP socket as the face system makes one: quinn-udp has forbidden fragmentation.
+    fn quinn_socket(domain: socket2::Domain) -> std::net::UdpSocket {
+        let socket = socket2::Socket::new(domain, socket2::Type::DGRAM, None).unwrap();
+        if domain == socket2::Domain::IPV6 {
+            socket.set_only_v6(true).unwrap();
         }
+        let socket: std::net::UdpSocket = socket.into();
+        quinn_udp::UdpSocketState::new((&socket).into()).unwrap();
+        socket
+    }
+
+    #[test]
+    fn ipv4_datagrams_may_be_fragmented_again() {
+        let v4 = quinn_socket(socket2::Domain::IPV4);
+        let discover = || get_int(&v4, libc::IPPROTO_IP, libc::IP_MTU_DISCOVER);
+        assert_eq!(discover(), libc::IP_PMTUDISC_PROBE, "quinn-udp's setting");
+        allow_ip_fragmentation(&v4, false).unwrap();
+        assert_eq!(discover(), libc::IP_PMTUDISC_DONT);
+    }
+
+    #[test]
+    fn ipv6_datagrams_may_be_fragmented_again() {
+        let v6 = quinn_socket(socket2::Domain::IPV6);
+        let discover = || get_int(&v6, libc::IPPROTO_IPV6, libc::IPV6_MTU_DISCOVER);
+        let dont_frag = || get_int(&v6, libc::IPPROTO_IPV6, libc::IPV6_DONTFRAG);
+        assert_eq!(
+            (discover(), dont_frag()),
+            (libc::IPV6_PMTUDISC_PROBE, 1),
+            "quinn-udp's settings"
+        );
+        allow_ip_fragmentation(&v6, true).unwrap();
+        assert_eq!((discover(), dont_frag()), (libc::IPV6_PMTUDISC_DONT, 0));
     }
 }

@@ -25,7 +25,7 @@ use super::interest::on_outgoing_interest;
 use crate::forwarder::{Forwarder, LpFields};
 use crate::table::cs_filter::CsFilter;
 use crate::table::face_table::{FaceId, FaceScope, LinkType};
-use crate::table::pit::{ends_with_implicit_digest, PitEntryId};
+use crate::table::pit::{PitEntry, PitEntryId};
 use crate::time::Time;
 
 /// The internal face a content-store answer arrives on (NFD's `FACEID_CONTENT_STORE`).
@@ -33,6 +33,11 @@ pub const CONTENT_STORE_FACE: FaceId = FaceId(254);
 
 /// Most look-ups outstanding at once; past this, Interests skip the store (counted).
 const MAX_PENDING: usize = 65_536;
+
+/// How long an Interest waits for the server's answer before it goes on to the strategy as a
+/// miss would (counted as a late look-up). A server behind on writing to its disk must not
+/// hold Interests back: a consumer would retransmit them in vain and give up.
+pub const LOOKUP_DEADLINE: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// What the forwarder asks of the content-store server.
 #[derive(Clone, Debug)]
@@ -75,8 +80,12 @@ pub(crate) struct ExternalCs {
     pending: HashMap<u64, Pending>,
     by_entry: HashMap<PitEntryId, u64>,
     requests: VecDeque<CsRequest>,
+    /// Look-ups by deadline (tokens increase with time, so this is in deadline order).
+    deadlines: VecDeque<(Time, u64)>,
     pub(crate) hits: u64,
     pub(crate) skipped: u64,
+    /// Look-ups the server did not answer within [`LOOKUP_DEADLINE`].
+    pub(crate) late: u64,
 }
 
 impl ExternalCs {
@@ -87,12 +96,13 @@ impl ExternalCs {
 
 /// The hash a look-up asks the filter for, and whether it is a CanBePrefix one: an Interest
 /// ending with an implicit digest asks for its name without the digest, exactly.
-fn filter_key(name: &Name, hashes: &PrefixHashes, can_be_prefix: bool) -> (u64, usize, bool) {
-    if ends_with_implicit_digest(name) && !name.is_empty() {
-        let n = name.len() - 1;
+fn filter_key(entry: &PitEntry, hashes: &PrefixHashes) -> (u64, usize, bool) {
+    let len = hashes.name_len();
+    if entry.is_digest_named() && len > 0 {
+        let n = len - 1;
         (hashes.get(n).unwrap_or_default(), n, false)
     } else {
-        (hashes.full(), name.len(), can_be_prefix)
+        (hashes.full(), len, entry.interest().can_be_prefix())
     }
 }
 
@@ -113,8 +123,10 @@ impl Forwarder {
             pending: HashMap::new(),
             by_entry: HashMap::new(),
             requests: VecDeque::new(),
+            deadlines: VecDeque::new(),
             hits: 0,
             skipped: 0,
+            late: 0,
         });
     }
 
@@ -123,10 +135,42 @@ impl Forwarder {
         self.external_cs.as_ref().map(|e| &e.filter)
     }
 
-    /// Look-ups answered with a Data by the server, and Interests that skipped the store
-    /// because too many look-ups were outstanding.
-    pub fn external_cs_counters(&self) -> Option<(u64, u64)> {
-        self.external_cs.as_ref().map(|e| (e.hits, e.skipped))
+    /// Look-ups answered with a Data by the server, Interests that skipped the store because
+    /// too many look-ups were outstanding, and look-ups not answered within
+    /// [`LOOKUP_DEADLINE`] (their Interests went on as misses).
+    pub fn external_cs_counters(&self) -> Option<(u64, u64, u64)> {
+        self.external_cs
+            .as_ref()
+            .map(|e| (e.hits, e.skipped, e.late))
+    }
+
+    /// The earliest look-up deadline, for [`Forwarder::poll_timeout`].
+    pub(crate) fn next_lookup_deadline(&self) -> Option<Time> {
+        let ext = self.external_cs.as_ref()?;
+        ext.deadlines.front().map(|(t, _)| *t)
+    }
+
+    /// Sends on every Interest whose look-up is past its deadline, as a miss would.
+    pub(crate) fn expire_lookups(&mut self, now: Time) {
+        loop {
+            let Some(ext) = self.external_cs.as_mut() else {
+                return;
+            };
+            let Some(&(deadline, token)) = ext.deadlines.front() else {
+                return;
+            };
+            if deadline > now {
+                return;
+            }
+            ext.deadlines.pop_front();
+            // Answered already: nothing to do.
+            let Some(p) = ext.pending.remove(&token) else {
+                continue;
+            };
+            ext.by_entry.remove(&p.entry);
+            ext.late += 1;
+            self.after_cs_miss(now, p);
+        }
     }
 
     /// The next request for the content-store server.
@@ -189,8 +233,8 @@ impl Forwarder {
             if !serve || !may_look_up {
                 return false;
             }
+            let (key, len, cbp) = filter_key(entry, hashes);
             let interest = entry.interest();
-            let (key, len, cbp) = filter_key(interest.name(), hashes, interest.can_be_prefix());
             if !ext.filter.may_contain_key(key, len, cbp) {
                 return false;
             }
@@ -209,9 +253,11 @@ impl Forwarder {
                 },
             );
             ext.by_entry.insert(id, token);
+            ext.deadlines
+                .push_back((now.saturating_add(LOOKUP_DEADLINE), token));
             ext.requests.push_back(CsRequest::Lookup {
                 token,
-                name: interest.name().clone(),
+                name: interest.name(),
                 can_be_prefix: interest.can_be_prefix(),
                 must_be_fresh: interest.must_be_fresh(),
             });
@@ -251,22 +297,26 @@ impl Forwarder {
                 };
                 self.on_incoming_data(now, CONTENT_STORE_FACE, wire, lp);
             }
-            None => {
-                let Some(entry) = self.pit.get_mut(p.entry) else {
-                    return;
-                };
-                if let Some(egress) = p.next_hop {
-                    if self.faces.get(egress).is_some() {
-                        on_outgoing_interest(now, entry, egress, &mut self.faces, &mut self.out);
-                    }
-                    return;
-                }
-                let hashes = self.hasher.prefix_hashes(entry.interest().name());
-                self.with_strategy(now, p.entry, true, Some(&hashes), |s, cx| {
-                    s.after_receive_interest(cx, p.ingress)
-                });
-                self.after_trigger(now, p.entry);
-            }
+            None => self.after_cs_miss(now, p),
         }
+    }
+
+    /// The look-up found nothing (or did not answer in time): the Interest goes on to its
+    /// next hop or the strategy, exactly as a miss would have.
+    fn after_cs_miss(&mut self, now: Time, p: Pending) {
+        let Some(entry) = self.pit.get_mut(p.entry) else {
+            return;
+        };
+        if let Some(egress) = p.next_hop {
+            if self.faces.get(egress).is_some() {
+                on_outgoing_interest(now, entry, egress, &mut self.faces, &mut self.out);
+            }
+            return;
+        }
+        let hashes = self.hasher.prefix_hashes(&entry.name());
+        self.with_strategy(now, p.entry, true, Some(&hashes), |s, cx| {
+            s.after_receive_interest(cx, p.ingress)
+        });
+        self.after_trigger(now, p.entry);
     }
 }

@@ -3,9 +3,9 @@
 
 use bytes::Bytes;
 use nameway_wire::lp::{LpPacket, NackReason};
-use nameway_wire::{InterestView, NameHasher, PrefixHashes};
+use nameway_wire::{CompactInterest, InterestView, NameHasher, PrefixHashes};
 
-use super::{is_localhost, nack, Kind, Outbox};
+use super::{is_localhost, is_localhost_value, nack, Kind, Outbox};
 use crate::counters::{DropReason, FibCounters};
 use crate::forwarder::{Forwarder, LpFields};
 use crate::strategy::LoopResponse;
@@ -266,7 +266,7 @@ pub(crate) fn on_outgoing_interest(
     if !face.is_local() {
         let reason = if entry.outgoing_hop_limit() == Some(0) {
             Some(DropReason::HopLimitExpired)
-        } else if is_localhost(entry.name()) {
+        } else if is_localhost_value(entry.name_value()) {
             Some(DropReason::LocalhostViolation)
         } else {
             None
@@ -301,7 +301,7 @@ pub(crate) fn lookup_fib<'f>(
     fib: &'f Fib,
     counters: &mut FibCounters,
     hasher: &NameHasher,
-    interest: &InterestView,
+    interest: &CompactInterest,
     hashes: Option<&PrefixHashes>,
 ) -> &'f [NextHop] {
     counters.lookups += 1;
@@ -317,11 +317,11 @@ pub(crate) fn lookup_fib<'f>(
     let hashes = match hashes {
         Some(h) => h,
         None => {
-            own = hasher.prefix_hashes(interest.name());
+            own = hasher.prefix_hashes(&interest.name());
             &own
         }
     };
-    match fib.longest_prefix_match(interest.name(), hashes) {
+    match fib.longest_prefix_match_interest(interest, hashes) {
         Some((_, hops)) => hops,
         None => {
             counters.misses += 1;

@@ -105,26 +105,38 @@ const LOCALHOP: &[u8] = b"\x08\x08localhop";
 /// Whether `name` is under `/localhost`.
 #[inline]
 pub(crate) fn is_localhost(name: &Name) -> bool {
-    name.value_bytes().starts_with(LOCALHOST)
+    is_localhost_value(name.value_bytes())
+}
+
+/// Whether the name whose TLV-VALUE is `value` is under `/localhost`.
+#[inline]
+pub(crate) fn is_localhost_value(value: &[u8]) -> bool {
+    value.starts_with(LOCALHOST)
 }
 
 /// Whether `name` is under `/localhop`.
-#[inline]
+#[cfg(test)]
 pub(crate) fn is_localhop(name: &Name) -> bool {
-    name.value_bytes().starts_with(LOCALHOP)
+    is_localhop_value(name.value_bytes())
 }
 
-/// NFD `wouldViolateScope`: an Interest for `name` from a face whose scope is local iff
-/// `from_local` may not go to `out`.
+/// Whether the name whose TLV-VALUE is `value` is under `/localhop`.
 #[inline]
-pub(crate) fn would_violate_scope(from_local: bool, name: &Name, out: &Face) -> bool {
+pub(crate) fn is_localhop_value(value: &[u8]) -> bool {
+    value.starts_with(LOCALHOP)
+}
+
+/// NFD `wouldViolateScope`: an Interest for the name whose TLV-VALUE is `name` from a face
+/// whose scope is local iff `from_local` may not go to `out`.
+#[inline]
+pub(crate) fn would_violate_scope(from_local: bool, name: &[u8], out: &Face) -> bool {
     if out.is_local() {
         return false;
     }
-    if is_localhost(name) {
+    if is_localhost_value(name) {
         return true;
     }
-    is_localhop(name) && !from_local
+    is_localhop_value(name) && !from_local
 }
 
 /// The face a PIT entry's dead-nonce records are charged to: its first downstream (the face

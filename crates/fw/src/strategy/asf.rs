@@ -385,7 +385,7 @@ impl Strategy for Asf {
     fn on_interest_expiry(&mut self, entry: &PitEntry) {
         // Every upstream that never answered timed out. The entry carries no clock: its
         // out-records' renewal times stand in for "now" only to find the namespace.
-        let name = entry.interest().name().clone();
+        let name = entry.name();
         let Some(latest) = entry.out_records().iter().map(|r| r.last_renewed()).max() else {
             return;
         };

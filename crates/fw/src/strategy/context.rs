@@ -2,6 +2,7 @@
 //! table, and the actions of NFD's `Strategy` (send Interest, Data, Nack; reject).
 
 use core::any::Any;
+use core::cell::OnceCell;
 
 use nameway_wire::lp::NackReason;
 use nameway_wire::{DataView, InterestView};
@@ -21,6 +22,9 @@ pub struct StrategyContext<'a> {
     pub(crate) nexthops: &'a [NextHop],
     pub(crate) faces: &'a mut FaceTable,
     pub(crate) out: &'a mut Outbox,
+    /// The entry's latest Interest as a full view, made when a trigger first asks for it (the
+    /// entry keeps it compact).
+    pub(crate) view: OnceCell<InterestView>,
 }
 
 impl<'a> StrategyContext<'a> {
@@ -34,9 +38,11 @@ impl<'a> StrategyContext<'a> {
         self.entry
     }
 
-    /// The entry's latest Interest.
+    /// The entry's latest Interest (its full view, made on the first call of a trigger: a
+    /// strategy that needs only the name's bytes or the flags reads them from
+    /// [`StrategyContext::entry`]).
     pub fn interest(&self) -> &InterestView {
-        self.entry.interest()
+        self.view.get_or_init(|| self.entry.interest().view())
     }
 
     /// Next hops for the entry, lowest cost first: the FIB's longest-prefix match for the
@@ -62,7 +68,7 @@ impl<'a> StrategyContext<'a> {
             return false;
         }
         let from_local = self.faces.get(downstream).is_some_and(Face::is_local);
-        !pipeline::would_violate_scope(from_local, self.interest().name(), out_face)
+        !pipeline::would_violate_scope(from_local, self.entry.name_value(), out_face)
     }
 
     /// Whether `upstream` has no unexpired out-record (NFD's `wantUnused`).
@@ -147,7 +153,7 @@ impl<'a> StrategyContext<'a> {
     /// The entry's scratch state of type `T`, created with `T::default()` when absent or of
     /// another type (a strategy change leaves the previous strategy's state behind).
     pub fn scratch<T: Any + Send + Default>(&mut self) -> &mut T {
-        let slot = &mut self.entry.scratch;
+        let slot = self.entry.scratch_mut();
         if !slot.as_ref().is_some_and(|b| b.is::<T>()) {
             *slot = Some(Box::new(T::default()));
         }
@@ -160,9 +166,6 @@ impl<'a> StrategyContext<'a> {
 
     /// The entry's scratch state of type `T`, if present.
     pub fn scratch_ref<T: Any + Send>(&self) -> Option<&T> {
-        self.entry
-            .scratch
-            .as_ref()
-            .and_then(|b| b.downcast_ref::<T>())
+        self.entry.scratch().and_then(|b| b.downcast_ref::<T>())
     }
 }

@@ -6,7 +6,7 @@
 
 use core::fmt;
 
-use nameway_wire::{Name, NameHasher, PrefixHashes};
+use nameway_wire::{CompactInterest, Name, NameHasher, PrefixHashes};
 use smallvec::SmallVec;
 
 use super::face_table::FaceId;
@@ -127,6 +127,21 @@ impl Fib {
     ) -> Option<(&Name, &[NextHop])> {
         self.table
             .longest_prefix_match(name, hashes)
+            .map(|e| (&e.prefix, e.value.as_slice()))
+    }
+
+    /// Longest-prefix match for the name of a PIT entry's Interest, `hashes` being that name's
+    /// prefix hashes (which also give its length).
+    #[inline]
+    pub(crate) fn longest_prefix_match_interest(
+        &self,
+        interest: &CompactInterest,
+        hashes: &PrefixHashes,
+    ) -> Option<(&Name, &[NextHop])> {
+        self.table
+            .longest_prefix_match_parts(hashes.name_len(), interest.name_value(), hashes, |d| {
+                interest.prefix_value_len(d)
+            })
             .map(|e| (&e.prefix, e.value.as_slice()))
     }
 

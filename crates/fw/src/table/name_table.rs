@@ -162,10 +162,25 @@ impl<V> NameTable<V> {
         name: &Name,
         hashes: &PrefixHashes,
     ) -> Option<&NameEntry<V>> {
-        let max = name.len().min(MAX_PREFIX_DEPTH).min(hashes.name_len());
+        self.longest_prefix_match_parts(name.len(), name.value_bytes(), hashes, |d| {
+            name.prefix_value_len(d)
+        })
+    }
+
+    /// [`NameTable::longest_prefix_match`] for a name given as its TLV-VALUE `value` of `len`
+    /// components, `prefix_len(d)` being the value length of its first `d` components (a PIT
+    /// entry keeps no component offsets: it walks the components instead).
+    #[inline(always)]
+    pub(crate) fn longest_prefix_match_parts(
+        &self,
+        len: usize,
+        value: &[u8],
+        hashes: &PrefixHashes,
+        prefix_len: impl Fn(usize) -> usize,
+    ) -> Option<&NameEntry<V>> {
+        let max = len.min(MAX_PREFIX_DEPTH).min(hashes.name_len());
         // Lengths 0..=max that hold something, probed from the longest.
         let mut pending = self.mask & (u64::MAX >> (63 - max));
-        let value = name.value_bytes();
         while pending != 0 {
             let depth = 63 - pending.leading_zeros() as usize;
             pending &= !(1 << depth);
@@ -175,7 +190,7 @@ impl<V> NameTable<V> {
             let (Some(table), Some(hash)) = (self.by_len.get(depth), hashes.get(depth)) else {
                 continue;
             };
-            let Some(prefix) = value.get(..name.prefix_value_len(depth)) else {
+            let Some(prefix) = value.get(..prefix_len(depth)) else {
                 continue;
             };
             let slots = &self.slots;

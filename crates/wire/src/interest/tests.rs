@@ -24,6 +24,23 @@ const LEGACY_REGISTER: &str = "0579076d08096c6f63616c686f737408036e6664080372696
 2ed3af9f3894a824c2a7247e7e0a0433abfeb50c0203e8";
 
 #[test]
+fn a_compact_interest_is_48_bytes() {
+    assert_eq!(core::mem::size_of::<CompactInterest>(), 48);
+    // Lifetimes at and past what 32 bits hold are read from the packet.
+    for lifetime in [
+        u64::from(u32::MAX) - 1,
+        u64::from(u32::MAX),
+        1 << 40,
+        u64::MAX,
+    ] {
+        let mut i = Interest::new("/a".parse().unwrap());
+        i.lifetime_ms = Some(lifetime);
+        let c = InterestView::new_checked(i.encode()).unwrap().compact();
+        assert_eq!(c.lifetime_ms(), lifetime);
+    }
+}
+
+#[test]
 fn python_consumer_interest() {
     let wire = b(PYTHON_CONSUMER);
     let i = Interest::decode(&wire).unwrap();
@@ -281,6 +298,42 @@ proptest! {
         prop_assert_eq!(v.must_be_fresh(), i.must_be_fresh);
         prop_assert_eq!(v.forwarding_hint(), i.forwarding_hint.clone());
         assert_fast_path_agrees(v.wire());
+    }
+
+    /// The compact form a PIT entry keeps reads every field as the view does, and gives the
+    /// same view back, over the same packet.
+    #[test]
+    fn compact_interest_keeps_every_field(i in arb_interest()) {
+        let v = InterestView::new_checked(i.encode()).unwrap();
+        let c = v.clone().compact();
+        prop_assert_eq!(c.wire().as_ptr(), v.wire().as_ptr());
+        prop_assert_eq!(c.name_value(), v.name().value_bytes());
+        prop_assert_eq!(c.name_len(), v.name().len());
+        for d in 0..=v.name().len() {
+            prop_assert_eq!(c.prefix_value_len(d), v.name().prefix_value_len(d));
+        }
+        prop_assert_eq!(&c.name(), v.name());
+        prop_assert_eq!(c.nonce(), v.nonce());
+        prop_assert_eq!(c.lifetime_ms(), v.lifetime_ms());
+        prop_assert_eq!(c.hop_limit(), v.hop_limit());
+        prop_assert_eq!(c.can_be_prefix(), v.can_be_prefix());
+        prop_assert_eq!(c.must_be_fresh(), v.must_be_fresh());
+        prop_assert_eq!(c.has_forwarding_hint(), v.has_forwarding_hint());
+        prop_assert_eq!(c.with_hop_limit(3), v.with_hop_limit(3));
+        let back = c.view();
+        prop_assert_eq!(back.wire().as_ptr(), v.wire().as_ptr());
+        prop_assert_eq!(back.name(), v.name());
+        prop_assert_eq!(back.name().component_wires().collect::<Vec<_>>(),
+            v.name().component_wires().collect::<Vec<_>>());
+        prop_assert_eq!(back.nonce(), v.nonce());
+        prop_assert_eq!(back.lifetime_ms(), v.lifetime_ms());
+        prop_assert_eq!(back.hop_limit(), v.hop_limit());
+        prop_assert_eq!(back.can_be_prefix(), v.can_be_prefix());
+        prop_assert_eq!(back.must_be_fresh(), v.must_be_fresh());
+        prop_assert_eq!(back.has_parameters(), v.has_parameters());
+        prop_assert_eq!(back.is_signed(), v.is_signed());
+        prop_assert_eq!(back.forwarding_hint(), v.forwarding_hint());
+        prop_assert_eq!(back.with_nonce(9), v.with_nonce(9));
     }
 
     #[test]

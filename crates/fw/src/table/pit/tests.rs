@@ -1,4 +1,5 @@
 use bytes::Bytes;
+use nameway_wire::lp::NackReason;
 use nameway_wire::{Component, Data, Interest, NameHasher};
 
 use super::*;

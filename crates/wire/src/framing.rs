@@ -9,15 +9,16 @@
 //! - a TLV whose whole encoding (TYPE, LENGTH and VALUE) exceeds 8800 bytes (ndn-cxx
 //!   `MAX_NDN_PACKET_SIZE`; NFD marks the transport FAILED, `stream-transport.hpp`);
 //! - a TYPE or LENGTH that is not a VAR-NUMBER in its shortest form, or a TYPE of 0 or above
-//!   2^32 - 1 (the codec's rule, [`nameway_wire::tlv::read_var_number`]);
+//!   2^32 - 1 (the codec's rule, [`tlv::read_var_number`]);
 //! - a top-level TYPE other than Interest (0x05), Data (0x06) or LpPacket (0x64).
 //!
 //! On a byte stream a bad TLV leaves no way to find the next packet, so the face cannot
 //! simply drop it and go on.
 
 use bytes::{Bytes, BytesMut};
-use nameway_wire::tlv::{self, types};
-use nameway_wire::ErrorKind;
+
+use crate::tlv::{self, types};
+use crate::ErrorKind;
 
 /// Spare room kept in the read buffer before each read.
 const READ_CHUNK: usize = 16 * 1024;
