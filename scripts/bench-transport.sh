@@ -4,9 +4,9 @@
 # congestion controller; medians of RUNS interleaved rounds, with same-round ratios (signed / unsigned).
 # Neither forwarder caches (CS serve and admit off), so every fetch reaches the producer.
 #
-# When NFD and ndn-tools are built (../shared/anchors/build-nfd.sh writes $NAMEWAY_ANCHORS,
-# default ~/anchors), the same run also measures ndnget/ndnserve through NFD (the baseline
-# DESIGN §10 quotes), ndnget/ndnserve through namewayd, and nameway get/put through NFD,
+# When NFD and ndn-tools are built (scripts/build-nfd.sh installs them in $NAMEWAY_NFD,
+# default ~/nameway-nfd), the same run also measures ndnget/ndnserve through NFD (the baseline
+# docs/design.md §10 quotes), ndnget/ndnserve through namewayd, and nameway get/put through NFD,
 # all with a fixed window of 64.
 #
 #   bash scripts/bench-transport.sh            # RUNS=5 SIZE_MIB=16
@@ -14,7 +14,7 @@ set -euo pipefail
 
 RUNS="${RUNS:-5}"
 SIZE_MIB="${SIZE_MIB:-16}"
-ANCHORS="${NAMEWAY_ANCHORS:-$HOME/anchors}"
+NFD_DIR="${NAMEWAY_NFD:-$HOME/nameway-nfd}"
 
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
@@ -104,15 +104,15 @@ for payload in 1400 8000; do
     unset names puts
 done
 
-if [ ! -f "$ANCHORS/env.sh" ]; then
+if [ ! -f "$NFD_DIR/env.sh" ]; then
     echo
-    echo "NFD baseline skipped: $ANCHORS/env.sh not found (run ../shared/anchors/build-nfd.sh)"
+    echo "NFD baseline skipped: $NFD_DIR/env.sh not found (run scripts/build-nfd.sh)"
     exit 0
 fi
 
 # shellcheck disable=SC1091
-source "$ANCHORS/env.sh"
-nfdpid="$("$ANCHORS/nfd-start.sh")"
+source "$NFD_DIR/env.sh"
+nfdpid="$("$NFD_DIR/nfd-start")"
 bench_pids="${bench_pids:-} $nfdpid"
 nfd_sock=/tmp/nfd/nfd.sock
 for _ in $(seq 100); do [ -S "$nfd_sock" ] && break; sleep 0.1; done

@@ -21,8 +21,8 @@
 # different spans), their sum against the link, and Jain's fairness index (1 = equal shares,
 # 0.5 = one takes all); medians of RUNS (scripts/bench-wan-pair.py).
 #
-# ndnget/ndnserve come from NFD's tools ($NAMEWAY_ANCHORS, default ~/anchors, written by
-# ../shared/anchors/build-nfd.sh); without them only nameway's controllers are measured.
+# ndnget/ndnserve come from ndn-tools ($NAMEWAY_NFD, default ~/nameway-nfd, installed by
+# scripts/build-nfd.sh); without them only nameway's controllers are measured.
 set -euo pipefail
 
 RATE_MBPS="${RATE_MBPS:-100}"
@@ -39,7 +39,7 @@ MANIFEST="${MANIFEST-}"                 # N: also Ed25519 manifests of N, verifi
 # Two fetches at once sharing the bottleneck: "X+Y" with X, Y a nameway controller or
 # ndnget:PIPELINE (empty: none).
 PAIRS="${PAIRS-cubic+cubic delay+cubic aimd+ndnget:aimd cubic+ndnget:cubic}"
-ANCHORS="${NAMEWAY_ANCHORS:-$HOME/anchors}"
+NFD_DIR="${NAMEWAY_NFD:-$HOME/nameway-nfd}"
 
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
@@ -157,16 +157,16 @@ done
 
 have_ndn=0
 if [ -n "$NDNGET" ] || [[ "$PAIRS" == *ndnget* ]]; then
-    if [ -f "$ANCHORS/env.sh" ]; then
+    if [ -f "$NFD_DIR/env.sh" ]; then
         # shellcheck disable=SC1091
-        source "$ANCHORS/env.sh"
+        source "$NFD_DIR/env.sh"
         NDN_CLIENT_TRANSPORT="unix://$dir/b.sock" ndnserve -q -s "$PAYLOAD" \
             -S id:/localhost/identity/digest-sha256 /wan/ndn < "$dir/obj" &
         bench_pids="${bench_pids:-} $!"
         sleep 3
         have_ndn=1
     else
-        echo "ndnget skipped: $ANCHORS/env.sh not found (run ../shared/anchors/build-nfd.sh)"
+        echo "ndnget skipped: $NFD_DIR/env.sh not found (run scripts/build-nfd.sh)"
     fi
 fi
 

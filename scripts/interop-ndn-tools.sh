@@ -10,22 +10,22 @@
 # Every fetched object is compared byte for byte with the original. Exits non-zero at the
 # first difference or failure, naming it.
 #
-# Needs ndnget, ndnserve and ndnsec on PATH (ndn-cxx and ndn-tools built from source). If
-# NAMEWAY_ANCHORS (default ~/anchors) holds an env.sh, it is sourced first: it may put the tools
-# on PATH and point NDN_CLIENT_PIB/NDN_CLIENT_TPM at a keychain of its own.
+# Needs ndnget, ndnserve and ndnsec on PATH (ndn-cxx and ndn-tools built from source by
+# scripts/build-nfd.sh). If NAMEWAY_NFD (default ~/nameway-nfd) holds an env.sh, it is sourced
+# first: it puts the tools on PATH and points NDN_CLIENT_PIB/NDN_CLIENT_TPM at a keychain of its own.
 #
 #   bash scripts/interop-ndn-tools.sh            # SIZE_KIB=3000
 set -euo pipefail
 
 SIZE_KIB="${SIZE_KIB:-3000}"
-ANCHORS="${NAMEWAY_ANCHORS:-$HOME/anchors}"
-if [ -f "$ANCHORS/env.sh" ]; then
+NFD_DIR="${NAMEWAY_NFD:-$HOME/nameway-nfd}"
+if [ -f "$NFD_DIR/env.sh" ]; then
     # shellcheck disable=SC1091
-    source "$ANCHORS/env.sh"
+    source "$NFD_DIR/env.sh"
 fi
 for tool in ndnget ndnserve ndnsec; do
     command -v "$tool" >/dev/null || {
-        echo "interop-ndn-tools: $tool is not on PATH (build ndn-cxx and ndn-tools, or set NAMEWAY_ANCHORS)" >&2
+        echo "interop-ndn-tools: $tool is not on PATH (run scripts/build-nfd.sh, or set NAMEWAY_NFD)" >&2
         exit 2
     }
 done

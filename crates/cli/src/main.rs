@@ -99,6 +99,9 @@ enum Command {
     Key(transfer::KeyCommand),
     /// Benchmarks: exchanges per second through a running forwarder, or `ciphers`.
     Bench(BenchArgs),
+    /// Emulated networks of forwarders on this machine, and the reproductions of the
+    /// published results (docs/lab.md).
+    Lab(nameway_lab::cli::LabArgs),
 }
 
 /// `nameway bench [OPTIONS]` measures the forwarder; `nameway bench ciphers` the ciphers.
@@ -154,6 +157,8 @@ fn main() -> ExitCode {
             command: None,
             forwarder,
         }) => bench::run(t, forwarder),
+        // The lab's messages already hold their causes: one line, no chain.
+        Command::Lab(args) => nameway_lab::cli::main(args).map_err(|e| anyhow::anyhow!("{e}")),
     };
     match result {
         Ok(code) => code,

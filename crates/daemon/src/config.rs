@@ -94,7 +94,8 @@ pub struct FacesConfig {
     pub fault: Option<FaultTable>,
 }
 
-/// `[faces.fault]`: what to do to packets leaving non-local faces.
+/// `[faces.fault]` (every non-local face) or `[face.fault]` (one `[[face]]`): what to do to the
+/// packets a face sends.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FaultTable {
@@ -331,6 +332,10 @@ pub struct StaticFace {
     /// With `secure`: encrypt every packet whole (the link level), whatever its name.
     #[serde(default)]
     pub link_wide: bool,
+    /// `[face.fault]`: faults injected on this face's egress, local or not, instead of
+    /// `[faces.fault]` (one emulated link per neighbour, as `nameway lab` sets them).
+    #[serde(default)]
+    pub fault: Option<FaultTable>,
 }
 
 /// `[security]`: hop-by-hop encryption between forwarders (docs/secure-forwarding.md).
@@ -703,6 +708,24 @@ mod tests {
         }
         let most = "[faces]\ntx_queue = 16777216\nevent_queue = 16777216\n[forwarder]\nio_threads = 1024\n";
         assert!(Config::from_toml(most).unwrap().validate().is_ok());
+    }
+
+    #[test]
+    fn a_static_face_has_faults_of_its_own() {
+        let text = "[[face]]\nuri = \"udp4://10.0.0.2:6363\"\n[face.fault]\ndelay_ms = 5\njitter_ms = 2\nloss = 0.25\nrate_mbps = 100\nqueue_kib = 64\nseed = 7\n[[face]]\nuri = \"udp4://10.0.0.6:6363\"\n";
+        let c = Config::from_toml(text).unwrap();
+        assert!(c.validate().is_ok());
+        let f = c.static_faces[0].fault.as_ref().unwrap();
+        assert_eq!((f.delay_ms, f.jitter_ms, f.rate_mbps), (5, 2, 100));
+        assert_eq!((f.queue_kib, f.seed), (64, 7));
+        assert!((f.loss - 0.25).abs() < f64::EPSILON);
+        assert!(c.static_faces[1].fault.is_none());
+        assert!(c.faces.fault.is_none());
+        let err = Config::from_toml(
+            "[[face]]\nuri = \"udp4://10.0.0.2:6363\"\n[face.fault]\ndelay = 5\n",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("delay"), "{err}");
     }
 
     #[test]

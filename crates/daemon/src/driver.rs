@@ -73,7 +73,21 @@ fn static_face_options(f: &crate::config::StaticFace) -> nameway_face::FaceOptio
         // A neighbour that starts later (or is down) must not keep this forwarder from
         // starting: its face is created down and connects when the neighbour is up.
         connect_in_background: true,
+        fault: f.fault.as_ref().map(fault_config),
         ..nameway_face::FaceOptions::default()
+    }
+}
+
+/// The face crate's fault settings from a `[faces.fault]` or `[face.fault]` table.
+fn fault_config(t: &crate::config::FaultTable) -> nameway_face::FaultConfig {
+    nameway_face::FaultConfig {
+        loss: t.loss.clamp(0.0, 1.0),
+        delay: Duration::from_millis(t.delay_ms),
+        jitter: Duration::from_millis(t.jitter_ms),
+        rate_bps: (t.rate_mbps > 0).then(|| t.rate_mbps.saturating_mul(1_000_000)),
+        queue_bytes: (t.queue_kib > 0)
+            .then(|| usize::try_from(t.queue_kib.saturating_mul(1024)).unwrap_or(usize::MAX)),
+        seed: t.seed,
     }
 }
 
@@ -101,15 +115,7 @@ pub fn face_config(config: &Config) -> FaceSystemConfig {
     fc.tx_queue = f.tx_queue;
     fc.tx_queue_bytes = usize::try_from(f.tx_queue_bytes.0).unwrap_or(usize::MAX);
     fc.event_queue = f.event_queue;
-    fc.fault = f.fault.as_ref().map(|t| nameway_face::FaultConfig {
-        loss: t.loss.clamp(0.0, 1.0),
-        delay: std::time::Duration::from_millis(t.delay_ms),
-        jitter: std::time::Duration::from_millis(t.jitter_ms),
-        rate_bps: (t.rate_mbps > 0).then(|| t.rate_mbps.saturating_mul(1_000_000)),
-        queue_bytes: (t.queue_kib > 0)
-            .then(|| usize::try_from(t.queue_kib.saturating_mul(1024)).unwrap_or(usize::MAX)),
-        seed: t.seed,
-    });
+    fc.fault = f.fault.as_ref().map(fault_config);
     fc
 }
 
@@ -743,5 +749,37 @@ async fn next_unbounded<T>(rx: &mut Option<mpsc::UnboundedReceiver<T>>) -> Optio
     match rx {
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_static_face_gets_its_own_faults() {
+        let config = Config::from_toml(
+            "[faces.fault]\ndelay_ms = 1\n[[face]]\nuri = \"udp4://10.0.0.2:6363\"\n[face.fault]\ndelay_ms = 5\njitter_ms = 2\nloss = 1.5\nrate_mbps = 100\nqueue_kib = 64\nseed = 7\n[[face]]\nuri = \"udp4://10.0.0.6:6363\"\n",
+        )
+        .unwrap();
+        let fault = static_face_options(&config.static_faces[0]).fault.unwrap();
+        assert_eq!(
+            fault,
+            nameway_face::FaultConfig {
+                delay: Duration::from_millis(5),
+                jitter: Duration::from_millis(2),
+                loss: 1.0,
+                rate_bps: Some(100_000_000),
+                queue_bytes: Some(64 * 1024),
+                seed: 7,
+            }
+        );
+        // Without a table of its own a face keeps the system-wide setting (applied by the face
+        // system to non-local faces).
+        assert_eq!(static_face_options(&config.static_faces[1]).fault, None);
+        assert_eq!(
+            face_config(&config).fault.map(|f| f.delay),
+            Some(Duration::from_millis(1))
+        );
     }
 }
