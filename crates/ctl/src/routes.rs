@@ -1,0 +1,372 @@
+//! [`RouteEngine`]: per-router FIBs from the topology and the registry.
+//!
+//! For every prefix, the routers that registered it are its origins. A router's FIB entry
+//! for the prefix points at the nearest origin(s): every neighbour on an equal-cost shortest
+//! path, cheapest first, at most `max_nexthops`. An origin router's own entry points at the
+//! faces the prefix was registered on.
+//!
+//! The engine keeps one shortest-path row per origin router. When one link changes it repairs
+//! only those rows ([`crate::spt::repair`]) and rebuilds only the FIBs of routers whose
+//! distances moved, their neighbours and the link's two ends.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use nameway_wire::Name;
+
+use crate::spt::{dijkstra, repair, INF};
+use crate::topology::{EdgeChange, LinkReport, NodeId, Topology};
+
+/// One next hop of a FIB entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NextHop {
+    /// The router's face toward the next hop (or, at the origin, toward the producer).
+    pub face: u64,
+    /// The path's cost to the origin through this face.
+    pub cost: u64,
+}
+
+/// A router's FIB: prefix → next hops (cheapest first).
+pub type Fib = BTreeMap<Name, Vec<NextHop>>;
+
+/// One origin of a prefix: a router and the face it registered the prefix on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Origin {
+    /// The router.
+    pub router: NodeId,
+    /// Its face toward the producer.
+    pub face: u64,
+    /// The registration's cost.
+    pub cost: u64,
+}
+
+/// Topology + origins → FIBs, kept up to date incrementally.
+#[derive(Debug)]
+pub struct RouteEngine {
+    topo: Topology,
+    max_nexthops: usize,
+    prefixes: BTreeMap<Name, Vec<Origin>>,
+    rows: HashMap<NodeId, Vec<u64>>,
+    fibs: Vec<Fib>,
+}
+
+impl RouteEngine {
+    /// An engine over `topo` that keeps at most `max_nexthops` next hops per entry (at
+    /// least 1).
+    pub fn new(topo: Topology, max_nexthops: usize) -> Self {
+        Self {
+            topo,
+            max_nexthops: max_nexthops.max(1),
+            prefixes: BTreeMap::new(),
+            rows: HashMap::new(),
+            fibs: Vec::new(),
+        }
+    }
+
+    /// The topology.
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    /// Adds `origin` for `prefix` (call [`RouteEngine::compute_all`] after a batch).
+    pub fn add_origin(&mut self, prefix: Name, origin: Origin) {
+        let list = self.prefixes.entry(prefix).or_default();
+        if !list.contains(&origin) {
+            list.push(origin);
+            list.sort_unstable();
+        }
+    }
+
+    /// Computes every origin's shortest-path row and every router's FIB from scratch.
+    pub fn compute_all(&mut self) {
+        let origins: BTreeSet<NodeId> =
+            self.prefixes.values().flatten().map(|o| o.router).collect();
+        self.rows = origins
+            .into_iter()
+            .map(|o| (o, dijkstra(&self.topo, o)))
+            .collect();
+        self.fibs = (0..self.topo.len())
+            .map(|r| self.fib_of(NodeId::try_from(r).unwrap_or(NodeId::MAX)))
+            .collect();
+    }
+
+    /// The FIB of router `r` as last computed.
+    pub fn fib(&self, r: NodeId) -> Option<&Fib> {
+        self.fibs.get(r as usize)
+    }
+
+    /// Records `a`'s report about its link to `b` and updates the FIBs it touches. Returns
+    /// the routers whose FIB changed (sorted).
+    pub fn report_link(&mut self, a: NodeId, b: NodeId, report: LinkReport) -> Vec<NodeId> {
+        match self.topo.report(a, b, report) {
+            Some(change) => self.apply_change(&change),
+            None => Vec::new(),
+        }
+    }
+
+    fn apply_change(&mut self, change: &EdgeChange) -> Vec<NodeId> {
+        let mut touched: BTreeSet<NodeId> = [change.a, change.b].into();
+        for (&o, row) in &mut self.rows {
+            for n in repair(&self.topo, o, row, change) {
+                touched.insert(n);
+                touched.extend(self.topo.adjacencies(n).iter().map(|x| x.to));
+            }
+        }
+        let mut changed = Vec::new();
+        for r in touched {
+            let fib = self.fib_of(r);
+            if let Some(slot) = self.fibs.get_mut(r as usize) {
+                if *slot != fib {
+                    *slot = fib;
+                    changed.push(r);
+                }
+            }
+        }
+        changed
+    }
+
+    /// Builds router `r`'s FIB from the current rows.
+    fn fib_of(&self, r: NodeId) -> Fib {
+        let mut fib = Fib::new();
+        for (prefix, origins) in &self.prefixes {
+            let hops = self.next_hops(r, origins);
+            if !hops.is_empty() {
+                fib.insert(prefix.clone(), hops);
+            }
+        }
+        fib
+    }
+
+    fn next_hops(&self, r: NodeId, origins: &[Origin]) -> Vec<NextHop> {
+        let mut hops: Vec<NextHop> = origins
+            .iter()
+            .filter(|o| o.router == r)
+            .map(|o| NextHop {
+                face: o.face,
+                cost: o.cost,
+            })
+            .collect();
+        if hops.is_empty() {
+            let dist_to = |o: &Origin, n: NodeId| {
+                self.rows
+                    .get(&o.router)
+                    .and_then(|row| row.get(n as usize))
+                    .copied()
+                    .unwrap_or(INF)
+            };
+            let best = origins.iter().map(|o| dist_to(o, r)).min().unwrap_or(INF);
+            if best == INF {
+                return hops;
+            }
+            for o in origins.iter().filter(|o| dist_to(o, r) == best) {
+                for adj in self.topo.adjacencies(r) {
+                    if adj.cost.saturating_add(dist_to(o, adj.to)) == best {
+                        hops.push(NextHop {
+                            face: adj.face,
+                            cost: best,
+                        });
+                    }
+                }
+            }
+        }
+        hops.sort_unstable();
+        hops.dedup_by_key(|h| h.face);
+        hops.sort_by_key(|h| (h.cost, h.face));
+        hops.truncate(self.max_nexthops);
+        hops
+    }
+}
+
+/// The changes that turn one FIB into another.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FibDiff {
+    /// Entries added or whose next hops changed (the whole new list).
+    pub upserts: Vec<(Name, Vec<NextHop>)>,
+    /// Prefixes whose entry is gone.
+    pub removals: Vec<Name>,
+}
+
+impl FibDiff {
+    /// The diff from `old` to `new`.
+    pub fn between(old: &Fib, new: &Fib) -> Self {
+        let upserts = new
+            .iter()
+            .filter(|(p, h)| old.get(*p) != Some(*h))
+            .map(|(p, h)| (p.clone(), h.clone()))
+            .collect();
+        let removals = old
+            .keys()
+            .filter(|p| !new.contains_key(*p))
+            .cloned()
+            .collect();
+        Self { upserts, removals }
+    }
+
+    /// Whether nothing changes.
+    pub fn is_empty(&self) -> bool {
+        self.upserts.is_empty() && self.removals.is_empty()
+    }
+
+    /// `old` with the diff applied.
+    pub fn apply(&self, old: &Fib) -> Fib {
+        let mut fib = old.clone();
+        for p in &self.removals {
+            fib.remove(p);
+        }
+        for (p, h) in &self.upserts {
+            fib.insert(p.clone(), h.clone());
+        }
+        fib
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn up(face: u64, cost: u32) -> LinkReport {
+        LinkReport {
+            face,
+            cost,
+            up: true,
+        }
+    }
+
+    /// r0 - r1 - r3 and r0 - r2 - r3 (a square), all costs 1; the prefix at r3.
+    fn square() -> (RouteEngine, [NodeId; 4]) {
+        let mut t = Topology::new();
+        let ids = ["/r0", "/r1", "/r2", "/r3"].map(|n| t.add_router(n));
+        let [r0, r1, r2, r3] = ids;
+        for (a, b) in [(r0, r1), (r0, r2), (r1, r3), (r2, r3)] {
+            t.report(a, b, up(100 + u64::from(b), 1));
+            t.report(b, a, up(100 + u64::from(a), 1));
+        }
+        let mut e = RouteEngine::new(t, 4);
+        e.add_origin(
+            "/video".parse().unwrap(),
+            Origin {
+                router: r3,
+                face: 9,
+                cost: 0,
+            },
+        );
+        e.compute_all();
+        (e, ids)
+    }
+
+    #[test]
+    fn equal_cost_paths_are_both_used_and_a_failure_moves_to_the_other() {
+        let (mut e, [r0, r1, r2, r3]) = square();
+        let p: Name = "/video".parse().unwrap();
+        let hops = &e.fib(r0).unwrap()[&p];
+        assert_eq!(
+            hops,
+            &[
+                NextHop { face: 101, cost: 2 },
+                NextHop { face: 102, cost: 2 }
+            ]
+        );
+        assert_eq!(e.fib(r3).unwrap()[&p], [NextHop { face: 9, cost: 0 }]);
+        // r1 sees its link to r3 fail: r1 now goes back through r0.
+        let changed = e.report_link(
+            r1,
+            r3,
+            LinkReport {
+                up: false,
+                ..up(103, 1)
+            },
+        );
+        assert_eq!(changed, vec![r0, r1]);
+        assert_eq!(e.fib(r0).unwrap()[&p], [NextHop { face: 102, cost: 2 }]);
+        assert_eq!(e.fib(r1).unwrap()[&p], [NextHop { face: 100, cost: 3 }]);
+        assert_eq!(e.fib(r2).unwrap()[&p], [NextHop { face: 103, cost: 1 }]);
+    }
+
+    #[test]
+    fn max_nexthops_caps_ecmp() {
+        let (mut e, [r0, ..]) = square();
+        e.max_nexthops = 1;
+        e.compute_all();
+        assert_eq!(
+            e.fib(r0).unwrap()[&"/video".parse::<Name>().unwrap()].len(),
+            1
+        );
+    }
+
+    #[test]
+    fn the_nearest_origin_wins() {
+        let (mut e, [r0, r1, _, _]) = square();
+        let p: Name = "/video".parse().unwrap();
+        e.add_origin(
+            p.clone(),
+            Origin {
+                router: r1,
+                face: 5,
+                cost: 0,
+            },
+        );
+        e.compute_all();
+        assert_eq!(e.fib(r0).unwrap()[&p], [NextHop { face: 101, cost: 1 }]);
+    }
+
+    #[test]
+    fn diff_applied_to_the_old_fib_gives_the_new() {
+        let (mut e, [r0, r1, r2, r3]) = square();
+        e.add_origin(
+            "/other".parse().unwrap(),
+            Origin {
+                router: r2,
+                face: 1,
+                cost: 0,
+            },
+        );
+        e.compute_all();
+        let before: Vec<Fib> = (0..4).map(|r| e.fib(r).unwrap().clone()).collect();
+        e.report_link(
+            r2,
+            r3,
+            LinkReport {
+                up: false,
+                ..up(103, 1)
+            },
+        );
+        e.report_link(r0, r1, up(101, 7));
+        for (r, old) in [r0, r1, r2, r3].into_iter().zip(&before) {
+            let new = e.fib(r).unwrap();
+            let d = FibDiff::between(old, new);
+            assert_eq!(&d.apply(old), new);
+            assert_eq!(d.is_empty(), old == new);
+        }
+    }
+
+    #[test]
+    fn incremental_fibs_equal_a_full_recomputation() {
+        let (mut e, [r0, r1, r2, r3]) = square();
+        let steps = [
+            (
+                r0,
+                r1,
+                LinkReport {
+                    up: false,
+                    ..up(101, 1)
+                },
+            ),
+            (r2, r3, up(103, 5)),
+            (r0, r1, up(101, 1)),
+            (
+                r3,
+                r1,
+                LinkReport {
+                    up: false,
+                    ..up(101, 1)
+                },
+            ),
+        ];
+        for (a, b, rep) in steps {
+            e.report_link(a, b, rep);
+            let incremental: Vec<Fib> = (0..4).map(|r| e.fib(r).unwrap().clone()).collect();
+            e.compute_all();
+            let full: Vec<Fib> = (0..4).map(|r| e.fib(r).unwrap().clone()).collect();
+            assert_eq!(incremental, full);
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! The registry over a real SQLite file: restart, soft state, backup, damaged and foreign
+//! files, group commit, and the stock `sqlite3` tool.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a failure is a failed test
+
+use std::path::Path;
+use std::sync::Arc;
+
+use nameway_ctl::{
+    Durability, GroupCommitConfig, Registration, Registry, RegistryStore, SqliteStore, StoreError,
+};
+
+const NOW: u64 = 1_800_000_000_000;
+
+fn reg(prefix: &str, node: &str, face: u64, expires_ms: u64) -> Registration {
+    Registration {
+        prefix: prefix.parse().unwrap(),
+        node: node.into(),
+        face,
+        origin: 255,
+        cost: 10,
+        flags: 1,
+        expires_ms,
+        owner_key: Some(vec![0xAB; 44]),
+        announcement: Some(vec![0x06, 0x02, 0xCA, 0xFE]),
+    }
+}
+
+fn open(path: &Path, now: u64) -> Registry<SqliteStore> {
+    let store = SqliteStore::open(path, Durability::Normal).unwrap();
+    Registry::open(store, now, GroupCommitConfig::default())
+        .unwrap()
+        .0
+}
+
+fn open_err(path: &Path) -> StoreError {
+    SqliteStore::open(path, Durability::Normal)
+        .and_then(|s| Registry::open(s, NOW, GroupCommitConfig::default()).map(drop))
+        .unwrap_err()
+}
+
+#[test]
+fn registrations_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ctl.db");
+    let r = open(&path, NOW);
+    r.register(reg("/example/video", "/example/r1", 3, NOW + 60_000))
+        .unwrap();
+    r.register_all(
+        (0..100)
+            .map(|i| reg(&format!("/example/n/{i}"), "/example/r2", 1, NOW + 60_000))
+            .collect(),
+    )
+    .unwrap();
+    assert!(r
+        .unregister(&reg("/example/n/7", "/example/r2", 1, 0).key())
+        .unwrap());
+    r.close().unwrap();
+
+    let (r, report) = Registry::open(
+        SqliteStore::open(&path, Durability::Normal).unwrap(),
+        NOW,
+        GroupCommitConfig::default(),
+    )
+    .unwrap();
+    assert_eq!(report.loaded, 100);
+    assert_eq!(r.len(), 100);
+    let hit = r.lookup(&"/example/video/seg=3".parse().unwrap());
+    assert_eq!(
+        hit,
+        vec![reg("/example/video", "/example/r1", 3, NOW + 60_000)]
+    );
+    assert!(r.lookup(&"/example/n/7/x".parse().unwrap()).is_empty());
+    assert_eq!(r.lookup_count(&"/example/n/8/x".parse().unwrap()), 1);
+}
+
+#[test]
+fn expired_registrations_are_swept_and_not_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ctl.db");
+    let r = open(&path, NOW);
+    r.register(reg("/short", "/r1", 1, NOW + 1_000)).unwrap();
+    r.register(reg("/long", "/r1", 1, NOW + 100_000)).unwrap();
+    assert_eq!(r.sweep_expired(NOW).unwrap(), 0);
+    assert_eq!(r.sweep_expired(NOW + 1_000).unwrap(), 1);
+    assert!(r.lookup(&"/short".parse().unwrap()).is_empty());
+    assert_eq!(r.len(), 1);
+    r.close().unwrap();
+
+    // Left in the file past its expiry, a registration is not served after a restart.
+    let r = open(&path, NOW);
+    r.register(reg("/stale", "/r1", 1, NOW + 5_000)).unwrap();
+    r.close().unwrap();
+    let (r, report) = Registry::open(
+        SqliteStore::open(&path, Durability::Normal).unwrap(),
+        NOW + 10_000,
+        GroupCommitConfig::default(),
+    )
+    .unwrap();
+    assert_eq!(report.expired, 1);
+    assert!(r.lookup(&"/stale".parse().unwrap()).is_empty());
+    assert_eq!(r.sweep_expired(NOW + 10_000).unwrap(), 1);
+}
+
+#[test]
+fn concurrent_registrations_share_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ctl.db");
+    let r = Arc::new(open(&path, NOW));
+    let threads: Vec<_> = (0..32)
+        .map(|t| {
+            let r = Arc::clone(&r);
+            std::thread::spawn(move || {
+                for i in 0..20 {
+                    r.register(reg(&format!("/t{t}/{i}"), "/r1", 1, NOW + 60_000))
+                        .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let stats = r.commit_stats();
+    assert_eq!(stats.ops, 640);
+    assert!(stats.commits < 640 / 2, "no batching: {stats:?}");
+    let r = Arc::into_inner(r).unwrap();
+    let mut store = r.close().unwrap();
+    assert_eq!(store.load_registrations().unwrap().len(), 640);
+}
+
+#[test]
+fn online_backup_is_a_readable_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ctl.db");
+    let r = open(&path, NOW);
+    r.register_all(
+        (0..50)
+            .map(|i| reg(&format!("/b/{i}"), "/r1", 1, NOW + 60_000))
+            .collect(),
+    )
+    .unwrap();
+    let copy = dir.path().join("copy.db");
+    r.backup(copy.clone()).unwrap();
+    // The copy refuses to be overwritten.
+    assert!(r.backup(copy.clone()).is_err());
+    r.register(reg("/after", "/r1", 1, NOW + 60_000)).unwrap();
+    let b = open(&copy, NOW);
+    assert_eq!(b.len(), 50);
+    assert!(b.lookup(&"/after".parse().unwrap()).is_empty());
+}
+
+#[test]
+fn a_file_that_is_not_sqlite_is_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ctl.db");
+    std::fs::write(&path, b"this is a text file, not a database\n".repeat(200)).unwrap();
+    let e = open_err(&path);
+    assert!(matches!(e, StoreError::NotADatabase { .. }), "{e:?}");
+    let line = e.to_string();
+    assert!(!line.contains('\n') && line.contains("ctl.db"), "{line}");
+}
+
+#[test]
+fn damaged_pages_are_refused_as_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ctl.db");
+    let r = open(&path, NOW);
+    r.register_all(
+        (0..5_000)
+            .map(|i| reg(&format!("/c/{i}"), "/r1", 1, NOW + 60_000))
+            .collect(),
+    )
+    .unwrap();
+    drop(r.close().unwrap()); // last connection: the WAL is checkpointed into the file
+    let mut bytes = std::fs::read(&path).unwrap();
+    assert!(bytes.len() > 40 * 4096, "file too small: {}", bytes.len());
+    // Keep the header page and the schema; destroy everything after page 4.
+    for b in &mut bytes[4 * 4096..] {
+        *b = 0x5A;
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let e = open_err(&path);
+    assert!(matches!(e, StoreError::Corrupt { .. }), "{e:?}");
+    assert!(!e.to_string().contains('\n'));
+}
+
+#[test]
+fn a_database_of_another_application_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.db");
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.execute_batch("PRAGMA application_id = 1234; CREATE TABLE photos (id INTEGER PRIMARY KEY);")
+        .unwrap();
+    drop(c);
+    let e = open_err(&path);
+    assert!(matches!(e, StoreError::Foreign { .. }), "{e:?}");
+    // Untouched: its table is still there and ours were not added.
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let tables: String = c
+        .query_row(
+            "SELECT group_concat(name) FROM sqlite_schema WHERE type='table'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(tables, "photos");
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ctl.db");
+    open(&path, NOW).close().unwrap();
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 99")
+        .unwrap();
+    let e = open_err(&path);
+    assert!(matches!(e, StoreError::TooNew { found: 99, .. }), "{e:?}");
+}
+
+#[test]
+fn the_stock_sqlite3_tool_reads_the_registry() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ctl.db");
+    let r = open(&path, NOW);
+    r.register(reg("/example/video", "/example/r1", 3, NOW + 60_000))
+        .unwrap();
+    // While the controller still has the file open (WAL).
+    let Some(out) = sqlite3(&path, "SELECT uri, node, face, cost FROM registrations") else {
+        return;
+    };
+    assert_eq!(out.trim(), "/example/video|/example/r1|3|10");
+    let out = sqlite3(&path, "PRAGMA journal_mode").unwrap();
+    assert_eq!(out.trim(), "wal");
+    let out = sqlite3(&path, "PRAGMA integrity_check").unwrap();
+    assert_eq!(out.trim(), "ok");
+}
+
+/// Runs the stock `sqlite3` tool; `None` (and a visible note) when it is not installed.
+fn sqlite3(db: &Path, sql: &str) -> Option<String> {
+    match std::process::Command::new("sqlite3")
+        .arg(db)
+        .arg(sql)
+        .output()
+    {
+        Ok(o) => {
+            assert!(
+                o.status.success(),
+                "sqlite3: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            Some(String::from_utf8(o.stdout).unwrap())
+        }
+        Err(_) => {
+            eprintln!("SKIPPED: the sqlite3 tool is not installed (apt-get install sqlite3)");
+            None
+        }
+    }
+}
