@@ -20,6 +20,7 @@
 pub mod ca;
 mod error;
 mod group_commit;
+pub mod group_keys;
 mod name_tree;
 pub mod objects;
 mod registry;
@@ -31,6 +32,7 @@ mod sqlite;
 mod store;
 mod topology;
 mod topology_file;
+mod versions;
 
 pub use error::StoreError;
 pub use group_commit::{CommitCounters, CommitStats, GroupCommit, GroupCommitConfig};

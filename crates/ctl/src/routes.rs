@@ -369,4 +369,79 @@ mod tests {
             assert_eq!(incremental, full);
         }
     }
+
+    #[test]
+    fn incremental_fibs_equal_a_full_recomputation_on_a_random_graph() {
+        // 150 routers, a ring plus random chords, 12 prefixes (some with two origins).
+        let n = 150u32;
+        let mut t = Topology::new();
+        for i in 0..n {
+            t.add_router(&format!("/r{i}"));
+        }
+        let mut s: u64 = 0x1234_5678_9ABC_DEF1;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let mut links = Vec::new();
+        for i in 0..n {
+            for j in [(i + 1) % n, (next() % u64::from(n)) as u32] {
+                if j != i {
+                    let cost = 1 + (next() % 4) as u32; // small costs: many equal-cost paths
+                    t.report(i, j, up(u64::from(j) + 1, cost));
+                    t.report(j, i, up(u64::from(i) + 1, cost));
+                    links.push((i, j, cost));
+                }
+            }
+        }
+        let mut e = RouteEngine::new(t, 3);
+        for p in 0..12u32 {
+            let name: Name = format!("/p{p}").parse().unwrap();
+            e.add_origin(
+                name.clone(),
+                Origin {
+                    router: (p * 37) % n,
+                    face: 0,
+                    cost: 0,
+                },
+            );
+            if p % 3 == 0 {
+                e.add_origin(
+                    name,
+                    Origin {
+                        router: (p * 53 + 11) % n,
+                        face: 1,
+                        cost: 0,
+                    },
+                );
+            }
+        }
+        e.compute_all();
+        for (k, &(a, b, cost)) in links.iter().enumerate().step_by(3).take(80) {
+            let rep = match k % 4 {
+                0 => LinkReport {
+                    up: false,
+                    ..up(u64::from(b) + 1, cost)
+                },
+                1 => up(u64::from(b) + 1, cost + 3),
+                2 => up(u64::from(b) + 1, 1),
+                _ => LinkReport {
+                    up: false,
+                    ..up(u64::from(b) + 1, cost)
+                },
+            };
+            let before: Vec<Fib> = (0..n).map(|r| e.fib(r).unwrap().clone()).collect();
+            let changed = e.report_link(a, b, rep);
+            let incremental: Vec<Fib> = (0..n).map(|r| e.fib(r).unwrap().clone()).collect();
+            e.compute_all();
+            let full: Vec<Fib> = (0..n).map(|r| e.fib(r).unwrap().clone()).collect();
+            assert_eq!(incremental, full, "change {k}");
+            let really: Vec<NodeId> = (0..n)
+                .filter(|&r| before[r as usize] != full[r as usize])
+                .collect();
+            assert_eq!(changed, really, "change {k}");
+        }
+    }
 }
