@@ -2,7 +2,7 @@
 //!
 //! A single fsync'd commit per registration caps a registry at a few hundred a second; here
 //! the writer takes the first waiting request, gathers whatever else arrives within `window`
-//! (default 10 ms) up to `max_ops`, commits all of it as one transaction, and then answers
+//! (default 2 ms) up to `max_ops`, commits all of it as one transaction, and then answers
 //! every caller. A caller returns only once its change is committed.
 
 use std::path::PathBuf;
@@ -26,7 +26,10 @@ pub struct GroupCommitConfig {
 impl Default for GroupCommitConfig {
     fn default() -> Self {
         Self {
-            window: Duration::from_millis(10),
+            // Measured with 16 callers (docs/controller.md): 2 ms gives p50 3 ms and p99 9 ms;
+            // 10 ms costs every caller the whole window (p50 12 ms) and commits no more per
+            // batch; 0 ms (commit what is queued) gives p50 0.8 ms but a longer tail.
+            window: Duration::from_millis(2),
             max_ops: 16_384,
         }
     }

@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 pub mod ca;
+mod checkpoint;
 mod error;
 mod group_commit;
 pub mod group_keys;

@@ -7,6 +7,7 @@ use bytes::Bytes;
 use nameway_wire::Name;
 use rusqlite::{params, Connection, OptionalExtension as _};
 
+use crate::checkpoint::Checkpointer;
 use crate::error::StoreError;
 use crate::schema::{APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION};
 use crate::store::{
@@ -21,6 +22,7 @@ const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 pub enum Durability {
     /// `synchronous=NORMAL` in WAL mode: a commit survives the process crashing; the last
     /// commits before a power cut can be lost (registrations: soft state, renewed anyway).
+    /// The WAL is checkpointed by a thread of its own, off the commit path.
     Normal,
     /// `synchronous=FULL`: every commit is fsync'd before it returns (keys, tokens, trust).
     Full,
@@ -29,6 +31,8 @@ pub enum Durability {
 /// The registry, nodes, links, keys and audit log in one SQLite file.
 #[derive(Debug)]
 pub struct SqliteStore {
+    // Declared first: dropped (stopped) before the connection closes.
+    checkpointer: Option<Checkpointer>,
     conn: Connection,
     path: String,
 }
@@ -44,10 +48,23 @@ impl SqliteStore {
         let shown = path.display().to_string();
         check_header(path, &shown)?;
         let conn = Connection::open(path).map_err(|e| StoreError::sqlite(&shown, e))?;
-        let mut store = Self { conn, path: shown };
+        let mut store = Self {
+            checkpointer: None,
+            conn,
+            path: shown,
+        };
         store.configure(durability)?;
         store.check_owner()?;
         store.migrate()?;
+        if durability == Durability::Normal {
+            store.checkpointer = Checkpointer::start(path);
+            if store.checkpointer.is_some() {
+                store
+                    .conn
+                    .execute_batch("PRAGMA wal_autocheckpoint = 0;")
+                    .map_err(|e| StoreError::sqlite(&store.path, e))?;
+            }
+        }
         Ok(store)
     }
 
@@ -137,7 +154,8 @@ impl SqliteStore {
         }
         self.conn
             .execute_batch(&format!(
-                "PRAGMA synchronous = {sync}; PRAGMA busy_timeout = 5000;"
+                "PRAGMA synchronous = {sync}; PRAGMA busy_timeout = 5000; \
+                 PRAGMA cache_size = -65536;"
             ))
             .map_err(|e| self.err(e))
     }
@@ -236,9 +254,12 @@ impl RegistryStore for SqliteStore {
             let tx = conn.transaction()?;
             {
                 let mut put = tx.prepare_cached(
-                    "INSERT OR REPLACE INTO registrations (prefix, uri, node, face, origin, cost, \
-                     flags, expires, owner_key, announcement) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                    "INSERT INTO registrations (prefix, uri, node, face, origin, cost, flags, \
+                     expires, owner_key, announcement) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) \
+                     ON CONFLICT (prefix, node, face) DO UPDATE SET origin = excluded.origin, \
+                     cost = excluded.cost, flags = excluded.flags, expires = excluded.expires, \
+                     owner_key = excluded.owner_key, announcement = excluded.announcement",
                 )?;
                 let mut del = tx.prepare_cached(
                     "DELETE FROM registrations WHERE prefix = ?1 AND node = ?2 AND face = ?3",

@@ -129,6 +129,34 @@ fn concurrent_registrations_share_commits() {
 }
 
 #[test]
+fn the_wal_is_checkpointed_while_the_registry_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ctl.db");
+    let r = open(&path, NOW);
+    let before = std::fs::metadata(&path).unwrap().len();
+    r.register_all(
+        (0..5_000)
+            .map(|i| reg(&format!("/w/{i}"), "/r1", 1, NOW + 60_000))
+            .collect(),
+    )
+    .unwrap();
+    // Commits go to the WAL; the checkpoint thread copies them into the file within ~100 ms.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let now = std::fs::metadata(&path).unwrap().len();
+        if now > before + 400_000 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not checkpointed: {before} -> {now} bytes"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(r);
+}
+
+#[test]
 fn online_backup_is_a_readable_copy() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ctl.db");
