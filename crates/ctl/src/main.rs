@@ -87,6 +87,21 @@ enum Command {
         #[arg(long)]
         db: PathBuf,
     },
+    /// Adds a router (or certificate) name to the deny list; with --out, writes the whole
+    /// list signed by the anchor (Data <domain>/32=ctl/deny/v=<ms>).
+    Deny {
+        /// The name refused (a router, or one certificate's name).
+        name: String,
+        /// Why (kept in the database).
+        #[arg(long, default_value = "")]
+        reason: String,
+        /// Where to write the signed deny list.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The database file.
+        #[arg(long)]
+        db: PathBuf,
+    },
     /// Writes a consistent copy of the database (safe while it is in use).
     Backup {
         /// The database file.
@@ -238,6 +253,27 @@ fn run(command: Command) -> anyhow::Result<()> {
             db,
         } => routes(&prefix, &topology, db.as_deref()),
         Command::Keys { db } => keys(&db),
+        Command::Deny {
+            name,
+            reason,
+            out,
+            db,
+        } => {
+            exists(&db)?;
+            let mut store = open_full(&db)?;
+            let name = parse_name(&name)?;
+            domain_of(&mut store, &name)?;
+            ca::deny(&mut store, &name, &reason, now_ms())?;
+            let names = ca::denied(&mut store)?;
+            if let Some(out) = out {
+                let authority = Authority::load(&anchor_key_path(&db), &anchor_cert_path(&db))?;
+                let wire = authority.sign_deny_list(&names, now_ms())?;
+                std::fs::write(&out, &wire)
+                    .with_context(|| format!("cannot write {}", out.display()))?;
+            }
+            println!("{} names denied", names.len());
+            Ok(())
+        }
         Command::Backup { db, to } => {
             let mut store = open(&db)?;
             store.backup(&to)?;
@@ -356,7 +392,7 @@ fn routes(prefix: &str, topology: &Path, db: Option<&Path>) -> anyhow::Result<()
     let topo = engine.topology();
     for r in 0..topo.len() {
         let id = NodeId::try_from(r)?;
-        let fib = engine.fib(id).cloned().unwrap_or_default();
+        let fib = engine.fib(id).unwrap_or_default();
         let hit = (0..=name.len())
             .rev()
             .find_map(|n| fib.get_key_value(&name.prefix(n)));

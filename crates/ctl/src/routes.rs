@@ -12,6 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use nameway_wire::Name;
+use smallvec::SmallVec;
 
 use crate::spt::{dijkstra, repair, INF};
 use crate::topology::{EdgeChange, LinkReport, NodeId, Topology};
@@ -39,14 +40,30 @@ pub struct Origin {
     pub cost: u64,
 }
 
+/// Next hops as stored per entry: most entries have one or two, kept inline.
+type Hops = SmallVec<[NextHop; 2]>;
+
 /// Topology + origins → FIBs, kept up to date incrementally.
+///
+/// Internally a FIB is a table indexed by prefix id (no map look-ups while computing);
+/// [`RouteEngine::fib`] builds the name-keyed [`Fib`] on demand.
 #[derive(Debug)]
 pub struct RouteEngine {
     topo: Topology,
     max_nexthops: usize,
-    prefixes: BTreeMap<Name, Vec<Origin>>,
-    rows: HashMap<NodeId, Vec<u64>>,
-    fibs: Vec<Fib>,
+    /// Prefix id → name and origins.
+    prefixes: Vec<(Name, Vec<Origin>)>,
+    prefix_ids: HashMap<Name, usize>,
+    /// Origin router → its row's index.
+    row_of: HashMap<NodeId, usize>,
+    /// Row index → (origin router, distances from it).
+    rows: Vec<(NodeId, Vec<u64>)>,
+    /// Row index → prefix ids that have this router as an origin.
+    prefixes_of_row: Vec<Vec<usize>>,
+    /// Prefix id → the row index of each of its origins (aligned with its origins).
+    origin_rows: Vec<Vec<usize>>,
+    /// Router → prefix id → next hops (empty: no route).
+    entries: Vec<Vec<Hops>>,
 }
 
 impl RouteEngine {
@@ -56,9 +73,13 @@ impl RouteEngine {
         Self {
             topo,
             max_nexthops: max_nexthops.max(1),
-            prefixes: BTreeMap::new(),
-            rows: HashMap::new(),
-            fibs: Vec::new(),
+            prefixes: Vec::new(),
+            prefix_ids: HashMap::new(),
+            row_of: HashMap::new(),
+            rows: Vec::new(),
+            prefixes_of_row: Vec::new(),
+            origin_rows: Vec::new(),
+            entries: Vec::new(),
         }
     }
 
@@ -67,35 +88,101 @@ impl RouteEngine {
         &self.topo
     }
 
+    /// Sets the ECMP limit (call [`RouteEngine::compute_all`] after).
+    pub fn set_max_nexthops(&mut self, n: usize) {
+        self.max_nexthops = n.max(1);
+    }
+
     /// Adds `origin` for `prefix` (call [`RouteEngine::compute_all`] after a batch).
     pub fn add_origin(&mut self, prefix: Name, origin: Origin) {
-        let list = self.prefixes.entry(prefix).or_default();
-        if !list.contains(&origin) {
-            list.push(origin);
-            list.sort_unstable();
+        let next = self.prefixes.len();
+        let id = *self.prefix_ids.entry(prefix.clone()).or_insert(next);
+        if id == next {
+            self.prefixes.push((prefix, Vec::new()));
+        }
+        if let Some((_, list)) = self.prefixes.get_mut(id) {
+            if !list.contains(&origin) {
+                list.push(origin);
+                list.sort_unstable();
+            }
         }
     }
 
     /// Computes every origin's shortest-path row and every router's FIB from scratch.
     pub fn compute_all(&mut self) {
-        let origins: BTreeSet<NodeId> =
-            self.prefixes.values().flatten().map(|o| o.router).collect();
+        let origins: BTreeSet<NodeId> = self
+            .prefixes
+            .iter()
+            .flat_map(|(_, o)| o.iter().map(|o| o.router))
+            .collect();
         self.rows = origins
             .into_iter()
             .map(|o| (o, dijkstra(&self.topo, o)))
             .collect();
-        self.fibs = (0..self.topo.len())
-            .map(|r| self.fib_of(NodeId::try_from(r).unwrap_or(NodeId::MAX)))
+        self.row_of = self
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, (o, _))| (*o, i))
+            .collect();
+        self.prefixes_of_row = vec![Vec::new(); self.rows.len()];
+        for (pid, (_, origins)) in self.prefixes.iter().enumerate() {
+            for o in origins {
+                if let Some(list) = self
+                    .row_of
+                    .get(&o.router)
+                    .and_then(|&i| self.prefixes_of_row.get_mut(i))
+                {
+                    if list.last() != Some(&pid) {
+                        list.push(pid);
+                    }
+                }
+            }
+        }
+        self.origin_rows = self
+            .prefixes
+            .iter()
+            .map(|(_, origins)| {
+                origins
+                    .iter()
+                    .map(|o| self.row_of.get(&o.router).copied().unwrap_or(usize::MAX))
+                    .collect()
+            })
+            .collect();
+        let n = self.topo.len();
+        self.entries = (0..n)
+            .map(|r| {
+                let r = NodeId::try_from(r).unwrap_or(NodeId::MAX);
+                (0..self.prefixes.len())
+                    .map(|pid| self.next_hops(r, pid))
+                    .collect()
+            })
             .collect();
     }
 
     /// The FIB of router `r` as last computed.
-    pub fn fib(&self, r: NodeId) -> Option<&Fib> {
-        self.fibs.get(r as usize)
+    pub fn fib(&self, r: NodeId) -> Option<Fib> {
+        let entries = self.entries.get(r as usize)?;
+        Some(
+            entries
+                .iter()
+                .zip(&self.prefixes)
+                .filter(|(hops, _)| !hops.is_empty())
+                .map(|(hops, (name, _))| (name.clone(), hops.to_vec()))
+                .collect(),
+        )
     }
 
-    /// Records `a`'s report about its link to `b` and updates the FIBs it touches. Returns
-    /// the routers whose FIB changed (sorted).
+    /// Router `r`'s next hops for exactly `prefix` (empty: no route).
+    pub fn entry(&self, r: NodeId, prefix: &Name) -> &[NextHop] {
+        self.prefix_ids
+            .get(prefix)
+            .and_then(|&pid| self.entries.get(r as usize)?.get(pid))
+            .map_or(&[], |h| h.as_slice())
+    }
+
+    /// Records `a`'s report about its link to `b` and updates the FIB entries it touches.
+    /// Returns the routers whose FIB changed (sorted).
     pub fn report_link(&mut self, a: NodeId, b: NodeId, report: LinkReport) -> Vec<NodeId> {
         match self.topo.report(a, b, report) {
             Some(change) => self.apply_change(&change),
@@ -103,41 +190,57 @@ impl RouteEngine {
         }
     }
 
+    /// Repairs the rows, then recomputes the entries that depend on a moved distance: a
+    /// router's next hops toward origin `o` read `o`'s distances at the router and at its
+    /// neighbours, and the link costs at the router (which change only at the link's ends).
     fn apply_change(&mut self, change: &EdgeChange) -> Vec<NodeId> {
-        let mut touched: BTreeSet<NodeId> = [change.a, change.b].into();
-        for (&o, row) in &mut self.rows {
-            for n in repair(&self.topo, o, row, change) {
-                touched.insert(n);
-                touched.extend(self.topo.adjacencies(n).iter().map(|x| x.to));
+        let mut dirty: BTreeSet<(NodeId, usize)> = BTreeSet::new();
+        for (ri, (o, row)) in self.rows.iter_mut().enumerate() {
+            for n in repair(&self.topo, *o, row, change) {
+                dirty.insert((n, ri));
+                for adj in self.topo.adjacencies(n) {
+                    dirty.insert((adj.to, ri));
+                }
+            }
+        }
+        let mut work: BTreeSet<(NodeId, usize)> = BTreeSet::new();
+        for (r, ri) in dirty {
+            for &pid in self.prefixes_of_row.get(ri).map_or(&[][..], Vec::as_slice) {
+                work.insert((r, pid));
+            }
+        }
+        for end in [change.a, change.b] {
+            for pid in 0..self.prefixes.len() {
+                work.insert((end, pid));
             }
         }
         let mut changed = Vec::new();
-        for r in touched {
-            let fib = self.fib_of(r);
-            if let Some(slot) = self.fibs.get_mut(r as usize) {
-                if *slot != fib {
-                    *slot = fib;
+        for (r, pid) in work {
+            let hops = self.next_hops(r, pid);
+            let Some(slot) = self
+                .entries
+                .get_mut(r as usize)
+                .and_then(|e| e.get_mut(pid))
+            else {
+                continue;
+            };
+            if *slot != hops {
+                *slot = hops;
+                if changed.last() != Some(&r) {
                     changed.push(r);
                 }
             }
         }
+        changed.dedup();
         changed
     }
 
-    /// Builds router `r`'s FIB from the current rows.
-    fn fib_of(&self, r: NodeId) -> Fib {
-        let mut fib = Fib::new();
-        for (prefix, origins) in &self.prefixes {
-            let hops = self.next_hops(r, origins);
-            if !hops.is_empty() {
-                fib.insert(prefix.clone(), hops);
-            }
-        }
-        fib
-    }
-
-    fn next_hops(&self, r: NodeId, origins: &[Origin]) -> Vec<NextHop> {
-        let mut hops: Vec<NextHop> = origins
+    fn next_hops(&self, r: NodeId, pid: usize) -> Hops {
+        let (Some((_, origins)), Some(rows)) = (self.prefixes.get(pid), self.origin_rows.get(pid))
+        else {
+            return Hops::new();
+        };
+        let mut hops: Hops = origins
             .iter()
             .filter(|o| o.router == r)
             .map(|o| NextHop {
@@ -146,20 +249,23 @@ impl RouteEngine {
             })
             .collect();
         if hops.is_empty() {
-            let dist_to = |o: &Origin, n: NodeId| {
+            let dist = |ri: usize, n: NodeId| {
                 self.rows
-                    .get(&o.router)
-                    .and_then(|row| row.get(n as usize))
+                    .get(ri)
+                    .and_then(|(_, row)| row.get(n as usize))
                     .copied()
                     .unwrap_or(INF)
             };
-            let best = origins.iter().map(|o| dist_to(o, r)).min().unwrap_or(INF);
+            let best = rows.iter().map(|&ri| dist(ri, r)).min().unwrap_or(INF);
             if best == INF {
                 return hops;
             }
-            for o in origins.iter().filter(|o| dist_to(o, r) == best) {
+            for &ri in rows {
+                if dist(ri, r) != best {
+                    continue;
+                }
                 for adj in self.topo.adjacencies(r) {
-                    if adj.cost.saturating_add(dist_to(o, adj.to)) == best {
+                    if adj.cost.saturating_add(dist(ri, adj.to)) == best {
                         hops.push(NextHop {
                             face: adj.face,
                             cost: best,
@@ -168,10 +274,12 @@ impl RouteEngine {
                 }
             }
         }
-        hops.sort_unstable();
-        hops.dedup_by_key(|h| h.face);
-        hops.sort_by_key(|h| (h.cost, h.face));
-        hops.truncate(self.max_nexthops);
+        if hops.len() > 1 {
+            hops.sort_unstable();
+            hops.dedup_by_key(|h| h.face);
+            hops.sort_by_key(|h| (h.cost, h.face));
+            hops.truncate(self.max_nexthops);
+        }
         hops
     }
 }
@@ -257,7 +365,7 @@ mod tests {
     fn equal_cost_paths_are_both_used_and_a_failure_moves_to_the_other() {
         let (mut e, [r0, r1, r2, r3]) = square();
         let p: Name = "/video".parse().unwrap();
-        let hops = &e.fib(r0).unwrap()[&p];
+        let hops = e.entry(r0, &p);
         assert_eq!(
             hops,
             &[
@@ -284,7 +392,7 @@ mod tests {
     #[test]
     fn max_nexthops_caps_ecmp() {
         let (mut e, [r0, ..]) = square();
-        e.max_nexthops = 1;
+        e.set_max_nexthops(1);
         e.compute_all();
         assert_eq!(
             e.fib(r0).unwrap()[&"/video".parse::<Name>().unwrap()].len(),
@@ -320,7 +428,7 @@ mod tests {
             },
         );
         e.compute_all();
-        let before: Vec<Fib> = (0..4).map(|r| e.fib(r).unwrap().clone()).collect();
+        let before: Vec<Fib> = (0..4).map(|r| e.fib(r).unwrap()).collect();
         e.report_link(
             r2,
             r3,
@@ -332,9 +440,9 @@ mod tests {
         e.report_link(r0, r1, up(101, 7));
         for (r, old) in [r0, r1, r2, r3].into_iter().zip(&before) {
             let new = e.fib(r).unwrap();
-            let d = FibDiff::between(old, new);
-            assert_eq!(&d.apply(old), new);
-            assert_eq!(d.is_empty(), old == new);
+            let d = FibDiff::between(old, &new);
+            assert_eq!(d.apply(old), new);
+            assert_eq!(d.is_empty(), *old == new);
         }
     }
 
@@ -363,9 +471,9 @@ mod tests {
         ];
         for (a, b, rep) in steps {
             e.report_link(a, b, rep);
-            let incremental: Vec<Fib> = (0..4).map(|r| e.fib(r).unwrap().clone()).collect();
+            let incremental: Vec<Fib> = (0..4).map(|r| e.fib(r).unwrap()).collect();
             e.compute_all();
-            let full: Vec<Fib> = (0..4).map(|r| e.fib(r).unwrap().clone()).collect();
+            let full: Vec<Fib> = (0..4).map(|r| e.fib(r).unwrap()).collect();
             assert_eq!(incremental, full);
         }
     }
@@ -432,11 +540,11 @@ mod tests {
                     ..up(u64::from(b) + 1, cost)
                 },
             };
-            let before: Vec<Fib> = (0..n).map(|r| e.fib(r).unwrap().clone()).collect();
+            let before: Vec<Fib> = (0..n).map(|r| e.fib(r).unwrap()).collect();
             let changed = e.report_link(a, b, rep);
-            let incremental: Vec<Fib> = (0..n).map(|r| e.fib(r).unwrap().clone()).collect();
+            let incremental: Vec<Fib> = (0..n).map(|r| e.fib(r).unwrap()).collect();
             e.compute_all();
-            let full: Vec<Fib> = (0..n).map(|r| e.fib(r).unwrap().clone()).collect();
+            let full: Vec<Fib> = (0..n).map(|r| e.fib(r).unwrap()).collect();
             assert_eq!(incremental, full, "change {k}");
             let really: Vec<NodeId> = (0..n)
                 .filter(|&r| before[r as usize] != full[r as usize])

@@ -105,6 +105,28 @@ fn init_token_enrol_keys_and_backup() {
     assert!(keys.contains("anchor  /example/KEY/"), "{keys}");
     assert!(keys.contains("/example/r1  /example/r1/KEY/"), "{keys}");
 
+    // Deny r1: the signed list verifies against the anchor and names it; keys shows it.
+    let list = dir.path().join("deny.tlv");
+    let out = ok(&[
+        "deny",
+        "/example/r1",
+        "--reason",
+        "lost",
+        "--out",
+        s(&list),
+        "--db",
+        s(&db),
+    ]);
+    assert_eq!(out.trim(), "1 names denied");
+    let anchor =
+        nameway_transport::Certificate::load(&nameway_ctl::ca::anchor_cert_path(&db)).unwrap();
+    let deny =
+        nameway_ctl::ca::DenyList::decode_verified(std::fs::read(&list).unwrap().into(), &anchor)
+            .unwrap();
+    assert_eq!(deny.names, vec!["/example/r1".parse().unwrap()]);
+    assert!(ok(&["keys", "--db", s(&db)]).contains("denied  /example/r1"));
+    fails(&["deny", "/other/r2", "--db", s(&db)], 4);
+
     let copy = dir.path().join("copy.db");
     ok(&["backup", "--db", s(&db), "--to", s(&copy)]);
     assert!(ok(&["check", "--db", s(&copy)]).starts_with("ok"));
