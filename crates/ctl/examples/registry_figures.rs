@@ -87,6 +87,10 @@ fn main() {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(1_000_000);
+    let chunk: usize = std::env::args()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100_000);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ctl.db");
     let now = nameway_ctl::now_ms();
@@ -97,13 +101,13 @@ fn main() {
     let (r, _) = Registry::open(store, now, GroupCommitConfig::default()).unwrap();
     let t = Instant::now();
     let cpu = cpu_time();
-    for chunk in regs.chunks(10_000) {
-        r.register_all(chunk.to_vec()).unwrap();
+    for c in regs.chunks(chunk) {
+        r.register_all(c.to_vec()).unwrap();
     }
     let load = t.elapsed();
     let load_cpu = cpu_time() - cpu;
     println!(
-        "bulk load      {n} names in {:.2} s: {:.0} names/s",
+        "bulk load      {n} names in {:.2} s: {:.0} names/s ({chunk} per commit)",
         load.as_secs_f64(),
         n as f64 / load.as_secs_f64()
     );

@@ -26,9 +26,10 @@ pub struct GroupCommitConfig {
 impl Default for GroupCommitConfig {
     fn default() -> Self {
         Self {
-            // Measured with 16 callers (docs/controller.md): 2 ms gives p50 3 ms and p99 9 ms;
-            // 10 ms costs every caller the whole window (p50 12 ms) and commits no more per
-            // batch; 0 ms (commit what is queued) gives p50 0.8 ms but a longer tail.
+            // Measured with 16 callers (docs/controller.md): 2 ms gives p50 3-4 ms and p99
+            // 9-13 ms; 10 ms costs every caller the whole window (p50 12 ms) and commits no
+            // more per batch; 0 ms (commit what is queued) gives p50 0.8 ms and a p99 that
+            // varied between runs (1.5-16 ms).
             window: Duration::from_millis(2),
             max_ops: 16_384,
         }

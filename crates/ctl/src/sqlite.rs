@@ -243,6 +243,14 @@ fn check_header(path: &Path, shown: &str) -> Result<(), StoreError> {
     }
 }
 
+/// The unique key of the row an operation touches, as stored.
+fn op_key(op: &RegistryOp) -> (&[u8], &str, u64) {
+    match op {
+        RegistryOp::Put(r) => (r.prefix.value_bytes(), r.node.as_str(), r.face),
+        RegistryOp::Remove(k) => (k.prefix.value_bytes(), k.node.as_str(), k.face),
+    }
+}
+
 fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
@@ -264,7 +272,11 @@ impl RegistryStore for SqliteStore {
                 let mut del = tx.prepare_cached(
                     "DELETE FROM registrations WHERE prefix = ?1 AND node = ?2 AND face = ?3",
                 )?;
-                for op in ops {
+                // In key order (stable: operations on one key keep their order), so that
+                // neighbouring inserts land on the same pages of the unique index.
+                let mut sorted: Vec<&RegistryOp> = ops.iter().collect();
+                sorted.sort_by(|x, y| op_key(x).cmp(&op_key(y)));
+                for op in sorted {
                     match op {
                         RegistryOp::Put(r) => {
                             put.execute(params![
