@@ -88,7 +88,7 @@ enum Command {
         db: PathBuf,
     },
     /// Adds a router (or certificate) name to the deny list; with --out, writes the whole
-    /// list signed by the anchor (Data <domain>/32=ctl/deny/v=<ms>).
+    /// list signed by the anchor (Data `<domain>/32=ctl/deny/v=<ms>`).
     Deny {
         /// The name refused (a router, or one certificate's name).
         name: String,
