@@ -286,3 +286,62 @@ fn sqlite3(db: &Path, sql: &str) -> Option<String> {
         }
     }
 }
+
+/// Run as a child process by `acknowledged_registrations_survive_a_kill`: registers names one
+/// at a time and prints each one's number once `register` has returned.
+#[test]
+fn child_registers_until_killed() {
+    let Ok(path) = std::env::var("NAMEWAY_CTL_CHILD_DB") else {
+        return; // only meaningful as the child
+    };
+    use std::io::Write as _;
+    let r = open(Path::new(&path), NOW);
+    let mut out = std::io::stdout().lock();
+    for i in 0.. {
+        r.register(reg(&format!("/k/{i}"), "/r1", 1, NOW + 60_000))
+            .unwrap();
+        writeln!(out, "ack {i}").unwrap();
+        out.flush().unwrap();
+    }
+}
+
+#[test]
+fn acknowledged_registrations_survive_a_kill() {
+    use std::io::BufRead as _;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ctl.db");
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_registers_until_killed",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("NAMEWAY_CTL_CHILD_DB", &path)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut last = None;
+    for line in std::io::BufReader::new(stdout).lines() {
+        let line = line.unwrap();
+        if let Some(i) = line.strip_prefix("ack ") {
+            let i: u64 = i.parse().unwrap();
+            last = Some(i);
+            if i >= 200 {
+                break;
+            }
+        }
+    }
+    child.kill().unwrap(); // SIGKILL: no destructor, no final checkpoint
+    child.wait().unwrap();
+    let last = last.expect("the child acknowledged nothing");
+    let r = open(&path, NOW);
+    for i in 0..=last {
+        assert_eq!(
+            r.lookup_count(&format!("/k/{i}").parse().unwrap()),
+            1,
+            "/k/{i} was acknowledged and is gone"
+        );
+    }
+}
