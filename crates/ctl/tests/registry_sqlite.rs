@@ -345,3 +345,50 @@ fn acknowledged_registrations_survive_a_kill() {
         );
     }
 }
+
+#[test]
+fn nodes_links_and_audit_round_trip() {
+    use nameway_ctl::{LinkRecord, NodeRecord};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ctl.db");
+    let mut s = SqliteStore::open(&path, Durability::Full).unwrap();
+    let node = NodeRecord {
+        name: "/example/r1".into(),
+        pubkey: vec![1, 2, 3],
+        kem_pubkey: Some(vec![9; 32]),
+        cert: None,
+        enrolled_ms: NOW,
+        last_seen_ms: NOW + 5,
+    };
+    s.put_node(&node).unwrap();
+    let link = |a: &str, b: &str, up| LinkRecord {
+        a: a.into(),
+        b: b.into(),
+        face_a: 257,
+        face_b: 258,
+        cost: 10,
+        rtt_us: 1500,
+        up,
+        updated_ms: NOW,
+    };
+    s.put_link(&link("/example/r1", "/example/r2", true))
+        .unwrap();
+    s.put_link(&link("/example/r2", "/example/r1", false))
+        .unwrap();
+    s.put_link(&link("/example/r1", "/example/r2", false))
+        .unwrap(); // replaces
+    s.audit(NOW, "operator", "test", "detail").unwrap();
+    drop(s);
+    let mut s = SqliteStore::open(&path, Durability::Normal).unwrap();
+    assert_eq!(s.nodes().unwrap(), vec![node]);
+    assert_eq!(
+        s.links().unwrap(),
+        vec![
+            link("/example/r1", "/example/r2", false),
+            link("/example/r2", "/example/r1", false)
+        ]
+    );
+    if let Some(out) = sqlite3(&path, "SELECT actor, action, detail FROM audit") {
+        assert_eq!(out.trim(), "operator|test|detail");
+    }
+}
