@@ -287,8 +287,9 @@ fn sqlite3(db: &Path, sql: &str) -> Option<String> {
     }
 }
 
-/// Run as a child process by `acknowledged_registrations_survive_a_kill`: registers names one
-/// at a time and prints each one's number once `register` has returned.
+/// Not a test on its own: the child process of `acknowledged_registrations_survive_a_kill`
+/// (which sets `NAMEWAY_CTL_CHILD_DB`). It registers names one at a time and prints each
+/// one's number once `register` has returned; without the variable it returns at once.
 #[test]
 fn child_registers_until_killed() {
     let Ok(path) = std::env::var("NAMEWAY_CTL_CHILD_DB") else {
