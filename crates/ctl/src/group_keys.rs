@@ -121,6 +121,40 @@ pub fn sealed_for(
     Ok(None)
 }
 
+/// Every group key's id and member routers, oldest first.
+///
+/// # Errors
+/// A database failure; [`GroupKeyError::Malformed`].
+pub fn group_keys(store: &mut SqliteStore) -> Result<Vec<(String, Vec<String>)>, GroupKeyError> {
+    let conn = store.conn();
+    let run = || -> rusqlite::Result<Vec<(String, Vec<u8>)>> {
+        let mut q = conn.prepare("SELECT key_id, sealed_per_node FROM keys ORDER BY not_before")?;
+        let rows = q.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        rows.collect()
+    };
+    let rows = run().map_err(|e| store.err(e))?;
+    rows.into_iter()
+        .map(|(id, blob)| {
+            let members = members_of(&blob).ok_or_else(|| GroupKeyError::Malformed(id.clone()))?;
+            Ok((id, members))
+        })
+        .collect()
+}
+
+/// The member names in a `sealed_per_node` blob.
+fn members_of(blob: &[u8]) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut rest = blob;
+    while !rest.is_empty() {
+        let (len, tail) = rest.split_first_chunk::<2>()?;
+        let (name, tail) = tail.split_at_checked(usize::from(u16::from_be_bytes(*len)))?;
+        let (_, tail) = tail.split_at_checked(SEALED_LEN)?;
+        out.push(String::from_utf8_lossy(name).into_owned());
+        rest = tail;
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

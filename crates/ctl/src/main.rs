@@ -61,6 +61,9 @@ enum Command {
         /// Where to write the certificate (base64, as ndnsec writes them).
         #[arg(long)]
         out: PathBuf,
+        /// The router's X25519 public key (64 hex digits), to which group keys are sealed.
+        #[arg(long)]
+        kem_key: Option<String>,
         /// The database file.
         #[arg(long)]
         db: PathBuf,
@@ -83,6 +86,16 @@ enum Command {
     },
     /// Shows the anchor and the enrolled routers' certificates.
     Keys {
+        /// Makes a group key for this prefix, sealed to every --member (HPKE), instead of
+        /// listing.
+        #[arg(long)]
+        group: Option<String>,
+        /// A member router of the group key (repeat).
+        #[arg(long = "member")]
+        members: Vec<String>,
+        /// The group key's lifetime.
+        #[arg(long, default_value = "7d")]
+        ttl: String,
         /// The database file.
         #[arg(long)]
         db: PathBuf,
@@ -227,19 +240,26 @@ fn run(command: Command) -> anyhow::Result<()> {
             token,
             key,
             out,
+            kem_key,
             db,
         } => {
             let mut store = open_full(&db)?;
             let authority = Authority::load(&anchor_key_path(&db), &anchor_cert_path(&db))?;
             let router = parse_name(&router)?;
             let der = read_public_key(&key)?;
+            let kem = kem_key
+                .map(|h| match hex::decode(h.trim()) {
+                    Ok(k) if k.len() == 32 => Ok(k),
+                    _ => Err(anyhow::anyhow!("--kem-key must be 64 hex digits (X25519)")),
+                })
+                .transpose()?;
             let cert = ca::enrol(
                 &mut store,
                 &authority,
                 &token,
                 &router,
                 &der,
-                None,
+                kem.as_deref(),
                 now_ms(),
             )?;
             cert.save(&out)?;
@@ -252,7 +272,37 @@ fn run(command: Command) -> anyhow::Result<()> {
             topology,
             db,
         } => routes(&prefix, &topology, db.as_deref()),
-        Command::Keys { db } => keys(&db),
+        Command::Keys {
+            group: Some(scope),
+            members,
+            ttl,
+            db,
+        } => {
+            exists(&db)?;
+            let mut store = open_full(&db)?;
+            let scope = parse_name(&scope)?.to_string();
+            if members.is_empty() {
+                bail!("a group key needs at least one --member");
+            }
+            let members: Vec<String> = members
+                .iter()
+                .map(|m| parse_name(m).map(|n| n.to_string()))
+                .collect::<anyhow::Result<_>>()?;
+            let refs: Vec<&str> = members.iter().map(String::as_str).collect();
+            let now = now_ms();
+            let id = nameway_ctl::group_keys::create_group_key(
+                &mut store,
+                &scope,
+                &refs,
+                now,
+                now.saturating_add(parse_duration(&ttl)?),
+            )?;
+            println!("{id}");
+            Ok(())
+        }
+        Command::Keys {
+            group: None, db, ..
+        } => keys(&db),
         Command::Deny {
             name,
             reason,
@@ -434,6 +484,9 @@ fn keys(db: &Path) -> anyhow::Result<()> {
             }
             Err(e) => println!("{}  unreadable certificate: {e}", n.name),
         }
+    }
+    for (id, members) in nameway_ctl::group_keys::group_keys(&mut store)? {
+        println!("group   {id}  members {}", members.join(" "));
     }
     for d in ca::denied(&mut store)? {
         println!("denied  {d}");

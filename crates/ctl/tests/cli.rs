@@ -101,7 +101,64 @@ fn init_token_enrol_keys_and_backup() {
     );
     assert!(err.contains("already used"), "{err}");
 
+    // A group key sealed to r2 (enrolled with an X25519 key) opens with r2's private key.
+    let token2 = ok(&["token", "--router", "/example/r2", "--db", s(&db)]);
+    let kem = nameway_ctl::sealed::KemKeyPair::generate().unwrap();
+    let key2 =
+        nameway_transport::SigningKey::generate(nameway_transport::SignatureKind::Ed25519).unwrap();
+    let pub2 = key2.save(&dir.path().join("r2.key")).unwrap().unwrap();
+    let kem_hex = hex::encode(kem.public());
+    ok(&[
+        "enrol",
+        "--router",
+        "/example/r2",
+        "--token",
+        token2.trim(),
+        "--key",
+        s(&pub2),
+        "--out",
+        s(&dir.path().join("r2.cert")),
+        "--kem-key",
+        &kem_hex,
+        "--db",
+        s(&db),
+    ]);
+    let id = ok(&[
+        "keys",
+        "--group",
+        "/example/video",
+        "--member",
+        "/example/r2",
+        "--db",
+        s(&db),
+    ]);
+    let id = id.trim();
+    assert!(id.starts_with("/example/video#"), "{id}");
+    // r1 has no X25519 key: refused.
+    fails(
+        &[
+            "keys",
+            "--group",
+            "/example/video",
+            "--member",
+            "/example/r1",
+            "--db",
+            s(&db),
+        ],
+        1,
+    );
+    let mut store = nameway_ctl::SqliteStore::open(&db, nameway_ctl::Durability::Full).unwrap();
+    let sealed = nameway_ctl::group_keys::sealed_for(&mut store, id, "/example/r2")
+        .unwrap()
+        .unwrap();
+    assert!(nameway_ctl::sealed::open_key(&kem, "/example/r2", id, &sealed).is_ok());
+    drop(store);
+
     let keys = ok(&["keys", "--db", s(&db)]);
+    assert!(
+        keys.contains(&format!("group   {id}  members /example/r2")),
+        "{keys}"
+    );
     assert!(keys.contains("anchor  /example/KEY/"), "{keys}");
     assert!(keys.contains("/example/r1  /example/r1/KEY/"), "{keys}");
 
