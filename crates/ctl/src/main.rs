@@ -1,0 +1,567 @@
+//! `namewayctl`: the Nameway controller's command line (phase 1: the database, the CA and
+//! route computation; the service that talks to forwarders comes with phase 2).
+//!
+//! Exit codes: 0 success, 1 failure, 2 usage error, 3 the database is unusable (not
+//! SQLite, another application's, too new, corrupt), 4 an enrolment refused.
+#![forbid(unsafe_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context as _};
+use clap::{Parser, Subcommand};
+use nameway_ctl::ca::{self, anchor_cert_path, anchor_key_path, Authority, CaError};
+use nameway_ctl::{
+    now_ms, parse_topology, Durability, GroupCommitConfig, NodeId, Registration, RegistrationKey,
+    Registry, RegistryStore as _, SqliteStore, StoreError,
+};
+use nameway_wire::Name;
+
+#[derive(Parser)]
+#[command(name = "namewayctl", version, about = "The Nameway controller")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Creates the database and the domain's Ed25519 anchor (key beside the db, mode 0600).
+    Init {
+        /// The domain's name, e.g. /example.
+        #[arg(long)]
+        domain: String,
+        /// The database file.
+        #[arg(long)]
+        db: PathBuf,
+    },
+    /// Makes a one-time enrolment token for a router (printed once; stored hashed).
+    Token {
+        /// The router's name, under the domain.
+        #[arg(long)]
+        router: String,
+        /// Lifetime: 90s, 30m, 1h, 7d.
+        #[arg(long, default_value = "1h")]
+        ttl: String,
+        /// The database file.
+        #[arg(long)]
+        db: PathBuf,
+    },
+    /// Enrols a router with its token and public key; writes its certificate.
+    Enrol {
+        /// The router's name.
+        #[arg(long)]
+        router: String,
+        /// The token `namewayctl token` printed.
+        #[arg(long)]
+        token: String,
+        /// The router's Ed25519 public key (PEM or DER SubjectPublicKeyInfo).
+        #[arg(long)]
+        key: PathBuf,
+        /// Where to write the certificate (base64, as ndnsec writes them).
+        #[arg(long)]
+        out: PathBuf,
+        /// The router's X25519 public key (64 hex digits), to which group keys are sealed.
+        #[arg(long)]
+        kem_key: Option<String>,
+        /// The database file.
+        #[arg(long)]
+        db: PathBuf,
+    },
+    /// The registry of names.
+    Registry {
+        #[command(subcommand)]
+        op: RegistryOp,
+    },
+    /// Computes the routes to PREFIX from a topology file (and the registry, with --db).
+    Routes {
+        /// The name to route.
+        prefix: String,
+        /// The topology TOML file.
+        #[arg(long)]
+        topology: PathBuf,
+        /// Also take origins from this registry database.
+        #[arg(long)]
+        db: Option<PathBuf>,
+    },
+    /// Shows the anchor and the enrolled routers' certificates.
+    Keys {
+        /// Makes a group key for this prefix, sealed to every --member (HPKE), instead of
+        /// listing.
+        #[arg(long)]
+        group: Option<String>,
+        /// A member router of the group key (repeat).
+        #[arg(long = "member")]
+        members: Vec<String>,
+        /// The group key's lifetime.
+        #[arg(long, default_value = "7d")]
+        ttl: String,
+        /// The database file.
+        #[arg(long)]
+        db: PathBuf,
+    },
+    /// Adds a router (or certificate) name to the deny list; with --out, writes the whole
+    /// list signed by the anchor (Data `<domain>/32=ctl/deny/v=<ms>`).
+    Deny {
+        /// The name refused (a router, or one certificate's name).
+        name: String,
+        /// Why (kept in the database).
+        #[arg(long, default_value = "")]
+        reason: String,
+        /// Where to write the signed deny list.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The database file.
+        #[arg(long)]
+        db: PathBuf,
+    },
+    /// Writes a consistent copy of the database (safe while it is in use).
+    Backup {
+        /// The database file.
+        #[arg(long)]
+        db: PathBuf,
+        /// The copy (must not exist).
+        #[arg(long)]
+        to: PathBuf,
+    },
+    /// Runs SQLite's integrity check on the database.
+    Check {
+        /// The database file.
+        #[arg(long)]
+        db: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum RegistryOp {
+    /// Lists the registrations.
+    List {
+        /// The database file.
+        #[arg(long)]
+        db: PathBuf,
+    },
+    /// Adds (or renews) a registration.
+    Add {
+        /// The prefix.
+        prefix: String,
+        /// The router that reaches it.
+        #[arg(long)]
+        node: String,
+        /// The router's face toward the producer.
+        #[arg(long, default_value_t = 0)]
+        face: u64,
+        /// Cost at the origin.
+        #[arg(long, default_value_t = 0)]
+        cost: u32,
+        /// Lifetime (soft state).
+        #[arg(long, default_value = "1h")]
+        ttl: String,
+        /// The database file.
+        #[arg(long)]
+        db: PathBuf,
+    },
+    /// Removes a registration.
+    Remove {
+        /// The prefix.
+        prefix: String,
+        /// The router.
+        #[arg(long)]
+        node: String,
+        /// The router's face.
+        #[arg(long, default_value_t = 0)]
+        face: u64,
+        /// The database file.
+        #[arg(long)]
+        db: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let line = format!("{e:#}");
+            eprintln!(
+                "namewayctl: {}",
+                line.split_whitespace().collect::<Vec<_>>().join(" ")
+            );
+            ExitCode::from(exit_code(&e))
+        }
+    }
+}
+
+fn exit_code(e: &anyhow::Error) -> u8 {
+    let store = |s: &StoreError| {
+        matches!(
+            s,
+            StoreError::NotADatabase { .. }
+                | StoreError::Foreign { .. }
+                | StoreError::TooNew { .. }
+                | StoreError::Corrupt { .. }
+        )
+    };
+    for cause in e.chain() {
+        if let Some(s) = cause.downcast_ref::<StoreError>() {
+            if store(s) {
+                return 3;
+            }
+        }
+        if let Some(c) = cause.downcast_ref::<CaError>() {
+            match c {
+                CaError::Store(s) if store(s) => return 3,
+                CaError::UnknownToken
+                | CaError::TokenUsed
+                | CaError::TokenExpired
+                | CaError::WrongRouter { .. }
+                | CaError::Denied(_)
+                | CaError::OutsideDomain { .. }
+                | CaError::BadRouterKey => return 4,
+                _ => {}
+            }
+        }
+    }
+    1
+}
+
+fn run(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Init { domain, db } => init(&domain, &db),
+        Command::Token { router, ttl, db } => {
+            let mut store = open_full(&db)?;
+            let router = parse_name(&router)?;
+            domain_of(&mut store, &router)?;
+            let token = ca::create_token(&mut store, &router, parse_duration(&ttl)?, now_ms())?;
+            println!("{token}");
+            Ok(())
+        }
+        Command::Enrol {
+            router,
+            token,
+            key,
+            out,
+            kem_key,
+            db,
+        } => {
+            let mut store = open_full(&db)?;
+            let authority = Authority::load(&anchor_key_path(&db), &anchor_cert_path(&db))?;
+            let router = parse_name(&router)?;
+            let der = read_public_key(&key)?;
+            let kem = kem_key
+                .map(|h| match hex::decode(h.trim()) {
+                    Ok(k) if k.len() == 32 => Ok(k),
+                    _ => Err(anyhow::anyhow!("--kem-key must be 64 hex digits (X25519)")),
+                })
+                .transpose()?;
+            let cert = ca::enrol(
+                &mut store,
+                &authority,
+                &token,
+                &router,
+                &der,
+                kem.as_deref(),
+                now_ms(),
+            )?;
+            cert.save(&out)?;
+            println!("{}", cert.name());
+            Ok(())
+        }
+        Command::Registry { op } => registry(op),
+        Command::Routes {
+            prefix,
+            topology,
+            db,
+        } => routes(&prefix, &topology, db.as_deref()),
+        Command::Keys {
+            group: Some(scope),
+            members,
+            ttl,
+            db,
+        } => {
+            exists(&db)?;
+            let mut store = open_full(&db)?;
+            let scope = parse_name(&scope)?.to_string();
+            if members.is_empty() {
+                bail!("a group key needs at least one --member");
+            }
+            let members: Vec<String> = members
+                .iter()
+                .map(|m| parse_name(m).map(|n| n.to_string()))
+                .collect::<anyhow::Result<_>>()?;
+            let refs: Vec<&str> = members.iter().map(String::as_str).collect();
+            let now = now_ms();
+            let id = nameway_ctl::group_keys::create_group_key(
+                &mut store,
+                &scope,
+                &refs,
+                now,
+                now.saturating_add(parse_duration(&ttl)?),
+            )?;
+            println!("{id}");
+            Ok(())
+        }
+        Command::Keys {
+            group: None, db, ..
+        } => keys(&db),
+        Command::Deny {
+            name,
+            reason,
+            out,
+            db,
+        } => {
+            exists(&db)?;
+            let mut store = open_full(&db)?;
+            let name = parse_name(&name)?;
+            domain_of(&mut store, &name)?;
+            ca::deny(&mut store, &name, &reason, now_ms())?;
+            let names = ca::denied(&mut store)?;
+            if let Some(out) = out {
+                let authority = Authority::load(&anchor_key_path(&db), &anchor_cert_path(&db))?;
+                let wire = authority.sign_deny_list(&names, now_ms())?;
+                std::fs::write(&out, &wire)
+                    .with_context(|| format!("cannot write {}", out.display()))?;
+            }
+            println!("{} names denied", names.len());
+            Ok(())
+        }
+        Command::Backup { db, to } => {
+            let mut store = open(&db)?;
+            store.backup(&to)?;
+            println!("{}", to.display());
+            Ok(())
+        }
+        Command::Check { db } => {
+            let mut store = open(&db)?;
+            store.integrity_check()?;
+            println!("ok: schema version {}", store.schema_version()?);
+            Ok(())
+        }
+    }
+}
+
+fn init(domain: &str, db: &Path) -> anyhow::Result<()> {
+    let domain = parse_name(domain)?;
+    if domain.is_empty() {
+        bail!("the domain must have at least one component");
+    }
+    let mut store = open_full(db)?;
+    if let Some(d) = store.meta("domain")? {
+        bail!("{} is already initialised for domain {d}", db.display());
+    }
+    let authority = Authority::create(&domain, &anchor_key_path(db), &anchor_cert_path(db))?;
+    store.set_meta("domain", &domain.to_string())?;
+    store.audit(now_ms(), "operator", "init", &domain.to_string())?;
+    println!("domain    {domain}");
+    println!("database  {}", db.display());
+    println!("anchor    {}", authority.certificate().name());
+    println!("key       {}", anchor_key_path(db).display());
+    println!("cert      {}", anchor_cert_path(db).display());
+    Ok(())
+}
+
+fn registry(op: RegistryOp) -> anyhow::Result<()> {
+    match op {
+        RegistryOp::List { db } => {
+            let (r, _) = Registry::open(open(&db)?, now_ms(), GroupCommitConfig::default())?;
+            for g in r.all() {
+                let left = g.expires_ms.saturating_sub(now_ms()) / 1000;
+                println!(
+                    "{}  node {}  face {}  origin {}  cost {}  expires in {left}s",
+                    g.prefix, g.node, g.face, g.origin, g.cost
+                );
+            }
+            Ok(())
+        }
+        RegistryOp::Add {
+            prefix,
+            node,
+            face,
+            cost,
+            ttl,
+            db,
+        } => {
+            let (r, _) = Registry::open(open(&db)?, now_ms(), GroupCommitConfig::default())?;
+            r.register(Registration {
+                prefix: parse_name(&prefix)?,
+                node: parse_name(&node)?.to_string(),
+                face,
+                origin: 128,
+                cost,
+                flags: 1,
+                expires_ms: now_ms().saturating_add(parse_duration(&ttl)?),
+                owner_key: None,
+                announcement: None,
+            })?;
+            let mut store = r.close()?;
+            store.audit(now_ms(), "operator", "registry add", &prefix)?;
+            Ok(())
+        }
+        RegistryOp::Remove {
+            prefix,
+            node,
+            face,
+            db,
+        } => {
+            let (r, _) = Registry::open(open(&db)?, now_ms(), GroupCommitConfig::default())?;
+            let key = RegistrationKey {
+                prefix: parse_name(&prefix)?,
+                node: parse_name(&node)?.to_string(),
+                face,
+            };
+            if !r.unregister(&key)? {
+                bail!("no registration of {prefix} at {node} face {face}");
+            }
+            let mut store = r.close()?;
+            store.audit(now_ms(), "operator", "registry remove", &prefix)?;
+            Ok(())
+        }
+    }
+}
+
+fn routes(prefix: &str, topology: &Path, db: Option<&Path>) -> anyhow::Result<()> {
+    let name = parse_name(prefix)?;
+    let text = std::fs::read_to_string(topology)
+        .with_context(|| format!("cannot read {}", topology.display()))?;
+    let mut engine = parse_topology(&text)?;
+    if let Some(db) = db {
+        let (r, _) = Registry::open(open(db)?, now_ms(), GroupCommitConfig::default())?;
+        for g in r.all() {
+            if let Some(router) = engine.topology().id(&g.node) {
+                engine.add_origin(
+                    g.prefix.clone(),
+                    nameway_ctl::Origin {
+                        router,
+                        face: g.face,
+                        cost: u64::from(g.cost),
+                    },
+                );
+            }
+        }
+    }
+    engine.compute_all();
+    let topo = engine.topology();
+    for r in 0..topo.len() {
+        let id = NodeId::try_from(r)?;
+        let fib = engine.fib(id).unwrap_or_default();
+        let hit = (0..=name.len())
+            .rev()
+            .find_map(|n| fib.get_key_value(&name.prefix(n)));
+        let Some((p, hops)) = hit else {
+            println!("{}  {name}  no route", topo.name(id));
+            continue;
+        };
+        for h in hops {
+            let via = topo
+                .adjacencies(id)
+                .iter()
+                .find(|a| a.face == h.face)
+                .map_or("(local)".to_owned(), |a| format!("via {}", topo.name(a.to)));
+            println!(
+                "{}  {p}  face {}  cost {}  {via}",
+                topo.name(id),
+                h.face,
+                h.cost
+            );
+        }
+    }
+    Ok(())
+}
+
+fn keys(db: &Path) -> anyhow::Result<()> {
+    let mut store = open(db)?;
+    let authority = Authority::load(&anchor_key_path(db), &anchor_cert_path(db))?;
+    let (nb, na) = authority.certificate().validity();
+    println!("anchor  {}  {nb} .. {na}", authority.certificate().name());
+    for n in store.nodes()? {
+        let Some(wire) = n.cert else {
+            println!("{}  no certificate", n.name);
+            continue;
+        };
+        match nameway_transport::Certificate::decode(bytes::Bytes::from(wire)) {
+            Ok(c) => {
+                let (nb, na) = c.validity();
+                println!("{}  {}  {nb} .. {na}", n.name, c.name());
+            }
+            Err(e) => println!("{}  unreadable certificate: {e}", n.name),
+        }
+    }
+    for (id, members) in nameway_ctl::group_keys::group_keys(&mut store)? {
+        println!("group   {id}  members {}", members.join(" "));
+    }
+    for d in ca::denied(&mut store)? {
+        println!("denied  {d}");
+    }
+    Ok(())
+}
+
+fn open(db: &Path) -> anyhow::Result<SqliteStore> {
+    exists(db)?;
+    Ok(SqliteStore::open(db, Durability::Normal)?)
+}
+
+fn open_full(db: &Path) -> anyhow::Result<SqliteStore> {
+    Ok(SqliteStore::open(db, Durability::Full)?)
+}
+
+fn exists(db: &Path) -> anyhow::Result<()> {
+    if !db.exists() {
+        bail!(
+            "{}: no such database (run namewayctl init first)",
+            db.display()
+        );
+    }
+    Ok(())
+}
+
+fn domain_of(store: &mut SqliteStore, router: &Name) -> anyhow::Result<Name> {
+    let Some(d) = store.meta("domain")? else {
+        bail!("{}: not initialised (run namewayctl init)", store.path());
+    };
+    let domain = parse_name(&d)?;
+    if !domain.is_prefix_of(router) || domain.len() == router.len() {
+        return Err(CaError::OutsideDomain {
+            router: router.to_string(),
+            domain: d,
+        }
+        .into());
+    }
+    Ok(domain)
+}
+
+fn parse_name(s: &str) -> anyhow::Result<Name> {
+    s.parse::<Name>()
+        .map_err(|e| anyhow::anyhow!("{s:?} is not an NDN name: {e}"))
+}
+
+fn read_public_key(path: &Path) -> anyhow::Result<Vec<u8>> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if let Ok(text) = std::str::from_utf8(&bytes) {
+        if text.contains("-----BEGIN") {
+            let b64: String = text
+                .lines()
+                .filter(|l| !l.starts_with("-----"))
+                .collect::<String>();
+            return data_encoding::BASE64
+                .decode(b64.trim().as_bytes())
+                .with_context(|| format!("{}: bad PEM", path.display()));
+        }
+    }
+    Ok(bytes)
+}
+
+/// `90s`, `30m`, `1h`, `7d` (or plain seconds) → ms.
+fn parse_duration(s: &str) -> anyhow::Result<u64> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: u64 = num
+        .parse()
+        .with_context(|| format!("{s:?} is not a duration (90s, 30m, 1h, 7d)"))?;
+    let scale = match unit {
+        "" | "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => bail!("{s:?} is not a duration (90s, 30m, 1h, 7d)"),
+    };
+    Ok(n.saturating_mul(scale))
+}

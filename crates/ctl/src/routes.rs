@@ -1,0 +1,555 @@
+//! [`RouteEngine`]: per-router FIBs from the topology and the registry.
+//!
+//! For every prefix, the routers that registered it are its origins. A router's FIB entry
+//! for the prefix points at the nearest origin(s): every neighbour on an equal-cost shortest
+//! path, cheapest first, at most `max_nexthops`. An origin router's own entry points at the
+//! faces the prefix was registered on.
+//!
+//! The engine keeps one shortest-path row per origin router. When one link changes it repairs
+//! only those rows ([`crate::spt::repair`]) and rebuilds only the FIBs of routers whose
+//! distances moved, their neighbours and the link's two ends.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use nameway_wire::Name;
+use smallvec::SmallVec;
+
+use crate::spt::{dijkstra, repair, INF};
+use crate::topology::{EdgeChange, LinkReport, NodeId, Topology};
+
+/// One next hop of a FIB entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NextHop {
+    /// The router's face toward the next hop (or, at the origin, toward the producer).
+    pub face: u64,
+    /// The path's cost to the origin through this face.
+    pub cost: u64,
+}
+
+/// A router's FIB: prefix → next hops (cheapest first).
+pub type Fib = BTreeMap<Name, Vec<NextHop>>;
+
+/// One origin of a prefix: a router and the face it registered the prefix on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Origin {
+    /// The router.
+    pub router: NodeId,
+    /// Its face toward the producer.
+    pub face: u64,
+    /// The registration's cost.
+    pub cost: u64,
+}
+
+/// Next hops as stored per entry: most entries have one or two, kept inline.
+type Hops = SmallVec<[NextHop; 2]>;
+
+/// Topology + origins → FIBs, kept up to date incrementally.
+///
+/// Internally a FIB is a table indexed by prefix id (no map look-ups while computing);
+/// [`RouteEngine::fib`] builds the name-keyed [`Fib`] on demand.
+#[derive(Debug)]
+pub struct RouteEngine {
+    topo: Topology,
+    max_nexthops: usize,
+    /// Prefix id → name and origins.
+    prefixes: Vec<(Name, Vec<Origin>)>,
+    prefix_ids: HashMap<Name, usize>,
+    /// Origin router → its row's index.
+    row_of: HashMap<NodeId, usize>,
+    /// Row index → (origin router, distances from it).
+    rows: Vec<(NodeId, Vec<u64>)>,
+    /// Row index → prefix ids that have this router as an origin.
+    prefixes_of_row: Vec<Vec<usize>>,
+    /// Prefix id → the row index of each of its origins (aligned with its origins).
+    origin_rows: Vec<Vec<usize>>,
+    /// Router → prefix id → next hops (empty: no route).
+    entries: Vec<Vec<Hops>>,
+}
+
+impl RouteEngine {
+    /// An engine over `topo` that keeps at most `max_nexthops` next hops per entry (at
+    /// least 1).
+    pub fn new(topo: Topology, max_nexthops: usize) -> Self {
+        Self {
+            topo,
+            max_nexthops: max_nexthops.max(1),
+            prefixes: Vec::new(),
+            prefix_ids: HashMap::new(),
+            row_of: HashMap::new(),
+            rows: Vec::new(),
+            prefixes_of_row: Vec::new(),
+            origin_rows: Vec::new(),
+            entries: Vec::new(),
+        }
+    }
+
+    /// The topology.
+    pub fn topology(&self) -> &Topology {
+        &self.topo
+    }
+
+    /// Sets the ECMP limit (call [`RouteEngine::compute_all`] after).
+    pub fn set_max_nexthops(&mut self, n: usize) {
+        self.max_nexthops = n.max(1);
+    }
+
+    /// Adds `origin` for `prefix` (call [`RouteEngine::compute_all`] after a batch).
+    pub fn add_origin(&mut self, prefix: Name, origin: Origin) {
+        let next = self.prefixes.len();
+        let id = *self.prefix_ids.entry(prefix.clone()).or_insert(next);
+        if id == next {
+            self.prefixes.push((prefix, Vec::new()));
+        }
+        if let Some((_, list)) = self.prefixes.get_mut(id) {
+            if !list.contains(&origin) {
+                list.push(origin);
+                list.sort_unstable();
+            }
+        }
+    }
+
+    /// Computes every origin's shortest-path row and every router's FIB from scratch.
+    pub fn compute_all(&mut self) {
+        let origins: BTreeSet<NodeId> = self
+            .prefixes
+            .iter()
+            .flat_map(|(_, o)| o.iter().map(|o| o.router))
+            .collect();
+        self.rows = origins
+            .into_iter()
+            .map(|o| (o, dijkstra(&self.topo, o)))
+            .collect();
+        self.row_of = self
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, (o, _))| (*o, i))
+            .collect();
+        self.prefixes_of_row = vec![Vec::new(); self.rows.len()];
+        for (pid, (_, origins)) in self.prefixes.iter().enumerate() {
+            for o in origins {
+                if let Some(list) = self
+                    .row_of
+                    .get(&o.router)
+                    .and_then(|&i| self.prefixes_of_row.get_mut(i))
+                {
+                    if list.last() != Some(&pid) {
+                        list.push(pid);
+                    }
+                }
+            }
+        }
+        self.origin_rows = self
+            .prefixes
+            .iter()
+            .map(|(_, origins)| {
+                origins
+                    .iter()
+                    .map(|o| self.row_of.get(&o.router).copied().unwrap_or(usize::MAX))
+                    .collect()
+            })
+            .collect();
+        let n = self.topo.len();
+        self.entries = (0..n)
+            .map(|r| {
+                let r = NodeId::try_from(r).unwrap_or(NodeId::MAX);
+                (0..self.prefixes.len())
+                    .map(|pid| self.next_hops(r, pid))
+                    .collect()
+            })
+            .collect();
+    }
+
+    /// The FIB of router `r` as last computed.
+    pub fn fib(&self, r: NodeId) -> Option<Fib> {
+        let entries = self.entries.get(r as usize)?;
+        Some(
+            entries
+                .iter()
+                .zip(&self.prefixes)
+                .filter(|(hops, _)| !hops.is_empty())
+                .map(|(hops, (name, _))| (name.clone(), hops.to_vec()))
+                .collect(),
+        )
+    }
+
+    /// Router `r`'s next hops for exactly `prefix` (empty: no route).
+    pub fn entry(&self, r: NodeId, prefix: &Name) -> &[NextHop] {
+        self.prefix_ids
+            .get(prefix)
+            .and_then(|&pid| self.entries.get(r as usize)?.get(pid))
+            .map_or(&[], |h| h.as_slice())
+    }
+
+    /// Records `a`'s report about its link to `b` and updates the FIB entries it touches.
+    /// Returns the routers whose FIB changed (sorted).
+    pub fn report_link(&mut self, a: NodeId, b: NodeId, report: LinkReport) -> Vec<NodeId> {
+        match self.topo.report(a, b, report) {
+            Some(change) => self.apply_change(&change),
+            None => Vec::new(),
+        }
+    }
+
+    /// Repairs the rows, then recomputes the entries that depend on a moved distance: a
+    /// router's next hops toward origin `o` read `o`'s distances at the router and at its
+    /// neighbours, and the link costs at the router (which change only at the link's ends).
+    fn apply_change(&mut self, change: &EdgeChange) -> Vec<NodeId> {
+        let mut dirty: BTreeSet<(NodeId, usize)> = BTreeSet::new();
+        for (ri, (o, row)) in self.rows.iter_mut().enumerate() {
+            for n in repair(&self.topo, *o, row, change) {
+                dirty.insert((n, ri));
+                for adj in self.topo.adjacencies(n) {
+                    dirty.insert((adj.to, ri));
+                }
+            }
+        }
+        let mut work: BTreeSet<(NodeId, usize)> = BTreeSet::new();
+        for (r, ri) in dirty {
+            for &pid in self.prefixes_of_row.get(ri).map_or(&[][..], Vec::as_slice) {
+                work.insert((r, pid));
+            }
+        }
+        for end in [change.a, change.b] {
+            for pid in 0..self.prefixes.len() {
+                work.insert((end, pid));
+            }
+        }
+        let mut changed = Vec::new();
+        for (r, pid) in work {
+            let hops = self.next_hops(r, pid);
+            let Some(slot) = self
+                .entries
+                .get_mut(r as usize)
+                .and_then(|e| e.get_mut(pid))
+            else {
+                continue;
+            };
+            if *slot != hops {
+                *slot = hops;
+                if changed.last() != Some(&r) {
+                    changed.push(r);
+                }
+            }
+        }
+        changed.dedup();
+        changed
+    }
+
+    fn next_hops(&self, r: NodeId, pid: usize) -> Hops {
+        let (Some((_, origins)), Some(rows)) = (self.prefixes.get(pid), self.origin_rows.get(pid))
+        else {
+            return Hops::new();
+        };
+        let mut hops: Hops = origins
+            .iter()
+            .filter(|o| o.router == r)
+            .map(|o| NextHop {
+                face: o.face,
+                cost: o.cost,
+            })
+            .collect();
+        if hops.is_empty() {
+            let dist = |ri: usize, n: NodeId| {
+                self.rows
+                    .get(ri)
+                    .and_then(|(_, row)| row.get(n as usize))
+                    .copied()
+                    .unwrap_or(INF)
+            };
+            let best = rows.iter().map(|&ri| dist(ri, r)).min().unwrap_or(INF);
+            if best == INF {
+                return hops;
+            }
+            for &ri in rows {
+                if dist(ri, r) != best {
+                    continue;
+                }
+                for adj in self.topo.adjacencies(r) {
+                    if adj.cost.saturating_add(dist(ri, adj.to)) == best {
+                        hops.push(NextHop {
+                            face: adj.face,
+                            cost: best,
+                        });
+                    }
+                }
+            }
+        }
+        if hops.len() > 1 {
+            hops.sort_unstable();
+            hops.dedup_by_key(|h| h.face);
+            hops.sort_by_key(|h| (h.cost, h.face));
+            hops.truncate(self.max_nexthops);
+        }
+        hops
+    }
+}
+
+/// The changes that turn one FIB into another.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FibDiff {
+    /// Entries added or whose next hops changed (the whole new list).
+    pub upserts: Vec<(Name, Vec<NextHop>)>,
+    /// Prefixes whose entry is gone.
+    pub removals: Vec<Name>,
+}
+
+impl FibDiff {
+    /// The diff from `old` to `new`.
+    pub fn between(old: &Fib, new: &Fib) -> Self {
+        let upserts = new
+            .iter()
+            .filter(|(p, h)| old.get(*p) != Some(*h))
+            .map(|(p, h)| (p.clone(), h.clone()))
+            .collect();
+        let removals = old
+            .keys()
+            .filter(|p| !new.contains_key(*p))
+            .cloned()
+            .collect();
+        Self { upserts, removals }
+    }
+
+    /// Whether nothing changes.
+    pub fn is_empty(&self) -> bool {
+        self.upserts.is_empty() && self.removals.is_empty()
+    }
+
+    /// `old` with the diff applied.
+    pub fn apply(&self, old: &Fib) -> Fib {
+        let mut fib = old.clone();
+        for p in &self.removals {
+            fib.remove(p);
+        }
+        for (p, h) in &self.upserts {
+            fib.insert(p.clone(), h.clone());
+        }
+        fib
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn up(face: u64, cost: u32) -> LinkReport {
+        LinkReport {
+            face,
+            cost,
+            up: true,
+        }
+    }
+
+    /// r0 - r1 - r3 and r0 - r2 - r3 (a square), all costs 1; the prefix at r3.
+    fn square() -> (RouteEngine, [NodeId; 4]) {
+        let mut t = Topology::new();
+        let ids = ["/r0", "/r1", "/r2", "/r3"].map(|n| t.add_router(n));
+        let [r0, r1, r2, r3] = ids;
+        for (a, b) in [(r0, r1), (r0, r2), (r1, r3), (r2, r3)] {
+            t.report(a, b, up(100 + u64::from(b), 1));
+            t.report(b, a, up(100 + u64::from(a), 1));
+        }
+        let mut e = RouteEngine::new(t, 4);
+        e.add_origin(
+            "/video".parse().unwrap(),
+            Origin {
+                router: r3,
+                face: 9,
+                cost: 0,
+            },
+        );
+        e.compute_all();
+        (e, ids)
+    }
+
+    #[test]
+    fn equal_cost_paths_are_both_used_and_a_failure_moves_to_the_other() {
+        let (mut e, [r0, r1, r2, r3]) = square();
+        let p: Name = "/video".parse().unwrap();
+        let hops = e.entry(r0, &p);
+        assert_eq!(
+            hops,
+            &[
+                NextHop { face: 101, cost: 2 },
+                NextHop { face: 102, cost: 2 }
+            ]
+        );
+        assert_eq!(e.fib(r3).unwrap()[&p], [NextHop { face: 9, cost: 0 }]);
+        // r1 sees its link to r3 fail: r1 now goes back through r0.
+        let changed = e.report_link(
+            r1,
+            r3,
+            LinkReport {
+                up: false,
+                ..up(103, 1)
+            },
+        );
+        assert_eq!(changed, vec![r0, r1]);
+        assert_eq!(e.fib(r0).unwrap()[&p], [NextHop { face: 102, cost: 2 }]);
+        assert_eq!(e.fib(r1).unwrap()[&p], [NextHop { face: 100, cost: 3 }]);
+        assert_eq!(e.fib(r2).unwrap()[&p], [NextHop { face: 103, cost: 1 }]);
+    }
+
+    #[test]
+    fn max_nexthops_caps_ecmp() {
+        let (mut e, [r0, ..]) = square();
+        e.set_max_nexthops(1);
+        e.compute_all();
+        assert_eq!(
+            e.fib(r0).unwrap()[&"/video".parse::<Name>().unwrap()].len(),
+            1
+        );
+    }
+
+    #[test]
+    fn the_nearest_origin_wins() {
+        let (mut e, [r0, r1, _, _]) = square();
+        let p: Name = "/video".parse().unwrap();
+        e.add_origin(
+            p.clone(),
+            Origin {
+                router: r1,
+                face: 5,
+                cost: 0,
+            },
+        );
+        e.compute_all();
+        assert_eq!(e.fib(r0).unwrap()[&p], [NextHop { face: 101, cost: 1 }]);
+    }
+
+    #[test]
+    fn diff_applied_to_the_old_fib_gives_the_new() {
+        let (mut e, [r0, r1, r2, r3]) = square();
+        e.add_origin(
+            "/other".parse().unwrap(),
+            Origin {
+                router: r2,
+                face: 1,
+                cost: 0,
+            },
+        );
+        e.compute_all();
+        let before: Vec<Fib> = (0..4).map(|r| e.fib(r).unwrap()).collect();
+        e.report_link(
+            r2,
+            r3,
+            LinkReport {
+                up: false,
+                ..up(103, 1)
+            },
+        );
+        e.report_link(r0, r1, up(101, 7));
+        for (r, old) in [r0, r1, r2, r3].into_iter().zip(&before) {
+            let new = e.fib(r).unwrap();
+            let d = FibDiff::between(old, &new);
+            assert_eq!(d.apply(old), new);
+            assert_eq!(d.is_empty(), *old == new);
+        }
+    }
+
+    #[test]
+    fn incremental_fibs_equal_a_full_recomputation() {
+        let (mut e, [r0, r1, r2, r3]) = square();
+        let steps = [
+            (
+                r0,
+                r1,
+                LinkReport {
+                    up: false,
+                    ..up(101, 1)
+                },
+            ),
+            (r2, r3, up(103, 5)),
+            (r0, r1, up(101, 1)),
+            (
+                r3,
+                r1,
+                LinkReport {
+                    up: false,
+                    ..up(101, 1)
+                },
+            ),
+        ];
+        for (a, b, rep) in steps {
+            e.report_link(a, b, rep);
+            let incremental: Vec<Fib> = (0..4).map(|r| e.fib(r).unwrap()).collect();
+            e.compute_all();
+            let full: Vec<Fib> = (0..4).map(|r| e.fib(r).unwrap()).collect();
+            assert_eq!(incremental, full);
+        }
+    }
+
+    #[test]
+    fn incremental_fibs_equal_a_full_recomputation_on_a_random_graph() {
+        // 150 routers, a ring plus random chords, 12 prefixes (some with two origins).
+        let n = 150u32;
+        let mut t = Topology::new();
+        for i in 0..n {
+            t.add_router(&format!("/r{i}"));
+        }
+        let mut s: u64 = 0x1234_5678_9ABC_DEF1;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let mut links = Vec::new();
+        for i in 0..n {
+            for j in [(i + 1) % n, (next() % u64::from(n)) as u32] {
+                if j != i {
+                    let cost = 1 + (next() % 4) as u32; // small costs: many equal-cost paths
+                    t.report(i, j, up(u64::from(j) + 1, cost));
+                    t.report(j, i, up(u64::from(i) + 1, cost));
+                    links.push((i, j, cost));
+                }
+            }
+        }
+        let mut e = RouteEngine::new(t, 3);
+        for p in 0..12u32 {
+            let name: Name = format!("/p{p}").parse().unwrap();
+            e.add_origin(
+                name.clone(),
+                Origin {
+                    router: (p * 37) % n,
+                    face: 0,
+                    cost: 0,
+                },
+            );
+            if p % 3 == 0 {
+                e.add_origin(
+                    name,
+                    Origin {
+                        router: (p * 53 + 11) % n,
+                        face: 1,
+                        cost: 0,
+                    },
+                );
+            }
+        }
+        e.compute_all();
+        for (k, &(a, b, cost)) in links.iter().enumerate().step_by(3).take(80) {
+            let rep = match k % 4 {
+                0 => LinkReport {
+                    up: false,
+                    ..up(u64::from(b) + 1, cost)
+                },
+                1 => up(u64::from(b) + 1, cost + 3),
+                2 => up(u64::from(b) + 1, 1),
+                _ => LinkReport {
+                    up: false,
+                    ..up(u64::from(b) + 1, cost)
+                },
+            };
+            let before: Vec<Fib> = (0..n).map(|r| e.fib(r).unwrap()).collect();
+            let changed = e.report_link(a, b, rep);
+            let incremental: Vec<Fib> = (0..n).map(|r| e.fib(r).unwrap()).collect();
+            e.compute_all();
+            let full: Vec<Fib> = (0..n).map(|r| e.fib(r).unwrap()).collect();
+            assert_eq!(incremental, full, "change {k}");
+            let really: Vec<NodeId> = (0..n)
+                .filter(|&r| before[r as usize] != full[r as usize])
+                .collect();
+            assert_eq!(changed, really, "change {k}");
+        }
+    }
+}
