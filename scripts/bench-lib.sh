@@ -1,5 +1,5 @@
 # Shared by the scripts/bench-*.sh that drive a release namewayd (sourced, not run):
-#   bench_init            build namewayd and nameway (release), make $dir, clean up at exit
+#   bench_init            build namewayd and nameway (release; NAMEWAY_NO_BUILD=1 skips it), make $dir, clean up at exit
 #   start_namewayd TOML   start namewayd on "[log] level=warn" + TOML, wait for $dir/nfd.sock; sets $pid
 #   stop_namewayd         stop it
 #   median N...           the median of numbers
@@ -8,7 +8,7 @@
 bench_init() {
     repo="$(cd "$(dirname "${BASH_SOURCE[1]}")/.." && pwd)"
     cd "$repo"
-    cargo build --release -q -p namewayd -p nameway
+    [ -n "${NAMEWAY_NO_BUILD:-}" ] || cargo build --release -q -p namewayd -p nameway
     dir="$(mktemp -d)"
     pid=0
     # pid 0 would signal the whole process group (this shell too): only a started daemon's.

@@ -65,7 +65,8 @@ impl StreamFramer {
     /// A framer that refuses TLVs longer than `max_packet` bytes (8800 by default).
     pub fn new(max_packet: usize) -> Self {
         Self {
-            buf: BytesMut::with_capacity(READ_CHUNK),
+            // No memory until the first read: an idle connection holds no buffer.
+            buf: BytesMut::new(),
             max_packet,
             chunk: READ_CHUNK,
         }
@@ -85,6 +86,31 @@ impl StreamFramer {
             self.buf.reserve(self.chunk);
         }
         &mut self.buf
+    }
+
+    /// Takes the read buffer out when it holds no partial packet, so an idle connection
+    /// holds none (the caller may keep it for another connection); the next
+    /// [`StreamFramer::read_buffer`] takes a new one, or the one given by
+    /// [`StreamFramer::install`]. `None` while bytes are buffered or when there is no buffer.
+    pub fn release_idle(&mut self) -> Option<BytesMut> {
+        if !self.buf.is_empty() || self.buf.capacity() == 0 {
+            return None;
+        }
+        Some(std::mem::take(&mut self.buf))
+    }
+
+    /// Gives an empty framer a buffer to read into (one released by another framer), instead
+    /// of allocating one; ignored when the framer has a buffer already.
+    pub fn install(&mut self, mut buf: BytesMut) {
+        if self.buf.capacity() == 0 && self.buf.is_empty() {
+            buf.clear();
+            self.buf = buf;
+        }
+    }
+
+    /// Whether the framer holds a read buffer (memory) now.
+    pub fn has_buffer(&self) -> bool {
+        self.buf.capacity() > 0
     }
 
     /// Appends received bytes (a copy; the I/O path reads into [`StreamFramer::read_buffer`]).
@@ -171,6 +197,31 @@ mod tests {
                 b.capacity() - b.len()
             );
         }
+    }
+
+    /// An idle framer holds no buffer; one holding part of a packet keeps it.
+    #[test]
+    fn an_idle_framer_gives_its_buffer_back_and_a_partial_packet_is_kept() {
+        let mut f = StreamFramer::default();
+        assert!(f.read_buffer().capacity() >= READ_CHUNK);
+        let interest = [0x05, 0x05, 0x07, 0x03, 0x08, 0x01, 0x61];
+        f.read_buffer().extend_from_slice(&interest[..4]);
+        assert!(f.release_idle().is_none(), "a partial packet must stay");
+        assert_eq!(f.buffered(), 4);
+        f.extend(&interest[4..]);
+        assert_eq!(f.next_packet().unwrap().unwrap().as_ref(), &interest);
+        let given = f.release_idle().expect("an empty buffer is given back");
+        assert!(given.capacity() > 0);
+        assert!(f.release_idle().is_none(), "nothing left to give back");
+        // Reading goes on as before after a release, in a new buffer or an installed one.
+        f.read_buffer().extend_from_slice(&interest);
+        assert_eq!(f.next_packet().unwrap().unwrap().as_ref(), &interest);
+        let mut g = StreamFramer::default();
+        g.install(given);
+        assert!(g.read_buffer().capacity() > 0);
+        g.read_buffer().extend_from_slice(&interest[..2]);
+        g.install(BytesMut::with_capacity(64));
+        assert_eq!(g.buffered(), 2, "install never replaces a buffer in use");
     }
 
     #[test]
