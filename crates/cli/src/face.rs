@@ -222,8 +222,13 @@ async fn list(c: &mut Client, json: bool) -> anyhow::Result<()> {
         let raw = c.dataset("faces", "drops").await?;
         let extra: Vec<serde_json::Value> = serde_json::from_slice(&raw)
             .map_err(|e| anyhow::anyhow!("bad faces/drops dataset: {e}"))?;
+        // By FaceId: with thousands of faces a search per face took seconds.
+        let by_id: std::collections::HashMap<u64, &serde_json::Value> = extra
+            .iter()
+            .filter_map(|x| Some((x["id"].as_u64()?, x)))
+            .collect();
         for v in &mut views {
-            let Some(x) = extra.iter().find(|x| x["id"].as_u64() == Some(v.face_id)) else {
+            let Some(x) = by_id.get(&v.face_id) else {
                 continue;
             };
             v.pit_entries = x["pit_entries"].as_u64();
