@@ -834,11 +834,12 @@ fn a_capture_that_is_not_read_neither_slows_nor_stops_forwarding() {
 
 #[test]
 fn datasets_of_several_segments_are_fetched_whole() {
-    // 300 static routes: rib/list and fib/list are over 8000 bytes, so several segments.
+    // 3000 static routes of some 100 bytes each: rib/list and fib/list are over 300 KB, so
+    // more segments than the client keeps in flight at once (32).
     let mut config = String::from("[[face]]\nuri = \"udp4://127.0.0.1:9\"\n");
-    for i in 0..300 {
+    for i in 0..3000 {
         config.push_str(&format!(
-            "[[route]]\nprefix = \"/segmented/dataset/with/a/long/name/{i}\"\nface = \"udp4://127.0.0.1:9\"\n"
+            "[[route]]\nprefix = \"/segmented/dataset/with/a/long/name/padded-to-make-the-dataset-larger/{i}\"\nface = \"udp4://127.0.0.1:9\"\n"
         ));
     }
     let d = Daemon::start(&config);
@@ -847,12 +848,14 @@ fn datasets_of_several_segments_are_fetched_whole() {
         .iter()
         .filter(|r| r["prefix"].as_str().unwrap().starts_with("/segmented/"))
         .count();
-    assert_eq!(listed, 300);
+    assert_eq!(listed, 3000);
+    let raw = serde_json::to_vec(&routes).unwrap();
+    assert!(raw.len() > 33 * 8000, "only {} bytes of routes", raw.len());
     let fib = d.json(&["route", "list", "--fib", "--json"]);
-    assert!(array(&fib).len() > 300, "{}", array(&fib).len());
+    assert!(array(&fib).len() > 3000, "{}", array(&fib).len());
     let s = d.json(&["status", "--json"]);
-    assert_eq!(s["n_rib_entries"], 300);
-    assert_eq!(s["n_routes"], 300);
+    assert_eq!(s["n_rib_entries"], 3000);
+    assert_eq!(s["n_routes"], 3000);
 }
 
 /// `nameway face list` shows what the forwarder refused on each face, by reason, the PIT
