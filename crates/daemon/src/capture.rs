@@ -143,13 +143,18 @@ impl Captures {
             content.put_u8(dir as u8);
             content.put_slice(wire);
             let record = crate::mgmt::dataset::sign(Data::new(name, content.freeze()));
-            match faces.send(nameway_face::FaceId(s.sink), record) {
+            match faces.send_if_below(nameway_face::FaceId(s.sink), record, SINK_QUEUE_MAX) {
                 Ok(_) => s.captured += 1,
                 Err(_) => s.dropped += 1,
             }
         }
     }
 }
+
+/// Capture records wait at most this many bytes in the sink's send queue; past it they are
+/// dropped (and counted), so a sink that reads slowly gets its command replies (behind the
+/// records) in time and never holds the memory a local face's queue may take for traffic.
+const SINK_QUEUE_MAX: usize = 1 << 20;
 
 #[cfg(test)]
 mod tests {

@@ -430,6 +430,26 @@ impl FaceSystem {
             .send(wire)
     }
 
+    /// Queues `wire` on `face` only while no more than `max_queued` bytes wait there: for
+    /// packets worth sending only when the face keeps up (capture records), so they never
+    /// take the room, or delay, what the face is sent otherwise. Refusals are the caller's to
+    /// count (not the face's `queue-full` drops).
+    ///
+    /// # Errors
+    /// [`SendError::QueueFull`] past `max_queued`, or as [`FaceSystem::send`].
+    pub fn send_if_below(
+        &self,
+        face: FaceId,
+        wire: Bytes,
+        max_queued: usize,
+    ) -> Result<Queued, SendError> {
+        let handle = self.shared.face(face).ok_or(SendError::NoSuchFace)?;
+        if handle.queued_bytes().saturating_add(wire.len()) > max_queued {
+            return Err(SendError::QueueFull);
+        }
+        handle.send(wire)
+    }
+
     /// Backpressure: `source` sent what `congested` (a local face past its queue's bound) had
     /// to queue, so `source`'s reader stops until `congested` has drained to half its bound,
     /// or `PAUSE_MAX` (200 ms) passes. The application behind `source` then finds its
