@@ -29,6 +29,7 @@ mod registry;
 mod routes;
 mod schema;
 pub mod sealed;
+pub mod serve;
 pub mod spt;
 mod sqlite;
 mod store;
