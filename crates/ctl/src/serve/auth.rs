@@ -232,3 +232,37 @@ impl Auth {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ca::{anchor_cert_path, anchor_key_path};
+    use crate::sqlite::Durability;
+
+    #[test]
+    fn tokens_made_by_another_process_after_an_enrolment_are_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("ctl.db");
+        let domain: Name = "/example".parse().unwrap();
+        let ca = Authority::create(&domain, &anchor_key_path(&db), &anchor_cert_path(&db)).unwrap();
+        let mut other = SqliteStore::open(&db, Durability::Full).unwrap();
+        other.set_meta("domain", "/example").unwrap();
+        let mut mine = SqliteStore::open(&db, Durability::Full).unwrap();
+        let reg = SqliteStore::open(&db, Durability::Normal).unwrap();
+        let (_registry, _) =
+            crate::Registry::open(reg, crate::now_ms(), crate::GroupCommitConfig::default())
+                .unwrap();
+        let key =
+            nameway_transport::SigningKey::generate(nameway_transport::SignatureKind::Ed25519)
+                .unwrap();
+        let der = key.public_der().unwrap();
+        for i in 1..=3 {
+            let r: Name = format!("/example/r{i}").parse().unwrap();
+            let mut cli = SqliteStore::open(&db, Durability::Full).unwrap();
+            let t = ca::create_token(&mut cli, &r, 60_000, crate::now_ms()).unwrap();
+            drop(cli);
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            ca::enrol(&mut mine, &ca, &t, &r, &der, None, crate::now_ms()).unwrap();
+        }
+    }
+}

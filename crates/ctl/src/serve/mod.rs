@@ -129,7 +129,8 @@ impl Server {
     pub async fn bind(config: ServeConfig) -> Result<Self, ServeError> {
         let ca = Authority::load(&anchor_key_path(&config.db), &anchor_cert_path(&config.db))?;
         let ca_store = SqliteStore::open(&config.db, Durability::Full)?;
-        let reg_store = SqliteStore::open(&config.db, Durability::Normal)?;
+        // Not a second `open`: see `SqliteStore::open_another`.
+        let reg_store = ca_store.open_another(Durability::Normal)?;
         let (registry, _) = Registry::open(reg_store, now_ms(), GroupCommitConfig::default())?;
         let listen = |addr: SocketAddr| async move {
             TcpListener::bind(addr)

@@ -1,0 +1,493 @@
+//! The controller end to end, with real processes on loopback: `namewayctl serve` and three
+//! or four `namewayd` whose agents enrol with one-time tokens, joined by secure UDP faces.
+//! An application registers a prefix at one edge and `nameway get` at the other edge fetches
+//! it with no static route anywhere; routes follow a router's death; forwarders keep
+//! forwarding when the controller dies; hostile agents and a controller with the wrong key
+//! are refused.
+//!
+//! `namewayctl` and `nameway` are built beside `namewayd` (once per test process).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use common::{free_port, http_get, Daemon};
+use serde_json::Value;
+
+/// Origin of the routes the agent installs.
+const CTL: u64 = 131;
+
+/// The tests start up to five processes each on a 2-core machine: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn bin(name: &str) -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    let daemon = Path::new(env!("CARGO_BIN_EXE_namewayd"));
+    BUILT.get_or_init(|| {
+        let release = daemon
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|d| d == "release");
+        let mut build = Command::new(env!("CARGO"));
+        build.args(["build", "--quiet", "-p", "nameway-ctl", "-p", "nameway"]);
+        if release {
+            build.arg("--release");
+        }
+        let status = build
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .unwrap();
+        assert!(
+            status.success(),
+            "cargo build -p nameway-ctl -p nameway failed"
+        );
+    });
+    let path = daemon.with_file_name(name);
+    assert!(path.exists(), "{} is missing", path.display());
+    path
+}
+
+fn run(bin_name: &str, args: &[&str]) -> String {
+    let out = Command::new(bin(bin_name)).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{bin_name} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn wait(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    done()
+}
+
+/// `namewayctl serve` on a fresh database for the domain /example.
+struct Controller {
+    child: Child,
+    dir: tempfile::TempDir,
+    listen: String,
+    http: String,
+    pin: String,
+}
+
+impl Controller {
+    fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("ctl.db");
+        let db_s = db.to_str().unwrap();
+        run(
+            "namewayctl",
+            &["init", "--domain", "/example", "--db", db_s],
+        );
+        let log = std::fs::File::create(dir.path().join("ctl.log")).unwrap();
+        let mut child = Command::new(bin("namewayctl"))
+            .args(["serve", "--db", db_s, "--listen", "127.0.0.1:0"])
+            .args(["--http", "127.0.0.1:0"])
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut next = |prefix: &str| {
+            let line = lines.next().unwrap().unwrap();
+            line.strip_prefix(prefix)
+                .unwrap_or_else(|| panic!("{line:?} does not start with {prefix:?}"))
+                .to_owned()
+        };
+        let listen = next("listening ");
+        let http = format!("http://{}", next("http "));
+        let pin = next("anchor ");
+        Self {
+            child,
+            dir,
+            listen,
+            http,
+            pin,
+        }
+    }
+
+    fn token(&self, router: &str) -> String {
+        let db = self.dir.path().join("ctl.db");
+        run(
+            "namewayctl",
+            &["token", "--router", router, "--db", db.to_str().unwrap()],
+        )
+        .trim()
+        .to_owned()
+    }
+
+    fn status(&self) -> Value {
+        let (_, _, body) = http_get(&self.http, "/status");
+        serde_json::from_slice(&body).unwrap()
+    }
+
+    fn metric(&self, line_prefix: &str) -> u64 {
+        let (_, _, body) = http_get(&self.http, "/metrics");
+        let text = String::from_utf8(body).unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix(line_prefix))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {line_prefix} in {text}"))
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("ctl.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A forwarder with its secure-link identity, ports chosen before it starts.
+struct Router {
+    name: String,
+    udp: u16,
+    tcp: u16,
+    link_key: String,
+    identity: PathBuf,
+    d: Option<Daemon>,
+}
+
+struct Net {
+    routers: Vec<Router>,
+    _keys: tempfile::TempDir,
+}
+
+/// `n` routers `/example/r1..rn` joined by `links` (pairs of indexes), each running an agent
+/// with a fresh token (or what `agent` returns for router i, when it returns Some).
+fn net(
+    ctl: &Controller,
+    n: usize,
+    links: &[(usize, usize)],
+    agent: impl Fn(usize, &str) -> Option<String>,
+) -> Net {
+    let keys = tempfile::tempdir().unwrap();
+    let mut routers: Vec<Router> = (0..n)
+        .map(|i| {
+            let identity = keys.path().join(format!("r{}.key", i + 1));
+            let (id, _) = nameway_face::secure::Identity::load_or_create(&identity).unwrap();
+            Router {
+                name: format!("/example/r{}", i + 1),
+                udp: free_port(),
+                tcp: free_port(),
+                link_key: hex::encode(id.public_key().0),
+                identity,
+                d: None,
+            }
+        })
+        .collect();
+    for i in 0..n {
+        let peers: Vec<usize> = links
+            .iter()
+            .filter_map(|&(a, b)| {
+                if a == i {
+                    Some(b)
+                } else if b == i {
+                    Some(a)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        let r = &routers[i];
+        let trusted: Vec<String> = peers
+            .iter()
+            .map(|&p| format!("{:?}", routers[p].link_key))
+            .collect();
+        let mut cfg = format!(
+            "[security]\nidentity = {:?}\ntrusted_peers = [{}]\n",
+            r.identity,
+            trusted.join(", ")
+        );
+        for &p in &peers {
+            cfg += &format!(
+                "[[face]]\nuri = \"udp4://127.0.0.1:{}\"\nsecure = true\n",
+                routers[p].udp
+            );
+        }
+        let state = keys.path().join(format!("state-r{}", i + 1));
+        cfg += &agent(i, &r.name).unwrap_or_else(|| {
+            format!(
+                "[controller]\nuri = \"tcp://{}\"\nkey = {:?}\nname = {:?}\ntoken = {:?}\nstate_dir = {state:?}\n",
+                ctl.listen,
+                ctl.pin,
+                r.name,
+                ctl.token(&r.name)
+            )
+        });
+        let d = Daemon::start_on(&bin("namewayd"), r.tcp, r.udp, &cfg);
+        routers[i].d = Some(d);
+    }
+    Net {
+        routers,
+        _keys: keys,
+    }
+}
+
+impl Router {
+    fn d(&self) -> &Daemon {
+        self.d.as_ref().unwrap()
+    }
+
+    fn nameway(&self, args: &[&str]) -> String {
+        let mut all = vec!["--transport".to_owned(), self.d().transport()];
+        all.extend(args.iter().map(|s| (*s).to_owned()));
+        let out = Command::new(bin("nameway")).args(&all).output().unwrap();
+        assert!(
+            out.status.success(),
+            "nameway {args:?}: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            self.d().log()
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn routes(&self) -> Vec<Value> {
+        let v: Value = serde_json::from_str(&self.nameway(&["route", "list", "--json"])).unwrap();
+        v.as_array().unwrap().clone()
+    }
+
+    /// Faces of the controller's routes for `prefix`.
+    fn ctl_faces(&self, prefix: &str) -> Vec<u64> {
+        let mut f: Vec<u64> = self
+            .routes()
+            .iter()
+            .filter(|r| r["prefix"] == prefix && r["origin"] == CTL)
+            .map(|r| r["face_id"].as_u64().unwrap())
+            .collect();
+        f.sort_unstable();
+        f
+    }
+
+    /// This router's face toward `other` (its static face to other's UDP port).
+    fn face_to(&self, other: &Router) -> u64 {
+        let v: Value = serde_json::from_str(&self.nameway(&["face", "list", "--json"])).unwrap();
+        let uri = format!("udp4://127.0.0.1:{}", other.udp);
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["uri"] == uri.as_str())
+            .unwrap_or_else(|| panic!("no face to {uri}: {v}"))["face_id"]
+            .as_u64()
+            .unwrap()
+    }
+}
+
+/// `nameway put` of `bytes` under `name` at router `r`, serving until dropped.
+struct Producer(Child);
+
+impl Drop for Producer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn put(r: &Router, name: &str, bytes: &[u8], dir: &Path) -> Producer {
+    let file = dir.join(name.replace('/', "_"));
+    std::fs::write(&file, bytes).unwrap();
+    let mut child = Command::new(bin("nameway"))
+        .args(["--transport", &r.d().transport(), "put", "--json"])
+        .arg(&file)
+        .arg(name)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Ready when it prints its JSON line.
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains(name), "{line}");
+    Producer(child)
+}
+
+fn get(r: &Router, name: &str, dir: &Path) -> Vec<u8> {
+    let out = dir.join("got");
+    let _ = std::fs::remove_file(&out);
+    r.nameway(&[
+        "get",
+        "-q",
+        "--lifetime",
+        "1000",
+        "-o",
+        out.to_str().unwrap(),
+        name,
+    ]);
+    std::fs::read(out).unwrap()
+}
+
+fn payload(n: usize, seed: u8) -> Vec<u8> {
+    (0..n).map(|i| (i as u8).wrapping_mul(31) ^ seed).collect()
+}
+
+#[test]
+fn a_prefix_registered_at_one_edge_is_fetched_from_the_other_with_no_static_route_and_after_the_controller_dies(
+) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ctl = Controller::start();
+    let net = net(&ctl, 3, &[(0, 1), (1, 2)], |_, _| None);
+    let (r1, r2, r3) = (&net.routers[0], &net.routers[1], &net.routers[2]);
+    let files = tempfile::tempdir().unwrap();
+    let a = payload(300_000, 1);
+    let b = payload(200_000, 2);
+    let _pa = put(r3, "/example/app/a", &a, files.path());
+    let _pb = put(r3, "/example/app/b", &b, files.path());
+    // r1 and r2 get a controller route toward r3; nobody has a static route.
+    let converged = wait(Duration::from_secs(30), || {
+        !r1.ctl_faces("/example/app/a").is_empty() && !r2.ctl_faces("/example/app/a").is_empty()
+    });
+    assert!(
+        converged,
+        "no controller route at r1: {:?}\nstatus {}\nctl log {}\nr1 log {}",
+        r1.routes(),
+        ctl.status(),
+        ctl.log(),
+        r1.d().log()
+    );
+    assert_eq!(r1.ctl_faces("/example/app/a"), vec![r1.face_to(r2)]);
+    assert_eq!(r2.ctl_faces("/example/app/a"), vec![r2.face_to(r3)]);
+    for r in &net.routers {
+        assert!(
+            r.routes().iter().all(|x| x["origin"] != 255),
+            "a static route at {}",
+            r.name
+        );
+    }
+    let status = ctl.status();
+    assert_eq!(status["links"].as_array().unwrap().len(), 2, "{status}");
+    assert_eq!(
+        ctl.metric("namewayctl_agents_total{result=\"enrolled\"} "),
+        3
+    );
+    assert_eq!(get(r1, "/example/app/a", files.path()), a);
+
+    // The controller dies: routes stay, and a fetch never made before still completes.
+    drop(ctl);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(r1.ctl_faces("/example/app/b"), vec![r1.face_to(r2)]);
+    assert_eq!(get(r1, "/example/app/b", files.path()), b);
+}
+
+#[test]
+fn when_a_router_of_a_diamond_dies_the_fibs_move_to_the_other_path() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ctl = Controller::start();
+    // r1 - r2 - r3 and r1 - r4 - r3.
+    let mut net = net(&ctl, 4, &[(0, 1), (1, 2), (0, 3), (3, 2)], |_, _| None);
+    let files = tempfile::tempdir().unwrap();
+    let a = payload(200_000, 3);
+    let b = payload(200_000, 4);
+    let _pa = put(&net.routers[2], "/example/app/a", &a, files.path());
+    let _pb = put(&net.routers[2], "/example/app/b", &b, files.path());
+    let (to_r2, to_r4) = {
+        let r = &net.routers;
+        (r[0].face_to(&r[1]), r[0].face_to(&r[3]))
+    };
+    let mut both = vec![to_r2, to_r4];
+    both.sort_unstable();
+    // Equal cost: r1 uses both paths.
+    assert!(
+        wait(Duration::from_secs(30), || net.routers[0]
+            .ctl_faces("/example/app/a")
+            == both),
+        "r1: {:?}\n{}\n{}",
+        net.routers[0].routes(),
+        ctl.status(),
+        ctl.log()
+    );
+    assert_eq!(get(&net.routers[0], "/example/app/a", files.path()), a);
+    // r2 dies: its session closes and its links leave the topology at once.
+    net.routers[1].d = None;
+    assert!(
+        wait(Duration::from_secs(10), || net.routers[0]
+            .ctl_faces("/example/app/b")
+            == vec![to_r4]),
+        "r1 still: {:?}\n{}",
+        net.routers[0].ctl_faces("/example/app/b"),
+        ctl.status()
+    );
+    assert_eq!(ctl.status()["links"].as_array().unwrap().len(), 2);
+    assert_eq!(get(&net.routers[0], "/example/app/b", files.path()), b);
+}
+
+#[test]
+fn forwarders_without_a_valid_token_and_agents_pinned_to_another_key_get_nothing() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ctl = Controller::start();
+    let other_key = format!("ed25519:{}", "5a".repeat(32));
+    let dir = tempfile::tempdir().unwrap();
+    // r1 honest; r2 with a token that was never issued; r3 pinned to another key.
+    let net = net(&ctl, 3, &[(0, 1), (0, 2)], |i, name| {
+        let state = dir.path().join(format!("s{i}"));
+        match i {
+            1 => Some(format!(
+                "[controller]\nuri = \"tcp://{}\"\nkey = {:?}\nname = {name:?}\ntoken = \"aaaabbbbccccdddd\"\nstate_dir = {state:?}\n",
+                ctl.listen, ctl.pin
+            )),
+            2 => Some(format!(
+                "[controller]\nuri = \"tcp://{}\"\nkey = {other_key:?}\nname = {name:?}\ntoken = {:?}\nstate_dir = {state:?}\n",
+                ctl.listen,
+                ctl.token(name)
+            )),
+            _ => None,
+        }
+    });
+    let (r1, r2, r3) = (&net.routers[0], &net.routers[1], &net.routers[2]);
+    let files = tempfile::tempdir().unwrap();
+    // Registrations at r1 (so that a connected r2 or r3 would get a route to it).
+    let _p = put(r1, "/example/app/a", &payload(10_000, 5), files.path());
+    assert!(
+        wait(Duration::from_secs(20), || ctl
+            .metric("namewayctl_agents_total{result=\"refused_token\"} ")
+            >= 2),
+        "{}",
+        ctl.log()
+    );
+    assert!(
+        wait(Duration::from_secs(20), || r3
+            .d()
+            .log()
+            .matches("is not the pinned key")
+            .count()
+            >= 2),
+        "{}",
+        r3.d().log()
+    );
+    let status = ctl.status();
+    let routers = status["routers"].as_array().unwrap();
+    assert_eq!(
+        routers
+            .iter()
+            .map(|r| r["name"].clone())
+            .collect::<Vec<_>>(),
+        vec![Value::from("/example/r1")],
+        "{status}"
+    );
+    assert!(status["links"].as_array().unwrap().is_empty(), "{status}");
+    assert!(r2.ctl_faces("/example/app/a").is_empty());
+    assert!(r3.ctl_faces("/example/app/a").is_empty());
+    // r3 never sent a Hello: the controller counted no enrolment for it.
+    assert_eq!(
+        ctl.metric("namewayctl_agents_total{result=\"enrolled\"} "),
+        1
+    );
+}
