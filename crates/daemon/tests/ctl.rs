@@ -86,14 +86,20 @@ impl Controller {
     fn start() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("ctl.db");
-        let db_s = db.to_str().unwrap();
         run(
             "namewayctl",
-            &["init", "--domain", "/example", "--db", db_s],
+            &["init", "--domain", "/example", "--db", db.to_str().unwrap()],
         );
+        Self::serve(dir, "127.0.0.1:0")
+    }
+
+    /// `namewayctl serve` on the database in `dir`, listening on `listen`.
+    fn serve(dir: tempfile::TempDir, listen: &str) -> Self {
+        let db = dir.path().join("ctl.db");
+        let db_s = db.to_str().unwrap();
         let log = std::fs::File::create(dir.path().join("ctl.log")).unwrap();
         let mut child = Command::new(bin("namewayctl"))
-            .args(["serve", "--db", db_s, "--listen", "127.0.0.1:0"])
+            .args(["serve", "--db", db_s, "--listen", listen])
             .args(["--http", "127.0.0.1:0"])
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
@@ -155,6 +161,37 @@ impl Drop for Controller {
     }
 }
 
+impl Controller {
+    /// Kills the service, keeping its database and address for [`Stopped::start_again`].
+    fn restart_later(mut self) -> Stopped {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let listen = self.listen.clone();
+        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
+        Stopped { dir, listen }
+    }
+
+    fn deny(&self, router: &str) {
+        let db = self.dir.path().join("ctl.db");
+        run(
+            "namewayctl",
+            &["deny", router, "--db", db.to_str().unwrap()],
+        );
+    }
+}
+
+/// A controller killed, to be started again on the same database.
+struct Stopped {
+    dir: tempfile::TempDir,
+    listen: String,
+}
+
+impl Stopped {
+    fn start_again(self) -> Controller {
+        Controller::serve(self.dir, &self.listen)
+    }
+}
+
 /// A forwarder with its secure-link identity, ports chosen before it starts.
 struct Router {
     name: String,
@@ -162,6 +199,7 @@ struct Router {
     tcp: u16,
     link_key: String,
     identity: PathBuf,
+    cfg: String,
     d: Option<Daemon>,
 }
 
@@ -189,6 +227,7 @@ fn net(
                 tcp: free_port(),
                 link_key: hex::encode(id.public_key().0),
                 identity,
+                cfg: String::new(),
                 d: None,
             }
         })
@@ -232,8 +271,8 @@ fn net(
                 ctl.token(&r.name)
             )
         });
-        let d = Daemon::start_on(&bin("namewayd"), r.tcp, r.udp, &cfg);
-        routers[i].d = Some(d);
+        routers[i].cfg = cfg;
+        routers[i].start();
     }
     Net {
         routers,
@@ -242,6 +281,17 @@ fn net(
 }
 
 impl Router {
+    /// Starts (or restarts) the daemon with its configuration, ports and state directory.
+    fn start(&mut self) {
+        self.d = None;
+        self.d = Some(Daemon::start_on(
+            &bin("namewayd"),
+            self.tcp,
+            self.udp,
+            &self.cfg,
+        ));
+    }
+
     fn d(&self) -> &Daemon {
         self.d.as_ref().unwrap()
     }
@@ -427,6 +477,89 @@ fn when_a_router_of_a_diamond_dies_the_fibs_move_to_the_other_path() {
     );
     assert_eq!(ctl.status()["links"].as_array().unwrap().len(), 2);
     assert_eq!(get(&net.routers[0], "/example/app/b", files.path()), b);
+
+    // r2 comes back: its token is spent, it presents the certificate it kept, and r1 uses
+    // both paths again.
+    net.routers[1].start();
+    assert!(
+        wait(Duration::from_secs(20), || net.routers[0]
+            .ctl_faces("/example/app/b")
+            == both),
+        "{}",
+        ctl.log()
+    );
+    assert_eq!(
+        ctl.metric("namewayctl_agents_total{result=\"admitted\"} "),
+        1
+    );
+    // Denied, r2's certificate no longer gets it in, and its links never come back.
+    ctl.deny("/example/r2");
+    net.routers[1].start();
+    assert!(
+        wait(Duration::from_secs(20), || ctl.metric(
+            "namewayctl_agents_total{result=\"refused_denied\"} "
+        ) >= 1),
+        "{}",
+        ctl.log()
+    );
+    assert!(
+        wait(Duration::from_secs(10), || net.routers[0]
+            .ctl_faces("/example/app/b")
+            == vec![to_r4]),
+        "{}",
+        ctl.status()
+    );
+    assert_eq!(ctl.status()["links"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_forwarder_restarted_without_the_controller_forwards_with_the_fib_it_kept_and_a_restarted_controller_takes_it_back(
+) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ctl = Controller::start();
+    let mut net = net(&ctl, 2, &[(0, 1)], |_, _| None);
+    let files = tempfile::tempdir().unwrap();
+    let a = payload(100_000, 6);
+    let _pa = put(&net.routers[1], "/example/app/a", &a, files.path());
+    let face = net.routers[0].face_to(&net.routers[1]);
+    assert!(
+        wait(Duration::from_secs(30), || net.routers[0]
+            .ctl_faces("/example/app/a")
+            == vec![face]),
+        "{}",
+        ctl.log()
+    );
+    // The controller stops; r1 restarts: the FIB it kept in state_dir is back at once.
+    let stopped = ctl.restart_later();
+    net.routers[0].start();
+    assert_eq!(net.routers[0].ctl_faces("/example/app/a"), vec![face]);
+    assert!(
+        wait(Duration::from_secs(20), || net.routers[0]
+            .nameway(&["neighbour", "list", "--json"])
+            .contains("established")),
+        "no secure link after the restart"
+    );
+    assert_eq!(get(&net.routers[0], "/example/app/a", files.path()), a);
+    // The controller comes back on an empty state: both agents reconnect with their
+    // certificates and the routes are the same.
+    let ctl = stopped.start_again();
+    assert!(
+        wait(Duration::from_secs(30), || ctl
+            .metric("namewayctl_agents_total{result=\"admitted\"} ")
+            == 2),
+        "{}",
+        ctl.log()
+    );
+    assert!(
+        wait(Duration::from_secs(10), || ctl.status()["links"]
+            .as_array()
+            .unwrap()
+            .len()
+            == 1),
+        "{}",
+        ctl.status()
+    );
+    assert_eq!(net.routers[0].ctl_faces("/example/app/a"), vec![face]);
 }
 
 #[test]
