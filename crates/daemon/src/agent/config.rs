@@ -103,11 +103,13 @@ mod tests {
         }
     }
 
+    type Change = fn(&mut ControllerConfig);
+
     #[test]
     fn a_good_section_passes_and_each_bad_key_is_named() {
         assert_eq!(on().validate(), Ok(()));
         assert_eq!(ControllerConfig::default().validate(), Ok(()));
-        let cases: [(fn(&mut ControllerConfig), &str); 5] = [
+        let cases: [(Change, &str); 5] = [
             (|c| c.uri = "http://x/y".into(), "controller.uri"),
             (|c| c.key = "ed25519:12".into(), "controller.key"),
             (|c| c.name = String::new(), "controller.name"),
