@@ -128,3 +128,21 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod sample_tests {
+    use crate::config::Config;
+
+    #[test]
+    fn the_sample_section_is_the_default_and_a_bad_key_stops_the_whole_file() {
+        let text = include_str!("../../../../docs/namewayd.sample.toml");
+        let c = Config::from_toml(text).unwrap();
+        assert_eq!(c.controller, super::ControllerConfig::default());
+        let bad = Config::from_toml(
+            "[controller]\nuri = \"tcp://127.0.0.1:7400\"\nkey = \"nope\"\nname = \"/e/r1\"\nstate_dir = \"/tmp/s\"\n",
+        )
+        .unwrap();
+        let e = bad.validate().unwrap_err();
+        assert!(e.starts_with("controller.key: "), "{e}");
+    }
+}
