@@ -171,6 +171,14 @@ impl Controller {
         Stopped { dir, listen }
     }
 
+    fn registry_list(&self) -> String {
+        let db = self.dir.path().join("ctl.db");
+        run(
+            "namewayctl",
+            &["registry", "list", "--db", db.to_str().unwrap()],
+        )
+    }
+
     fn deny(&self, router: &str) {
         let db = self.dir.path().join("ctl.db");
         run(
@@ -428,6 +436,13 @@ fn a_prefix_registered_at_one_edge_is_fetched_from_the_other_with_no_static_rout
         ctl.metric("namewayctl_agents_total{result=\"enrolled\"} "),
         3
     );
+    // The registrations are in the registry too (soft state, with r3 as their node).
+    let in_registry = wait(Duration::from_secs(10), || {
+        ctl.registry_list()
+            .lines()
+            .any(|l| l.starts_with("/example/app/a ") && l.contains("node /example/r3"))
+    });
+    assert!(in_registry, "{}", ctl.registry_list());
     assert_eq!(get(r1, "/example/app/a", files.path()), a);
 
     // The controller dies: routes stay, and a fetch never made before still completes.
@@ -465,7 +480,26 @@ fn when_a_router_of_a_diamond_dies_the_fibs_move_to_the_other_path() {
         ctl.log()
     );
     assert_eq!(get(&net.routers[0], "/example/app/a", files.path()), a);
-    // r2 dies: its session closes and its links leave the topology at once.
+    // r2 dies during a 16 MiB fetch: its session closes and its links leave the topology at once;
+    // the fetch completes over r4.
+    let big = payload(16 << 20, 7);
+    let _pc = put(&net.routers[2], "/example/app/c", &big, files.path());
+    assert!(wait(Duration::from_secs(10), || net.routers[0]
+        .ctl_faces("/example/app/c")
+        == both));
+    let out = files.path().join("c");
+    let mut running = Command::new(bin("nameway"))
+        .args(["--transport", &net.routers[0].d().transport()])
+        .args(["get", "-q", "--lifetime", "1000", "-o"])
+        .arg(&out)
+        .arg("/example/app/c")
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        running.try_wait().unwrap().is_none(),
+        "the fetch ended before r2 died: make the object larger"
+    );
     net.routers[1].d = None;
     assert!(
         wait(Duration::from_secs(10), || net.routers[0]
@@ -476,6 +510,9 @@ fn when_a_router_of_a_diamond_dies_the_fibs_move_to_the_other_path() {
         ctl.status()
     );
     assert_eq!(ctl.status()["links"].as_array().unwrap().len(), 2);
+    let status = running.wait().unwrap();
+    assert!(status.success(), "the fetch running when r2 died failed");
+    assert_eq!(std::fs::read(&out).unwrap(), big);
     assert_eq!(get(&net.routers[0], "/example/app/b", files.path()), b);
 
     // r2 comes back: its token is spent, it presents the certificate it kept, and r1 uses
