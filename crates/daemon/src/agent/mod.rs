@@ -1,6 +1,6 @@
 //! The agent of the controller in `namewayd` (docs/controller.md, "The agent").
 //!
-//! [`Agent`] is owned by the driver, like `routing`. A task of its own ([`link`]) holds the
+//! [`Agent`] is owned by the driver, like `routing`. A task of its own (`link.rs`) holds the
 //! connection to `namewayctl serve`; the driver side does what must happen between packet
 //! bursts:
 //!
