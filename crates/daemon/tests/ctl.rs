@@ -661,3 +661,104 @@ fn forwarders_without_a_valid_token_and_agents_pinned_to_another_key_get_nothing
         1
     );
 }
+
+/// A client of the test's own on the channel: the Noise handshake, then `hello` built from the
+/// handshake hash; returns the controller's answer.
+async fn hello_with(
+    listen: &str,
+    hello: impl FnOnce(&[u8]) -> nameway_ctl::channel::Hello,
+) -> nameway_ctl::channel::Message {
+    use nameway_ctl::channel::{self, Message};
+    let tcp = tokio::net::TcpStream::connect(listen).await.unwrap();
+    let session = channel::connect(tcp).await.unwrap();
+    let hh = session.handshake_hash.clone();
+    let (mut tx, mut rx) = session.split();
+    assert!(matches!(
+        rx.recv().await.unwrap(),
+        Message::ServerHello { .. }
+    ));
+    tx.send(&Message::Hello(hello(&hh))).await.unwrap();
+    rx.recv().await.unwrap()
+}
+
+#[test]
+fn garbage_forged_certificates_and_stolen_certificates_are_refused_and_counted() {
+    use nameway_ctl::channel::{self, messages::router_proof, Credential, Hello, Message};
+    use nameway_transport::{SignatureKind, SigningKey};
+    use tokio::io::AsyncWriteExt as _;
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ctl = Controller::start();
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let r9: nameway_wire::Name = "/example/r9".parse().unwrap();
+    let key = SigningKey::generate(SignatureKind::Ed25519).unwrap();
+    let der = key.public_der().unwrap();
+    let now_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    rt.block_on(async {
+        // Bytes that are not a Noise handshake.
+        let mut s = tokio::net::TcpStream::connect(&ctl.listen).await.unwrap();
+        s.write_all(b"\x00\x05GET / HTTP/1.0\r\n\r\n")
+            .await
+            .unwrap();
+        drop(s);
+        // A certificate for r9 issued by another anchor of the same domain name.
+        let forger = nameway_ctl::ca::Authority::create(
+            &"/example".parse().unwrap(),
+            &dir.path().join("forged.key"),
+            &dir.path().join("forged.cert"),
+        )
+        .unwrap();
+        let forged = forger.issue_router_cert(&r9, &der, now_s).unwrap();
+        let answer = hello_with(&ctl.listen, |hh| Hello {
+            router: r9.clone(),
+            credential: Credential::Certificate(forged.wire().clone()),
+            signature: channel::sign(&key, &router_proof(hh)).unwrap(),
+            applied: 0,
+        })
+        .await;
+        assert!(matches!(answer, Message::Refused(_)), "{answer:?}");
+        // A valid token presented with a proof by another key than the one to certify.
+        let token = ctl.token("/example/r9");
+        let thief = SigningKey::generate(SignatureKind::Ed25519).unwrap();
+        let answer = hello_with(&ctl.listen, |hh| Hello {
+            router: r9.clone(),
+            credential: Credential::Enrol {
+                token: token.clone(),
+                key_der: der.clone().into(),
+                link_key: vec![1u8; 32].into(),
+            },
+            signature: channel::sign(&thief, &router_proof(hh)).unwrap(),
+            applied: 0,
+        })
+        .await;
+        assert!(matches!(answer, Message::Refused(_)), "{answer:?}");
+        // The same token with the right proof still enrols (the refusal did not spend it).
+        let answer = hello_with(&ctl.listen, |hh| Hello {
+            router: r9.clone(),
+            credential: Credential::Enrol {
+                token: token.clone(),
+                key_der: der.clone().into(),
+                link_key: vec![1u8; 32].into(),
+            },
+            signature: channel::sign(&key, &router_proof(hh)).unwrap(),
+            applied: 0,
+        })
+        .await;
+        assert!(matches!(answer, Message::Welcome(Some(_))), "{answer:?}");
+    });
+    let m = |r: &str| ctl.metric(&format!("namewayctl_agents_total{{result=\"{r}\"}} "));
+    assert!(
+        wait(Duration::from_secs(15), || m("refused_malformed") >= 1),
+        "{}",
+        ctl.log()
+    );
+    assert_eq!(m("refused_certificate"), 1);
+    assert_eq!(m("refused_signature"), 1);
+    assert_eq!(m("enrolled"), 1);
+}
