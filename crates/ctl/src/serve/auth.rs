@@ -43,6 +43,9 @@ pub enum Refusal {
     /// The signature over the session does not verify with the presented key.
     #[error("the proof over the session does not verify")]
     Signature,
+    /// The secure-link key presented at enrolment is another router's.
+    #[error("the link key is already enrolled by {0}")]
+    LinkKeyTaken(String),
     /// The Hello is malformed or did not come in time.
     #[error("bad hello: {0}")]
     Malformed(String),
@@ -83,7 +86,7 @@ impl AuthCounters {
             Refusal::Denied(_) => &self.refused_denied,
             Refusal::Unknown(_) => &self.refused_unknown,
             Refusal::Signature => &self.refused_signature,
-            Refusal::Malformed(_) => &self.refused_malformed,
+            Refusal::Malformed(_) | Refusal::LinkKeyTaken(_) => &self.refused_malformed,
             Refusal::Store(_) => &self.refused_store,
         };
         c.fetch_add(1, Ordering::Relaxed);
@@ -173,6 +176,17 @@ impl Auth {
                 }
                 channel::verify(key_der, &proof, &hello.signature)
                     .map_err(|_| Refusal::Signature)?;
+                // A link key names a forwarder to its neighbours' reports: one claimed by
+                // another router would let this one take that router's links.
+                let me = hello.router.to_string();
+                let taken = store
+                    .nodes()
+                    .map_err(|e| Refusal::Store(e.to_string()))?
+                    .into_iter()
+                    .find(|n| n.name != me && n.kem_pubkey.as_deref() == Some(&link_key[..]));
+                if let Some(n) = taken {
+                    return Err(Refusal::LinkKeyTaken(n.name));
+                }
                 let cert = ca::enrol(
                     &mut store,
                     &self.ca,
@@ -238,6 +252,46 @@ mod tests {
     use super::*;
     use crate::ca::{anchor_cert_path, anchor_key_path};
     use crate::sqlite::Durability;
+
+    #[test]
+    fn a_link_key_enrolled_by_one_router_is_refused_to_another() {
+        use crate::channel::messages::router_proof;
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("ctl.db");
+        let domain: Name = "/example".parse().unwrap();
+        let ca = Authority::create(&domain, &anchor_key_path(&db), &anchor_cert_path(&db)).unwrap();
+        let mut store = SqliteStore::open(&db, Durability::Full).unwrap();
+        store.set_meta("domain", "/example").unwrap();
+        let mut tokens = Vec::new();
+        for r in ["/example/r1", "/example/r2"] {
+            let n: Name = r.parse().unwrap();
+            tokens.push(ca::create_token(&mut store, &n, 60_000, crate::now_ms()).unwrap());
+        }
+        let auth = Auth::new(ca, store);
+        let hh = [9u8; 32];
+        let hello = |router: &str, token: &str| {
+            let key =
+                nameway_transport::SigningKey::generate(nameway_transport::SignatureKind::Ed25519)
+                    .unwrap();
+            Hello {
+                router: router.parse().unwrap(),
+                credential: Credential::Enrol {
+                    token: token.to_owned(),
+                    key_der: key.public_der().unwrap().into(),
+                    link_key: Bytes::from(vec![4u8; 32]),
+                },
+                signature: channel::sign(&key, &router_proof(&hh)).unwrap(),
+                applied: 0,
+            }
+        };
+        auth.admit(&hello("/example/r1", &tokens[0]), &hh, crate::now_ms())
+            .unwrap();
+        let refused = auth
+            .admit(&hello("/example/r2", &tokens[1]), &hh, crate::now_ms())
+            .unwrap_err();
+        assert!(matches!(refused, Refusal::LinkKeyTaken(ref n) if n == "/example/r1"));
+        assert_eq!(auth.counters.refused_malformed.load(Ordering::Relaxed), 1);
+    }
 
     #[test]
     fn tokens_made_by_another_process_after_an_enrolment_are_seen() {
