@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 pub mod ca;
+pub mod channel;
 mod checkpoint;
 mod error;
 mod group_commit;
@@ -28,6 +29,7 @@ mod registry;
 mod routes;
 mod schema;
 pub mod sealed;
+pub mod serve;
 pub mod spt;
 mod sqlite;
 mod store;

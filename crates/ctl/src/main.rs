@@ -124,6 +124,25 @@ enum Command {
         #[arg(long)]
         to: PathBuf,
     },
+    /// Runs the controller: agents connect on --listen (Noise, pinned anchor), their reports
+    /// become routes, and every forwarder gets its FIB as signed objects.
+    Serve {
+        /// The database file (`namewayctl init`).
+        #[arg(long)]
+        db: PathBuf,
+        /// Where agents connect, e.g. 0.0.0.0:7400.
+        #[arg(long)]
+        listen: std::net::SocketAddr,
+        /// HTTP listener: /metrics and /status.
+        #[arg(long)]
+        http: Option<std::net::SocketAddr>,
+        /// Equal-cost next hops per FIB entry, at most.
+        #[arg(long, default_value_t = 2)]
+        max_nexthops: usize,
+        /// How long a reported registration lives in the registry without a report.
+        #[arg(long, default_value = "10m")]
+        registration_ttl: String,
+    },
     /// Runs SQLite's integrity check on the database.
     Check {
         /// The database file.
@@ -226,6 +245,23 @@ fn exit_code(e: &anyhow::Error) -> u8 {
 
 fn run(command: Command) -> anyhow::Result<()> {
     match command {
+        Command::Serve {
+            db,
+            listen,
+            http,
+            max_nexthops,
+            registration_ttl,
+        } => {
+            exists(&db)?;
+            let config = nameway_ctl::serve::ServeConfig {
+                db,
+                listen,
+                http,
+                max_nexthops,
+                registration_ttl_ms: parse_duration(&registration_ttl)?,
+            };
+            serve(config)
+        }
         Command::Init { domain, db } => init(&domain, &db),
         Command::Token { router, ttl, db } => {
             let mut store = open_full(&db)?;
@@ -492,6 +528,40 @@ fn keys(db: &Path) -> anyhow::Result<()> {
         println!("denied  {d}");
     }
     Ok(())
+}
+
+fn serve(config: nameway_ctl::serve::ServeConfig) -> anyhow::Result<()> {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .init();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the runtime")?;
+    rt.block_on(async move {
+        let server = nameway_ctl::serve::Server::bind(config).await?;
+        // Read by scripts and tests: where agents connect, and the key they pin.
+        if let Some(a) = server.local_addr() {
+            println!("listening {a}");
+        }
+        if let Some(a) = server.http_addr() {
+            println!("http {a}");
+        }
+        println!("anchor {}", server.pin());
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .context("cannot handle SIGTERM")?;
+        tokio::select! {
+            () = server.run() => {}
+            _ = term.recv() => tracing::info!("SIGTERM"),
+            _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT"),
+        }
+        Ok(())
+    })
 }
 
 fn open(db: &Path) -> anyhow::Result<SqliteStore> {

@@ -47,6 +47,25 @@ impl SqliteStore {
     pub fn open(path: &Path, durability: Durability) -> Result<Self, StoreError> {
         let shown = path.display().to_string();
         check_header(path, &shown)?;
+        Self::open_checked(path, durability)
+    }
+
+    /// Another connection to this store's file, for a second user in the same process (the
+    /// service's CA and registry). It skips the header check of [`SqliteStore::open`]: that
+    /// check opens and closes the file outside SQLite, and closing any descriptor of a file
+    /// drops every POSIX lock the process holds on it, including those of the connections
+    /// already open. Without their shared lock another process (`namewayctl token`) that
+    /// closes its connection believes it is the last one, checkpoints and deletes the WAL,
+    /// and this process goes on reading and writing a WAL nobody else sees.
+    ///
+    /// # Errors
+    /// As [`SqliteStore::open`].
+    pub fn open_another(&self, durability: Durability) -> Result<Self, StoreError> {
+        Self::open_checked(Path::new(&self.path), durability)
+    }
+
+    fn open_checked(path: &Path, durability: Durability) -> Result<Self, StoreError> {
+        let shown = path.display().to_string();
         let conn = Connection::open(path).map_err(|e| StoreError::sqlite(&shown, e))?;
         let mut store = Self {
             checkpointer: None,

@@ -30,6 +30,8 @@ pub struct Config {
     pub security: SecurityConfig,
     /// Secure location-independent routing (self-certifying names, the RIB service).
     pub routing: crate::routing::config::RoutingConfig,
+    /// The agent of the controller (`namewayctl serve`), when `uri` is set.
+    pub controller: crate::agent::config::ControllerConfig,
     /// Faces created at start-up (permanent).
     #[serde(rename = "face")]
     pub static_faces: Vec<StaticFace>,
@@ -589,6 +591,7 @@ impl Config {
             }
         }
         self.routing.validate()?;
+        self.controller.validate()?;
         for s in &self.static_strategies {
             s.prefix
                 .parse::<nameway_wire::Name>()

@@ -56,6 +56,8 @@ pub struct Driver {
     cs_answers: Option<mpsc::UnboundedReceiver<nameway_cs::worker::Answer>>,
     /// Secure routing, when `[routing]` is on.
     routing: Option<crate::routing::Routing>,
+    /// The controller's agent, when `[controller]` is on.
+    agent: Option<crate::agent::Agent>,
 }
 
 /// The null face's id (NFD's `FACEID_NULL`).
@@ -215,6 +217,7 @@ impl Driver {
             cs,
             cs_answers,
             routing: None,
+            agent: None,
         };
         if let Some(first) = driver.apply_static(config).await.into_iter().next() {
             return Err(first);
@@ -222,6 +225,7 @@ impl Driver {
         let (fw, mgmt) = (&mut driver.fw, &mut driver.mgmt);
         driver.routing =
             crate::routing::Routing::start(config, fw, mgmt, &driver.faces, driver.start).await?;
+        driver.agent = crate::agent::Agent::start(config, fw, mgmt, &driver.faces)?;
         Ok(driver)
     }
 
@@ -645,11 +649,17 @@ impl Driver {
         loop {
             let fw_deadline = self.fw.poll_timeout().map(|t| self.instant_of(t));
             let routing_deadline = self.routing.as_ref().and_then(|r| r.next_deadline());
-            let deadline = [fw_deadline, self.mgmt.next_expiry(), routing_deadline]
-                .into_iter()
-                .flatten()
-                .min()
-                .unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+            let agent_deadline = self.agent.as_ref().map(crate::agent::Agent::next_deadline);
+            let deadline = [
+                fw_deadline,
+                self.mgmt.next_expiry(),
+                routing_deadline,
+                agent_deadline,
+            ]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
             tokio::select! {
                 biased;
                 () = &mut shutdown => break,
@@ -691,6 +701,11 @@ impl Driver {
                         r.on_face_created(&mut self.fw, &mut self.mgmt, created);
                     }
                 }
+                Some(update) = next_agent_update(&mut self.agent) => {
+                    if let Some(a) = self.agent.as_mut() {
+                        a.apply(&mut self.fw, &mut self.mgmt, update);
+                    }
+                }
                 () = tokio::time::sleep_until(deadline.into()) => {}
             }
             let now = self.now();
@@ -705,6 +720,9 @@ impl Driver {
             if let Some(r) = self.routing.as_mut() {
                 r.poll(&mut self.fw, &mut self.mgmt);
                 self.flush();
+            }
+            if let Some(a) = self.agent.as_mut() {
+                a.poll(&self.fw, &self.mgmt, &self.faces);
             }
             // Served every turn, so a flood that keeps the event branch ready cannot starve them.
             while let Some(request) = self.snapshots.as_mut().and_then(|rx| rx.try_recv().ok()) {
@@ -740,6 +758,16 @@ async fn next_routing_face(
 ) -> Option<crate::routing::FaceCreated> {
     match routing {
         Some(r) => r.face_created().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next FIB from the controller, or never when the agent is off.
+async fn next_agent_update(
+    agent: &mut Option<crate::agent::Agent>,
+) -> Option<crate::agent::Update> {
+    match agent {
+        Some(a) => a.next_update().await,
         None => std::future::pending().await,
     }
 }

@@ -7,6 +7,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod agent;
 pub mod capture;
 pub mod config;
 pub mod cs_server;

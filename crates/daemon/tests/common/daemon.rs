@@ -33,10 +33,14 @@ impl Daemon {
     /// Starts the namewayd binary `bin` with `extra` appended to its config, and waits for
     /// its Unix socket.
     pub fn start_with(bin: &Path, extra: &str) -> Self {
+        Self::start_on(bin, free_port(), free_port(), extra)
+    }
+
+    /// As [`Daemon::start_with`], on the TCP and UDP ports given (chosen before, so that
+    /// other daemons' configurations can name them).
+    pub fn start_on(bin: &Path, tcp: u16, udp: u16, extra: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let unix = dir.path().join("nfd.sock");
-        let tcp = free_port();
-        let udp = free_port();
         let config = format!(
             "[faces]\nunix = {unix:?}\ntcp = [\"127.0.0.1:{tcp}\"]\nudp = [\"127.0.0.1:{udp}\"]\n{extra}\n"
         );

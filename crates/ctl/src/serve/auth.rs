@@ -1,0 +1,322 @@
+//! Who a connecting forwarder is: enrolment with a one-time token, or the router certificate
+//! it was issued, each with a signature over the session's handshake hash.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use bytes::Bytes;
+use nameway_wire::Name;
+
+use crate::ca::{self, Authority, CaError, DenyList};
+use crate::channel::{self, messages::router_proof, Credential, Hello};
+use crate::sqlite::SqliteStore;
+use crate::store::RegistryStore as _;
+
+/// A forwarder admitted: its name, its secure-link key, and the certificate issued now (on
+/// enrolment).
+#[derive(Debug)]
+pub struct Admitted {
+    /// The router.
+    pub router: Name,
+    /// Its secure-link public key, as recorded at enrolment.
+    pub link_key: Option<Bytes>,
+    /// The certificate issued by this enrolment.
+    pub issued: Option<Bytes>,
+}
+
+/// Why a forwarder was refused (each counted).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// The token is unknown, used, expired or for another router.
+    #[error("enrolment refused: {0}")]
+    Token(CaError),
+    /// The certificate is not the anchor's, not valid now, or malformed.
+    #[error("certificate refused: {0}")]
+    Certificate(String),
+    /// The router or its certificate is on the deny list.
+    #[error("denied: {0}")]
+    Denied(String),
+    /// The router is not enrolled (no record).
+    #[error("router {0} is not enrolled")]
+    Unknown(String),
+    /// The signature over the session does not verify with the presented key.
+    #[error("the proof over the session does not verify")]
+    Signature,
+    /// The secure-link key presented at enrolment is another router's.
+    #[error("the link key is already enrolled by {0}")]
+    LinkKeyTaken(String),
+    /// The Hello is malformed or did not come in time.
+    #[error("bad hello: {0}")]
+    Malformed(String),
+    /// The database failed.
+    #[error("controller database: {0}")]
+    Store(String),
+}
+
+/// Refusals and admissions, by reason.
+#[derive(Debug, Default)]
+pub struct AuthCounters {
+    /// Admitted by enrolment.
+    pub enrolled: AtomicU64,
+    /// Admitted by certificate.
+    pub admitted: AtomicU64,
+    /// Refused: token.
+    pub refused_token: AtomicU64,
+    /// Refused: certificate.
+    pub refused_certificate: AtomicU64,
+    /// Refused: deny list.
+    pub refused_denied: AtomicU64,
+    /// Refused: not enrolled.
+    pub refused_unknown: AtomicU64,
+    /// Refused: signature.
+    pub refused_signature: AtomicU64,
+    /// Refused: malformed or late hello, failed handshake.
+    pub refused_malformed: AtomicU64,
+    /// Refused: the database failed.
+    pub refused_store: AtomicU64,
+}
+
+impl AuthCounters {
+    /// Counts `r`.
+    pub fn refused(&self, r: &Refusal) {
+        let c = match r {
+            Refusal::Token(_) => &self.refused_token,
+            Refusal::Certificate(_) => &self.refused_certificate,
+            Refusal::Denied(_) => &self.refused_denied,
+            Refusal::Unknown(_) => &self.refused_unknown,
+            Refusal::Signature => &self.refused_signature,
+            Refusal::Malformed(_) | Refusal::LinkKeyTaken(_) => &self.refused_malformed,
+            Refusal::Store(_) => &self.refused_store,
+        };
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Every counter with its reason label.
+    pub fn all(&self) -> Vec<(&'static str, u64)> {
+        [
+            ("enrolled", &self.enrolled),
+            ("admitted", &self.admitted),
+            ("refused_token", &self.refused_token),
+            ("refused_certificate", &self.refused_certificate),
+            ("refused_denied", &self.refused_denied),
+            ("refused_unknown", &self.refused_unknown),
+            ("refused_signature", &self.refused_signature),
+            ("refused_malformed", &self.refused_malformed),
+            ("refused_store", &self.refused_store),
+        ]
+        .into_iter()
+        .map(|(n, c)| (n, c.load(Ordering::Relaxed)))
+        .collect()
+    }
+}
+
+/// The CA and its database connection (tokens, nodes, deny list).
+#[derive(Debug)]
+pub struct Auth {
+    /// The domain's anchor.
+    pub ca: Authority,
+    store: Mutex<SqliteStore>,
+    /// Counters.
+    pub counters: AuthCounters,
+}
+
+impl Auth {
+    /// Over `store` (opened with `Durability::Full`).
+    pub fn new(ca: Authority, store: SqliteStore) -> Self {
+        Self {
+            ca,
+            store: Mutex::new(store),
+            counters: AuthCounters::default(),
+        }
+    }
+
+    /// Checks `hello` on the session with `handshake_hash` at `now_ms` (blocking: database).
+    ///
+    /// # Errors
+    /// [`Refusal`], already counted.
+    pub fn admit(
+        &self,
+        hello: &Hello,
+        handshake_hash: &[u8],
+        now_ms: u64,
+    ) -> Result<Admitted, Refusal> {
+        let r = self.check(hello, handshake_hash, now_ms);
+        match &r {
+            Ok(a) if a.issued.is_some() => {
+                self.counters.enrolled.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(_) => {
+                self.counters.admitted.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(e) => self.counters.refused(e),
+        }
+        r
+    }
+
+    fn check(&self, hello: &Hello, hh: &[u8], now_ms: u64) -> Result<Admitted, Refusal> {
+        let proof = router_proof(hh);
+        let mut store = self
+            .store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let store_err = |e: CaError| match e {
+            CaError::Store(s) => Refusal::Store(s.to_string()),
+            CaError::Denied(d) => Refusal::Denied(d),
+            other => Refusal::Token(other),
+        };
+        match &hello.credential {
+            Credential::Enrol {
+                token,
+                key_der,
+                link_key,
+            } => {
+                if link_key.len() != 32 {
+                    return Err(Refusal::Malformed("link key is not 32 bytes".into()));
+                }
+                channel::verify(key_der, &proof, &hello.signature)
+                    .map_err(|_| Refusal::Signature)?;
+                // A link key names a forwarder to its neighbours' reports: one claimed by
+                // another router would let this one take that router's links.
+                let me = hello.router.to_string();
+                let taken = store
+                    .nodes()
+                    .map_err(|e| Refusal::Store(e.to_string()))?
+                    .into_iter()
+                    .find(|n| n.name != me && n.kem_pubkey.as_deref() == Some(&link_key[..]));
+                if let Some(n) = taken {
+                    return Err(Refusal::LinkKeyTaken(n.name));
+                }
+                let cert = ca::enrol(
+                    &mut store,
+                    &self.ca,
+                    token,
+                    &hello.router,
+                    key_der,
+                    Some(link_key),
+                    now_ms,
+                )
+                .map_err(store_err)?;
+                Ok(Admitted {
+                    router: hello.router.clone(),
+                    link_key: Some(link_key.clone()),
+                    issued: Some(cert.wire().clone()),
+                })
+            }
+            Credential::Certificate(wire) => {
+                let deny = DenyList {
+                    version: 0,
+                    names: ca::denied(&mut store).map_err(store_err)?,
+                };
+                let cert = ca::verify_router_cert(
+                    wire.clone(),
+                    self.ca.certificate(),
+                    &deny,
+                    now_ms / 1000,
+                )
+                .map_err(|e| match e {
+                    CaError::Denied(d) => Refusal::Denied(d),
+                    other => Refusal::Certificate(other.to_string()),
+                })?;
+                if deny.denies(&hello.router) {
+                    return Err(Refusal::Denied(hello.router.to_string()));
+                }
+                if cert.identity() != &hello.router {
+                    return Err(Refusal::Certificate(format!(
+                        "{} is not a certificate of {}",
+                        cert.name(),
+                        hello.router
+                    )));
+                }
+                channel::verify(cert.key_der(), &proof, &hello.signature)
+                    .map_err(|_| Refusal::Signature)?;
+                let name = hello.router.to_string();
+                let node = store
+                    .nodes()
+                    .map_err(|e| Refusal::Store(e.to_string()))?
+                    .into_iter()
+                    .find(|n| n.name == name)
+                    .ok_or_else(|| Refusal::Unknown(name.clone()))?;
+                Ok(Admitted {
+                    router: hello.router.clone(),
+                    link_key: node.kem_pubkey.map(Bytes::from),
+                    issued: None,
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ca::{anchor_cert_path, anchor_key_path};
+    use crate::sqlite::Durability;
+
+    #[test]
+    fn a_link_key_enrolled_by_one_router_is_refused_to_another() {
+        use crate::channel::messages::router_proof;
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("ctl.db");
+        let domain: Name = "/example".parse().unwrap();
+        let ca = Authority::create(&domain, &anchor_key_path(&db), &anchor_cert_path(&db)).unwrap();
+        let mut store = SqliteStore::open(&db, Durability::Full).unwrap();
+        store.set_meta("domain", "/example").unwrap();
+        let mut tokens = Vec::new();
+        for r in ["/example/r1", "/example/r2"] {
+            let n: Name = r.parse().unwrap();
+            tokens.push(ca::create_token(&mut store, &n, 60_000, crate::now_ms()).unwrap());
+        }
+        let auth = Auth::new(ca, store);
+        let hh = [9u8; 32];
+        let hello = |router: &str, token: &str| {
+            let key =
+                nameway_transport::SigningKey::generate(nameway_transport::SignatureKind::Ed25519)
+                    .unwrap();
+            Hello {
+                router: router.parse().unwrap(),
+                credential: Credential::Enrol {
+                    token: token.to_owned(),
+                    key_der: key.public_der().unwrap().into(),
+                    link_key: Bytes::from(vec![4u8; 32]),
+                },
+                signature: channel::sign(&key, &router_proof(&hh)).unwrap(),
+                applied: 0,
+            }
+        };
+        auth.admit(&hello("/example/r1", &tokens[0]), &hh, crate::now_ms())
+            .unwrap();
+        let refused = auth
+            .admit(&hello("/example/r2", &tokens[1]), &hh, crate::now_ms())
+            .unwrap_err();
+        assert!(matches!(refused, Refusal::LinkKeyTaken(ref n) if n == "/example/r1"));
+        assert_eq!(auth.counters.refused_malformed.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn tokens_made_by_another_process_after_an_enrolment_are_seen() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("ctl.db");
+        let domain: Name = "/example".parse().unwrap();
+        let ca = Authority::create(&domain, &anchor_key_path(&db), &anchor_cert_path(&db)).unwrap();
+        let mut other = SqliteStore::open(&db, Durability::Full).unwrap();
+        other.set_meta("domain", "/example").unwrap();
+        let mut mine = SqliteStore::open(&db, Durability::Full).unwrap();
+        let reg = SqliteStore::open(&db, Durability::Normal).unwrap();
+        let (_registry, _) =
+            crate::Registry::open(reg, crate::now_ms(), crate::GroupCommitConfig::default())
+                .unwrap();
+        let key =
+            nameway_transport::SigningKey::generate(nameway_transport::SignatureKind::Ed25519)
+                .unwrap();
+        let der = key.public_der().unwrap();
+        for i in 1..=3 {
+            let r: Name = format!("/example/r{i}").parse().unwrap();
+            let mut cli = SqliteStore::open(&db, Durability::Full).unwrap();
+            let t = ca::create_token(&mut cli, &r, 60_000, crate::now_ms()).unwrap();
+            drop(cli);
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            ca::enrol(&mut mine, &ca, &t, &r, &der, None, crate::now_ms()).unwrap();
+        }
+    }
+}

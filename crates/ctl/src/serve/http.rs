@@ -1,0 +1,135 @@
+//! `--http`: a plain HTTP/1.1 listener with the counters (`/metrics`, Prometheus text) and
+//! the topology and routers (`/status`, JSON). Read-only; one request per connection.
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpListener;
+
+use super::Shared;
+
+pub(super) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
+    loop {
+        let Ok((mut s, _)) = listener.accept().await else {
+            continue;
+        };
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            let mut buf = vec![0u8; 4096];
+            let mut n = 0;
+            while n < buf.len() {
+                match s.read(&mut buf[n..]).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(k) => n += k,
+                }
+                if buf[..n].windows(4).any(|w| w == b"\r\n\r\n") {
+                    break;
+                }
+            }
+            let head = String::from_utf8_lossy(&buf[..n]);
+            let path = head.split_whitespace().nth(1).unwrap_or("/");
+            let (status, ctype, body) = match path {
+                "/metrics" => ("200 OK", "text/plain; version=0.0.4", metrics(&shared)),
+                "/status" => ("200 OK", "application/json", status(&shared)),
+                _ => ("404 Not Found", "text/plain", "not found\n".into()),
+            };
+            let reply = format!(
+                "HTTP/1.1 {status}\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = s.write_all(reply.as_bytes()).await;
+        });
+    }
+}
+
+fn metrics(shared: &Shared) -> String {
+    let mut out = String::new();
+    for (reason, v) in shared.auth.counters.all() {
+        let _ = writeln!(out, "namewayctl_agents_total{{result=\"{reason}\"}} {v}");
+    }
+    let c = &shared.counters;
+    for (name, v) in [
+        ("namewayctl_connections_total", &c.connections),
+        ("namewayctl_connected", &c.connected),
+        ("namewayctl_objects_sent_total", &c.objects_sent),
+        ("namewayctl_bad_messages_total", &c.bad_messages),
+    ] {
+        let _ = writeln!(out, "{name} {}", v.load(Ordering::Relaxed));
+    }
+    let s = shared
+        .status
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _ = writeln!(out, "namewayctl_links {}", s.links.len());
+    let _ = writeln!(out, "namewayctl_reports_total {}", s.state.reports);
+    let _ = writeln!(
+        out,
+        "namewayctl_computations_total {}",
+        s.state.computations
+    );
+    let _ = writeln!(out, "namewayctl_acks_total {}", s.state.acks);
+    out
+}
+
+fn json_str(s: &str) -> String {
+    let mut o = String::from("\"");
+    for ch in s.chars() {
+        match ch {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(o, "\\u{:04x}", c as u32);
+            }
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+fn status(shared: &Shared) -> String {
+    let s = shared
+        .status
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let links: Vec<String> = s
+        .links
+        .iter()
+        .map(|(a, b, c)| {
+            format!(
+                "{{\"a\":{},\"b\":{},\"cost\":{c}}}",
+                json_str(a),
+                json_str(b)
+            )
+        })
+        .collect();
+    let routers: Vec<String> = s
+        .routers
+        .iter()
+        .map(|(n, up, cur, ack)| {
+            format!(
+                "{{\"name\":{},\"connected\":{up},\"version\":{cur},\"acked\":{ack}}}",
+                json_str(n)
+            )
+        })
+        .collect();
+    let regs: Vec<String> = s
+        .registrations
+        .iter()
+        .map(|(r, p, f)| {
+            format!(
+                "{{\"router\":{},\"prefix\":{},\"face\":{f}}}",
+                json_str(r),
+                json_str(p)
+            )
+        })
+        .collect();
+    format!(
+        "{{\"links\":[{}],\"routers\":[{}],\"registrations\":[{}]}}\n",
+        links.join(","),
+        routers.join(","),
+        regs.join(",")
+    )
+}

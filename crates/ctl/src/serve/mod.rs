@@ -1,0 +1,425 @@
+//! `namewayctl serve`: the controller as a service (docs/controller.md, "Phase 2").
+//!
+//! A TCP listener for the agents (one task per connection: the Noise handshake, the
+//! ServerHello signed by the anchor, the agent's Hello checked by [`auth`], then its reports
+//! in and signed configuration objects out), one task owning the [`state`] that every
+//! connection feeds, and an optional HTTP listener with the counters and the topology.
+
+pub mod auth;
+mod http;
+pub mod state;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+
+use crate::ca::{anchor_cert_path, anchor_key_path, Authority, CaError};
+use crate::channel::{self, messages::server_proof, Message, Report};
+use crate::registry::Registry;
+use crate::sqlite::{Durability, SqliteStore};
+use crate::store::Registration;
+use crate::{now_ms, GroupCommitConfig, StoreError};
+
+use self::auth::{Auth, Refusal};
+use self::state::{ConnId, ControllerState, Push};
+
+/// How long a forwarder has for the handshake and its Hello.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `namewayctl serve`'s settings.
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    /// The database (initialised with `namewayctl init`).
+    pub db: PathBuf,
+    /// Where agents connect.
+    pub listen: SocketAddr,
+    /// The HTTP listener (counters, topology), if any.
+    pub http: Option<SocketAddr>,
+    /// ECMP limit.
+    pub max_nexthops: usize,
+    /// Lifetime of a registration in the registry (renewed by every report).
+    pub registration_ttl_ms: u64,
+}
+
+/// Why the service cannot start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The database or the anchor cannot be opened.
+    #[error(transparent)]
+    Ca(#[from] CaError),
+    /// The registry cannot be opened.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A listener cannot be opened.
+    #[error("cannot listen on {addr}: {source}")]
+    Listen {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// Counters of the service (besides [`auth::AuthCounters`]).
+#[derive(Debug, Default)]
+pub struct ServeCounters {
+    /// Connections accepted on the TCP listener.
+    pub connections: AtomicU64,
+    /// Agents connected now.
+    pub connected: AtomicU64,
+    /// Objects sent.
+    pub objects_sent: AtomicU64,
+    /// Messages from admitted agents that were not expected (the connection is closed).
+    pub bad_messages: AtomicU64,
+}
+
+/// What the HTTP listener shows, refreshed by the state task.
+#[derive(Debug, Default, Clone)]
+pub struct Status {
+    /// Usable links: (a, b, cost).
+    pub links: Vec<(String, String, u64)>,
+    /// Routers: (name, connected, current version, acknowledged version).
+    pub routers: Vec<(String, bool, u64, u64)>,
+    /// Registrations (router, prefix, face).
+    pub registrations: Vec<(String, String, u64)>,
+    /// The state machine's counters.
+    pub state: state::StateCounters,
+}
+
+enum Event {
+    Connected {
+        conn: ConnId,
+        admitted: auth::Admitted,
+        tx: mpsc::UnboundedSender<Message>,
+    },
+    Report(ConnId, Report),
+    Ack(ConnId, u64),
+    Gone(ConnId),
+}
+
+/// A bound service, ready to run.
+#[derive(Debug)]
+pub struct Server {
+    listener: TcpListener,
+    http: Option<TcpListener>,
+    shared: Arc<Shared>,
+    registry: Registry<SqliteStore>,
+    config: ServeConfig,
+}
+
+#[derive(Debug)]
+struct Shared {
+    auth: Auth,
+    counters: ServeCounters,
+    status: Mutex<Status>,
+}
+
+impl Server {
+    /// Opens the database, the anchor and the listeners.
+    ///
+    /// # Errors
+    /// [`ServeError`].
+    pub async fn bind(config: ServeConfig) -> Result<Self, ServeError> {
+        let ca = Authority::load(&anchor_key_path(&config.db), &anchor_cert_path(&config.db))?;
+        let ca_store = SqliteStore::open(&config.db, Durability::Full)?;
+        // Not a second `open`: see `SqliteStore::open_another`.
+        let reg_store = ca_store.open_another(Durability::Normal)?;
+        let (registry, _) = Registry::open(reg_store, now_ms(), GroupCommitConfig::default())?;
+        let listen = |addr: SocketAddr| async move {
+            TcpListener::bind(addr)
+                .await
+                .map_err(|source| ServeError::Listen { addr, source })
+        };
+        let listener = listen(config.listen).await?;
+        let http = match config.http {
+            Some(a) => Some(listen(a).await?),
+            None => None,
+        };
+        Ok(Self {
+            listener,
+            http,
+            shared: Arc::new(Shared {
+                auth: Auth::new(ca, ca_store),
+                counters: ServeCounters::default(),
+                status: Mutex::new(Status::default()),
+            }),
+            registry,
+            config,
+        })
+    }
+
+    /// The agents' listener address.
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.listener.local_addr().ok()
+    }
+
+    /// The HTTP listener's address.
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        self.http.as_ref().and_then(|l| l.local_addr().ok())
+    }
+
+    /// The anchor's public key as agents pin it (`ed25519:<hex>`).
+    pub fn pin(&self) -> String {
+        channel::raw_ed25519(self.shared.auth.ca.certificate().key_der())
+            .map(|k| channel::pin_string(&k))
+            .unwrap_or_default()
+    }
+
+    /// Serves until the process ends.
+    pub async fn run(self) {
+        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let shared = self.shared.clone();
+        if let Some(h) = self.http {
+            tokio::spawn(http::serve(h, shared.clone()));
+        }
+        tokio::spawn(state_task(
+            events_rx,
+            shared.clone(),
+            self.registry,
+            self.config.clone(),
+        ));
+        let mut next: ConnId = 0;
+        loop {
+            let (stream, peer) = match self.listener.accept().await {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            let _ = stream.set_nodelay(true);
+            next += 1;
+            shared.counters.connections.fetch_add(1, Ordering::Relaxed);
+            tokio::spawn(connection(
+                stream,
+                peer,
+                next,
+                shared.clone(),
+                events_tx.clone(),
+            ));
+        }
+    }
+}
+
+async fn connection(
+    stream: TcpStream,
+    peer: SocketAddr,
+    conn: ConnId,
+    shared: Arc<Shared>,
+    events: mpsc::UnboundedSender<Event>,
+) {
+    let greeting = tokio::time::timeout(HELLO_TIMEOUT, greet(stream, &shared)).await;
+    let (mut tx, mut rx, admitted) = match greeting {
+        Ok(Ok(g)) => g,
+        Ok(Err(refusal)) => {
+            tracing::warn!(%peer, "forwarder refused: {refusal}");
+            return;
+        }
+        Err(_) => {
+            let r = Refusal::Malformed("no hello in time".into());
+            shared.auth.counters.refused(&r);
+            tracing::warn!(%peer, "forwarder refused: {r}");
+            return;
+        }
+    };
+    let router = admitted.router.clone();
+    tracing::info!(%peer, %router, enrolled = admitted.issued.is_some(), "forwarder connected");
+    let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Message>();
+    let _ = out_tx.send(Message::Welcome(admitted.issued.clone()));
+    let _ = events.send(Event::Connected {
+        conn,
+        admitted,
+        tx: out_tx,
+    });
+    shared.counters.connected.fetch_add(1, Ordering::Relaxed);
+    let writer = tokio::spawn(async move {
+        while let Some(m) = out_rx.recv().await {
+            if tx.send(&m).await.is_err() {
+                break;
+            }
+        }
+    });
+    loop {
+        match rx.recv().await {
+            Ok(Message::Report(r)) => {
+                let _ = events.send(Event::Report(conn, r));
+            }
+            Ok(Message::Ack(v)) => {
+                let _ = events.send(Event::Ack(conn, v));
+            }
+            Ok(other) => {
+                shared.counters.bad_messages.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(%router, "unexpected message from the agent: {other:?}");
+                break;
+            }
+            Err(e) => {
+                tracing::info!(%router, "forwarder disconnected: {e}");
+                break;
+            }
+        }
+    }
+    writer.abort();
+    shared.counters.connected.fetch_sub(1, Ordering::Relaxed);
+    let _ = events.send(Event::Gone(conn));
+}
+
+type Halves = (
+    channel::Sender<tokio::io::WriteHalf<TcpStream>>,
+    channel::Receiver<tokio::io::ReadHalf<TcpStream>>,
+    auth::Admitted,
+);
+
+/// The handshake, the ServerHello, the agent's Hello checked.
+async fn greet(stream: TcpStream, shared: &Shared) -> Result<Halves, Refusal> {
+    let malformed = |e: channel::ChannelError| {
+        let r = Refusal::Malformed(e.to_string());
+        shared.auth.counters.refused(&r);
+        r
+    };
+    let session = channel::accept(stream).await.map_err(malformed)?;
+    let hh = session.handshake_hash.clone();
+    let (mut tx, mut rx) = session.split();
+    let ca = &shared.auth.ca;
+    let signature = channel::sign(ca.signing_key(), &server_proof(&hh)).map_err(|e| {
+        let r = Refusal::Store(e.to_string());
+        shared.auth.counters.refused(&r);
+        r
+    })?;
+    tx.send(&Message::ServerHello {
+        anchor_cert: ca.certificate().wire().clone(),
+        signature,
+    })
+    .await
+    .map_err(malformed)?;
+    let hello = match rx.recv().await.map_err(malformed)? {
+        Message::Hello(h) => h,
+        other => {
+            let r = Refusal::Malformed(format!("expected a Hello, got {other:?}"));
+            shared.auth.counters.refused(&r);
+            return Err(r);
+        }
+    };
+    let admitted = tokio::task::block_in_place(|| shared.auth.admit(&hello, &hh, now_ms()));
+    match admitted {
+        Ok(a) => Ok((tx, rx, a)),
+        Err(r) => {
+            let _ = tx.send(&Message::Refused(r.to_string())).await;
+            Err(r)
+        }
+    }
+}
+
+async fn state_task(
+    mut events: mpsc::UnboundedReceiver<Event>,
+    shared: Arc<Shared>,
+    registry: Registry<SqliteStore>,
+    config: ServeConfig,
+) {
+    let mut state = ControllerState::new(config.max_nexthops);
+    let mut conns: HashMap<ConnId, mpsc::UnboundedSender<Message>> = HashMap::new();
+    let mut sweep = tokio::time::interval(Duration::from_secs(60));
+    loop {
+        let event = tokio::select! {
+            e = events.recv() => match e { Some(e) => e, None => return },
+            _ = sweep.tick() => {
+                let swept = tokio::task::block_in_place(|| registry.sweep_expired(now_ms()));
+                if let Err(e) = swept {
+                    tracing::error!("registry sweep: {e}");
+                }
+                continue;
+            }
+        };
+        let pushes = match event {
+            Event::Connected { conn, admitted, tx } => {
+                state.connected(&admitted.router, admitted.link_key, conn);
+                conns.insert(conn, tx);
+                Vec::new()
+            }
+            Event::Report(conn, report) => {
+                let pushes = state.report(conn, report);
+                persist(&registry, &state, config.registration_ttl_ms);
+                pushes
+            }
+            Event::Ack(conn, v) => {
+                state.ack(conn, v);
+                Vec::new()
+            }
+            Event::Gone(conn) => {
+                conns.remove(&conn);
+                state.disconnected(conn)
+            }
+        };
+        send(&shared, &conns, pushes);
+        refresh_status(&shared, &state);
+    }
+}
+
+fn send(
+    shared: &Shared,
+    conns: &HashMap<ConnId, mpsc::UnboundedSender<Message>>,
+    pushes: Vec<Push>,
+) {
+    for p in pushes {
+        let Some(tx) = conns.get(&p.conn) else {
+            continue;
+        };
+        match p.object.sign(&shared.auth.ca) {
+            Ok(wire) => {
+                if tx.send(Message::Config(wire)).is_ok() {
+                    shared.counters.objects_sent.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            Err(e) => tracing::error!(router = %p.object.router, "cannot sign an object: {e}"),
+        }
+    }
+}
+
+/// Writes the connected routers' registrations to the registry (soft state, renewed by
+/// every report; what is no longer reported expires).
+fn persist(registry: &Registry<SqliteStore>, state: &ControllerState, ttl_ms: u64) {
+    let expires_ms = now_ms().saturating_add(ttl_ms);
+    let regs: Vec<Registration> = state
+        .registrations()
+        .into_iter()
+        .map(|(router, g)| Registration {
+            prefix: g.prefix,
+            node: router.to_string(),
+            face: g.face,
+            origin: 0,
+            cost: u32::try_from(g.cost).unwrap_or(u32::MAX),
+            flags: 1,
+            expires_ms,
+            owner_key: None,
+            announcement: None,
+        })
+        .collect();
+    if regs.is_empty() {
+        return;
+    }
+    if let Err(e) = tokio::task::block_in_place(|| registry.register_all(regs)) {
+        tracing::error!("registry: {e}");
+    }
+}
+
+fn refresh_status(shared: &Shared, state: &ControllerState) {
+    let mut s = shared
+        .status
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    s.links = state.links().to_vec();
+    s.routers = state.routers();
+    s.registrations = state
+        .registrations()
+        .into_iter()
+        .map(|(r, g)| (r.to_string(), g.prefix.to_string(), g.face))
+        .collect();
+    s.state = state.counters.clone();
+}

@@ -1,0 +1,410 @@
+//! The controller's state between events (sans-I/O): which routers are connected, what each
+//! reported, the topology and routes computed from the reports, and each router's FIB
+//! versions. The shell ([`super`]) feeds it events and sends what it returns.
+
+use std::collections::{BTreeMap, HashMap};
+
+use bytes::Bytes;
+use nameway_wire::Name;
+
+use crate::channel::{RegistrationReport, Report};
+use crate::objects::{ConfigBody, ConfigKind, ConfigObject, FibVersions};
+use crate::routes::{Fib, FibDiff, Origin, RouteEngine};
+use crate::topology::{LinkReport, Topology};
+
+/// A connection's number.
+pub type ConnId = u64;
+
+#[derive(Debug)]
+struct RouterState {
+    /// Its secure-link public key (recorded at enrolment), how neighbours name it.
+    link_key: Option<Bytes>,
+    /// The connection serving it, if any.
+    conn: Option<ConnId>,
+    /// Its last report (while connected).
+    report: Option<Report>,
+    versions: FibVersions,
+    /// What was last sent on the current connection: version and FIB.
+    sent: Option<(u64, Fib)>,
+}
+
+/// Counters of the state machine.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StateCounters {
+    /// Reports taken.
+    pub reports: u64,
+    /// Route computations.
+    pub computations: u64,
+    /// Objects produced (snapshots and diffs).
+    pub objects: u64,
+    /// Acknowledgements taken.
+    pub acks: u64,
+    /// Acknowledgements of a version never sent (ignored).
+    pub bad_acks: u64,
+}
+
+/// See the module documentation.
+#[derive(Debug)]
+pub struct ControllerState {
+    routers: BTreeMap<Name, RouterState>,
+    max_nexthops: usize,
+    /// Usable links after the last computation, `a < b` by name.
+    links: Vec<(String, String, u64)>,
+    /// Counters.
+    pub counters: StateCounters,
+}
+
+/// What the shell must send: an object for a router on its connection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Push {
+    /// The connection.
+    pub conn: ConnId,
+    /// The object, unsigned.
+    pub object: ConfigObject,
+}
+
+impl ControllerState {
+    /// No router yet.
+    pub fn new(max_nexthops: usize) -> Self {
+        Self {
+            routers: BTreeMap::new(),
+            max_nexthops,
+            links: Vec::new(),
+            counters: StateCounters::default(),
+        }
+    }
+
+    /// `router` is connected on `conn` (replacing an older connection) with `link_key`.
+    /// Nothing is sent until its first report.
+    pub fn connected(&mut self, router: &Name, link_key: Option<Bytes>, conn: ConnId) {
+        let r = self
+            .routers
+            .entry(router.clone())
+            .or_insert_with(|| RouterState {
+                link_key: None,
+                conn: None,
+                report: None,
+                versions: FibVersions::new(),
+                sent: None,
+            });
+        r.link_key = link_key.or(r.link_key.take());
+        r.conn = Some(conn);
+        r.report = None;
+        r.sent = None;
+    }
+
+    /// The connection `conn` closed: its router's links and registrations leave the
+    /// topology at once.
+    pub fn disconnected(&mut self, conn: ConnId) -> Vec<Push> {
+        let mut changed = false;
+        for r in self.routers.values_mut().filter(|r| r.conn == Some(conn)) {
+            r.conn = None;
+            r.report = None;
+            r.sent = None;
+            changed = true;
+        }
+        if changed {
+            self.recompute()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// `router` reported its state on `conn`.
+    pub fn report(&mut self, conn: ConnId, report: Report) -> Vec<Push> {
+        self.counters.reports += 1;
+        let Some(r) = self.routers.values_mut().find(|r| r.conn == Some(conn)) else {
+            return Vec::new();
+        };
+        let first = r.report.is_none();
+        if !first && r.report.as_ref() == Some(&report) {
+            return Vec::new();
+        }
+        r.report = Some(report);
+        self.recompute()
+    }
+
+    /// The router on `conn` applied `version`.
+    pub fn ack(&mut self, conn: ConnId, version: u64) {
+        self.counters.acks += 1;
+        let Some(r) = self.routers.values_mut().find(|r| r.conn == Some(conn)) else {
+            return;
+        };
+        if version > r.versions.current() {
+            self.counters.bad_acks += 1;
+            return;
+        }
+        r.versions.ack(version);
+    }
+
+    /// The registrations of every connected router: (router, registration).
+    pub fn registrations(&self) -> Vec<(Name, RegistrationReport)> {
+        self.routers
+            .iter()
+            .filter_map(|(n, r)| r.report.as_ref().map(|rep| (n, rep)))
+            .flat_map(|(n, rep)| rep.registrations.iter().map(|g| (n.clone(), g.clone())))
+            .collect()
+    }
+
+    /// Usable links after the last computation: (a, b, cost).
+    pub fn links(&self) -> &[(String, String, u64)] {
+        &self.links
+    }
+
+    /// Connected routers and their FIB version (current, acknowledged).
+    pub fn routers(&self) -> Vec<(String, bool, u64, u64)> {
+        self.routers
+            .iter()
+            .map(|(n, r)| {
+                (
+                    n.to_string(),
+                    r.conn.is_some(),
+                    r.versions.current(),
+                    r.versions.acked(),
+                )
+            })
+            .collect()
+    }
+
+    /// Rebuilds the topology and the routes from the connected routers' reports, publishes
+    /// every changed FIB and returns what to send.
+    fn recompute(&mut self) -> Vec<Push> {
+        self.counters.computations += 1;
+        let mut topo = Topology::new();
+        let names: Vec<Name> = self.routers.keys().cloned().collect();
+        let ids: Vec<u32> = names
+            .iter()
+            .map(|n| topo.add_router(&n.to_string()))
+            .collect();
+        let id_of: HashMap<&Name, u32> = names.iter().zip(ids.iter().copied()).collect();
+        let by_key: HashMap<&[u8], u32> = self
+            .routers
+            .iter()
+            .filter(|(_, r)| r.conn.is_some())
+            .filter_map(|(n, r)| Some((r.link_key.as_deref()?, *id_of.get(n)?)))
+            .collect();
+        let mut origins = Vec::new();
+        for (n, r) in &self.routers {
+            let (Some(rep), Some(&me)) = (&r.report, id_of.get(n)) else {
+                continue;
+            };
+            for nb in &rep.neighbours {
+                let Some(&peer) = by_key.get(nb.link_key.as_ref()) else {
+                    continue;
+                };
+                if peer != me {
+                    let cost = u32::try_from(nb.cost).unwrap_or(u32::MAX);
+                    let report = LinkReport {
+                        face: nb.face,
+                        cost,
+                        up: nb.up,
+                    };
+                    topo.report(me, peer, report);
+                }
+            }
+            for g in &rep.registrations {
+                let origin = Origin {
+                    router: me,
+                    face: g.face,
+                    cost: g.cost,
+                };
+                origins.push((g.prefix.clone(), origin));
+            }
+        }
+        self.links = usable_links(&topo);
+        let mut engine = RouteEngine::new(topo, self.max_nexthops);
+        for (p, o) in origins {
+            engine.add_origin(p, o);
+        }
+        engine.compute_all();
+        let mut pushes = Vec::new();
+        for (n, r) in &mut self.routers {
+            let (Some(conn), Some(_), Some(&id)) = (r.conn, &r.report, id_of.get(n)) else {
+                continue;
+            };
+            let fib = engine.fib(id).unwrap_or_default();
+            r.versions.publish(fib.clone());
+            let version = r.versions.current();
+            let object = match &r.sent {
+                Some((v, _)) if *v == version => continue,
+                Some((v, old)) => ConfigObject {
+                    router: n.clone(),
+                    kind: ConfigKind::Fib,
+                    version,
+                    base: Some(*v),
+                    body: ConfigBody::FibDiff(FibDiff::between(old, &fib)),
+                },
+                None => ConfigObject {
+                    router: n.clone(),
+                    kind: ConfigKind::Fib,
+                    version,
+                    base: None,
+                    body: ConfigBody::FibSnapshot(fib.clone()),
+                },
+            };
+            r.sent = Some((version, fib));
+            self.counters.objects += 1;
+            pushes.push(Push { conn, object });
+        }
+        pushes
+    }
+}
+
+fn usable_links(topo: &Topology) -> Vec<(String, String, u64)> {
+    let mut out = Vec::new();
+    for a in 0..u32::try_from(topo.len()).unwrap_or(u32::MAX) {
+        for adj in topo.adjacencies(a) {
+            if a < adj.to {
+                out.push((
+                    topo.name(a).to_owned(),
+                    topo.name(adj.to).to_owned(),
+                    adj.cost,
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::channel::NeighbourReport;
+    use crate::routes::NextHop;
+
+    fn n(s: &str) -> Name {
+        s.parse().unwrap()
+    }
+
+    fn key(i: u8) -> Bytes {
+        Bytes::from(vec![i; 32])
+    }
+
+    fn nb(i: u8, face: u64, up: bool) -> NeighbourReport {
+        NeighbourReport {
+            link_key: key(i),
+            face,
+            cost: 10,
+            up,
+        }
+    }
+
+    fn fib_of(p: &Push) -> Fib {
+        match &p.object.body {
+            ConfigBody::FibSnapshot(f) => f.clone(),
+            other => panic!("not a snapshot: {other:?}"),
+        }
+    }
+
+    /// r1 - r2 - r3 with /app registered at r3.
+    fn line() -> ControllerState {
+        let mut s = ControllerState::new(2);
+        for i in 1..=3u8 {
+            s.connected(&n(&format!("/ex/r{i}")), Some(key(i)), u64::from(i));
+        }
+        s.report(
+            1,
+            Report {
+                neighbours: vec![nb(2, 12, true)],
+                ..Report::default()
+            },
+        );
+        s.report(
+            2,
+            Report {
+                neighbours: vec![nb(1, 21, true), nb(3, 23, true)],
+                ..Report::default()
+            },
+        );
+        s
+    }
+
+    #[test]
+    fn a_registration_at_one_end_is_routed_from_the_other_and_links_need_both_ends() {
+        let mut s = line();
+        // r3 has not reported yet: the r2-r3 link is half-reported, unused.
+        assert_eq!(s.links().len(), 1);
+        let pushes = s.report(
+            3,
+            Report {
+                neighbours: vec![nb(2, 32, true)],
+                registrations: vec![RegistrationReport {
+                    prefix: n("/app"),
+                    face: 300,
+                    cost: 0,
+                }],
+                faces: vec![],
+            },
+        );
+        assert_eq!(s.links().len(), 2);
+        let r1 = pushes.iter().find(|p| p.conn == 1).unwrap();
+        // r1 had an (empty) snapshot already: this is a diff adding /app via face 12.
+        match &r1.object.body {
+            ConfigBody::FibDiff(d) => {
+                assert_eq!(d.upserts.len(), 1);
+                assert_eq!(d.upserts[0].0, n("/app"));
+                assert_eq!(d.upserts[0].1[0].face, 12);
+            }
+            other => panic!("{other:?}"),
+        }
+        let r3 = pushes.iter().find(|p| p.conn == 3).unwrap();
+        assert_eq!(
+            fib_of(r3).get(&n("/app")).unwrap(),
+            &vec![NextHop { face: 300, cost: 0 }]
+        );
+    }
+
+    #[test]
+    fn a_link_reported_down_or_a_router_gone_removes_routes_at_once() {
+        let mut s = line();
+        let reg = Report {
+            neighbours: vec![nb(2, 32, true)],
+            registrations: vec![RegistrationReport {
+                prefix: n("/app"),
+                face: 300,
+                cost: 0,
+            }],
+            faces: vec![],
+        };
+        s.report(3, reg.clone());
+        let pushes = s.report(
+            2,
+            Report {
+                neighbours: vec![nb(1, 21, true), nb(3, 23, false)],
+                ..Report::default()
+            },
+        );
+        let r1 = pushes.iter().find(|p| p.conn == 1).unwrap();
+        match &r1.object.body {
+            ConfigBody::FibDiff(d) => assert_eq!(d.removals, vec![n("/app")]),
+            other => panic!("{other:?}"),
+        }
+        // Back up, then r2 disconnects: r1 loses /app again.
+        s.report(
+            2,
+            Report {
+                neighbours: vec![nb(1, 21, true), nb(3, 23, true)],
+                ..Report::default()
+            },
+        );
+        let pushes = s.disconnected(2);
+        let r1 = pushes.iter().find(|p| p.conn == 1).unwrap();
+        match &r1.object.body {
+            ConfigBody::FibDiff(d) => assert_eq!(d.removals, vec![n("/app")]),
+            other => panic!("{other:?}"),
+        }
+        assert!(s.links().is_empty());
+    }
+
+    #[test]
+    fn the_same_report_twice_sends_nothing_and_unknown_acks_are_counted() {
+        let mut s = line();
+        let rep = Report {
+            neighbours: vec![nb(1, 21, true), nb(3, 23, true)],
+            ..Report::default()
+        };
+        assert!(s.report(2, rep).is_empty());
+        s.ack(1, 99);
+        assert_eq!(s.counters.bad_acks, 1);
+    }
+}

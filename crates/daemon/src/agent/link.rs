@@ -1,0 +1,428 @@
+//! The agent's connection to the controller (a tokio task): dial, the Noise session, the
+//! controller's proof checked against the pinned anchor, the Hello (token or certificate),
+//! then reports out and configuration objects in. Each object is verified against the anchor
+//! and turned into the FIB it describes; the driver applies it and answers, and the task
+//! acknowledges the version and writes the FIB to `state_dir`. Lost connections are dialled
+//! again with exponential backoff (200 ms to 10 s).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use nameway_ctl::channel::{self, messages::router_proof, Credential, Hello, Message, Report};
+use nameway_ctl::objects::{ConfigBody, ConfigKind, ConfigObject};
+use nameway_ctl::Fib;
+use nameway_transport::{Certificate, SigningKey};
+use nameway_wire::Name;
+use tokio::net::TcpStream;
+use tokio::sync::mpsc;
+
+use super::store::StateDir;
+use super::AgentCounters;
+
+const BACKOFF_MIN: Duration = Duration::from_millis(200);
+const BACKOFF_MAX: Duration = Duration::from_secs(10);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// From the driver to the task.
+#[derive(Debug)]
+pub(crate) enum ToTask {
+    /// The forwarder's state changed: report it.
+    Report(Report),
+    /// The driver applied this version.
+    Applied(u64, Arc<Fib>),
+}
+
+/// From the task to the driver: a verified FIB to apply.
+#[derive(Debug)]
+pub struct Update {
+    /// Its version.
+    pub version: u64,
+    /// The whole FIB.
+    pub fib: Arc<Fib>,
+}
+
+/// What the task needs.
+pub(crate) struct LinkSetup {
+    pub(crate) address: String,
+    pub(crate) pinned: [u8; 32],
+    pub(crate) router: Name,
+    pub(crate) token: String,
+    pub(crate) link_key: Option<[u8; 32]>,
+    pub(crate) key: SigningKey,
+    pub(crate) state: StateDir,
+    pub(crate) counters: Arc<AgentCounters>,
+    /// The FIB restored from `state_dir`, if any.
+    pub(crate) applied: Option<(u64, Arc<Fib>)>,
+}
+
+struct Task {
+    s: LinkSetup,
+    from_driver: mpsc::UnboundedReceiver<ToTask>,
+    to_driver: mpsc::UnboundedSender<Update>,
+    /// The last report from the driver (sent again on every new session).
+    report: Option<Report>,
+    /// The FIB the driver applied last.
+    applied: Option<(u64, Arc<Fib>)>,
+}
+
+/// Why a session ended.
+#[derive(Debug, thiserror::Error)]
+enum SessionEnd {
+    #[error("cannot connect: {0}")]
+    Connect(String),
+    #[error(transparent)]
+    Channel(#[from] channel::ChannelError),
+    #[error("the controller is not the pinned anchor: {0}")]
+    Anchor(channel::ProofError),
+    #[error("refused by the controller: {0}")]
+    Refused(String),
+    #[error("{0}")]
+    Local(String),
+    #[error("protocol: {0}")]
+    Protocol(String),
+    #[error("the driver stopped")]
+    Stopped,
+}
+
+/// Starts the task.
+pub(crate) fn spawn(
+    setup: LinkSetup,
+    from_driver: mpsc::UnboundedReceiver<ToTask>,
+    to_driver: mpsc::UnboundedSender<Update>,
+) {
+    let applied = setup.applied.clone();
+    let task = Task {
+        s: setup,
+        from_driver,
+        to_driver,
+        report: None,
+        applied,
+    };
+    tokio::spawn(task.run());
+}
+
+impl Task {
+    async fn run(mut self) {
+        let mut backoff = BACKOFF_MIN;
+        loop {
+            let started = tokio::time::Instant::now();
+            let end = self.session().await;
+            match &end {
+                SessionEnd::Stopped => return,
+                SessionEnd::Anchor(_) => {
+                    self.s
+                        .counters
+                        .anchor_refused
+                        .fetch_add(1, Ordering::Relaxed);
+                    tracing::error!(controller = %self.s.address, "controller refused: {end}");
+                }
+                SessionEnd::Refused(_) | SessionEnd::Local(_) => {
+                    tracing::error!(controller = %self.s.address, "{end}");
+                }
+                _ => {
+                    tracing::warn!(controller = %self.s.address, "controller session ended: {end}")
+                }
+            }
+            self.s.counters.connected.store(0, Ordering::Relaxed);
+            if started.elapsed() > Duration::from_secs(30) {
+                backoff = BACKOFF_MIN;
+            }
+            // Wait, still taking the driver's reports and acknowledgements.
+            let wake = tokio::time::sleep(backoff);
+            tokio::pin!(wake);
+            loop {
+                tokio::select! {
+                    () = &mut wake => break,
+                    m = self.from_driver.recv() => match m {
+                        Some(m) => self.take(m),
+                        None => return,
+                    },
+                }
+            }
+            backoff = (backoff * 2).min(BACKOFF_MAX);
+        }
+    }
+
+    /// A message from the driver while no session is up.
+    fn take(&mut self, m: ToTask) {
+        match m {
+            ToTask::Report(r) => self.report = Some(r),
+            ToTask::Applied(v, fib) => self.persist(v, fib),
+        }
+    }
+
+    fn persist(&mut self, version: u64, fib: Arc<Fib>) {
+        if let Err(e) = self.s.state.save_fib(version, &fib) {
+            tracing::error!("cannot keep the applied FIB: {e}");
+        }
+        self.applied = Some((version, fib));
+    }
+
+    async fn session(&mut self) -> SessionEnd {
+        match self.session_inner().await {
+            Ok(()) => SessionEnd::Protocol("closed".into()),
+            Err(e) => e,
+        }
+    }
+
+    async fn session_inner(&mut self) -> Result<(), SessionEnd> {
+        let stream = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(&self.s.address))
+            .await
+            .map_err(|_| SessionEnd::Connect("timed out".into()))?
+            .map_err(|e| SessionEnd::Connect(e.to_string()))?;
+        let _ = stream.set_nodelay(true);
+        let session = tokio::time::timeout(CONNECT_TIMEOUT, channel::connect(stream))
+            .await
+            .map_err(|_| SessionEnd::Connect("handshake timed out".into()))??;
+        let hh = session.handshake_hash.clone();
+        let (mut tx, mut rx) = session.split();
+        let anchor = match rx.recv().await? {
+            Message::ServerHello {
+                anchor_cert,
+                signature,
+            } => channel::check_server(&self.s.pinned, anchor_cert, &signature, &hh)
+                .map_err(SessionEnd::Anchor)?,
+            other => {
+                return Err(SessionEnd::Protocol(format!(
+                    "expected ServerHello: {other:?}"
+                )))
+            }
+        };
+        tx.send(&Message::Hello(self.hello(&hh)?)).await?;
+        match rx.recv().await? {
+            Message::Welcome(cert) => {
+                if let Some(c) = cert {
+                    self.s
+                        .state
+                        .save_certificate(c)
+                        .map_err(|e| SessionEnd::Local(e.to_string()))?;
+                    tracing::info!(router = %self.s.router, "enrolled: router certificate kept");
+                }
+            }
+            Message::Refused(why) => {
+                self.s.counters.refused.fetch_add(1, Ordering::Relaxed);
+                return Err(SessionEnd::Refused(why));
+            }
+            other => return Err(SessionEnd::Protocol(format!("expected Welcome: {other:?}"))),
+        }
+        tracing::info!(controller = %self.s.address, router = %self.s.router, "controller connected");
+        self.s.counters.connected.store(1, Ordering::Relaxed);
+        self.s.counters.sessions.fetch_add(1, Ordering::Relaxed);
+        // Reads in their own task: a read cut short by select! would lose a frame.
+        let (in_tx, mut in_rx) = mpsc::unbounded_channel();
+        let reader = tokio::spawn(async move {
+            loop {
+                let m = rx.recv().await;
+                let end = m.is_err();
+                if in_tx.send(m).is_err() || end {
+                    return;
+                }
+            }
+        });
+        let result = self.serve(&mut tx, &mut in_rx, &anchor).await;
+        reader.abort();
+        result
+    }
+
+    fn hello(&self, hh: &[u8]) -> Result<Hello, SessionEnd> {
+        let signature = channel::sign(&self.s.key, &router_proof(hh))
+            .map_err(|e| SessionEnd::Local(e.to_string()))?;
+        let credential = match self
+            .s
+            .state
+            .certificate()
+            .map_err(|e| SessionEnd::Local(e.to_string()))?
+        {
+            Some(c) => Credential::Certificate(c.wire().clone()),
+            None if self.s.token.is_empty() => {
+                return Err(SessionEnd::Local(
+                    "no router certificate in controller.state_dir and no controller.token to enrol with".into(),
+                ))
+            }
+            None => Credential::Enrol {
+                token: self.s.token.clone(),
+                key_der: Bytes::from(self.s.key.public_der().unwrap_or_default()),
+                link_key: Bytes::copy_from_slice(&self.s.link_key.unwrap_or_default()),
+            },
+        };
+        Ok(Hello {
+            router: self.s.router.clone(),
+            credential,
+            signature,
+            applied: self.applied.as_ref().map_or(0, |(v, _)| *v),
+        })
+    }
+
+    async fn serve(
+        &mut self,
+        tx: &mut channel::Sender<tokio::io::WriteHalf<TcpStream>>,
+        in_rx: &mut mpsc::UnboundedReceiver<Result<Message, channel::ChannelError>>,
+        anchor: &Certificate,
+    ) -> Result<(), SessionEnd> {
+        if let Some(r) = &self.report {
+            tx.send(&Message::Report(r.clone())).await?;
+        }
+        // The FIB of this session: the objects' base (a snapshot starts it).
+        let mut session_fib: Option<(u64, Fib)> = None;
+        loop {
+            tokio::select! {
+                m = self.from_driver.recv() => match m {
+                    Some(ToTask::Report(r)) => {
+                        tx.send(&Message::Report(r.clone())).await?;
+                        self.report = Some(r);
+                    }
+                    Some(ToTask::Applied(v, fib)) => {
+                        tx.send(&Message::Ack(v)).await?;
+                        self.persist(v, fib);
+                    }
+                    None => return Err(SessionEnd::Stopped),
+                },
+                m = in_rx.recv() => match m {
+                    Some(Ok(Message::Config(wire))) => {
+                        match accept_object(wire, anchor, &self.s.router, session_fib.as_ref()) {
+                            Ok((version, fib)) => {
+                                self.s.counters.objects.fetch_add(1, Ordering::Relaxed);
+                                let update = Update { version, fib: Arc::new(fib.clone()) };
+                                session_fib = Some((version, fib));
+                                if self.to_driver.send(update).is_err() {
+                                    return Err(SessionEnd::Stopped);
+                                }
+                            }
+                            Err(Refused::BadObject(why)) => {
+                                // Nothing applied; the controller's next object is checked again.
+                                self.s.counters.objects_refused.fetch_add(1, Ordering::Relaxed);
+                                tracing::warn!("configuration object refused: {why}");
+                            }
+                            Err(Refused::Base(why)) => {
+                                self.s.counters.objects_refused.fetch_add(1, Ordering::Relaxed);
+                                return Err(SessionEnd::Protocol(why));
+                            }
+                        }
+                    }
+                    Some(Ok(other)) => return Err(SessionEnd::Protocol(format!("unexpected {other:?}"))),
+                    Some(Err(e)) => return Err(e.into()),
+                    None => return Err(SessionEnd::Protocol("reader ended".into())),
+                },
+            }
+        }
+    }
+}
+
+/// Why an object was not applied.
+#[derive(Debug)]
+pub(crate) enum Refused {
+    /// Not signed by the anchor, not for this router, not a FIB, malformed.
+    BadObject(String),
+    /// A diff from a version this session does not hold (the session restarts, and the
+    /// controller starts it with a snapshot).
+    Base(String),
+}
+
+/// Verifies `wire` against `anchor` and returns the FIB it makes from `current`.
+pub(crate) fn accept_object(
+    wire: Bytes,
+    anchor: &Certificate,
+    router: &Name,
+    current: Option<&(u64, Fib)>,
+) -> Result<(u64, Fib), Refused> {
+    let o = ConfigObject::decode_verified(wire, anchor)
+        .map_err(|e| Refused::BadObject(e.to_string()))?;
+    if &o.router != router {
+        return Err(Refused::BadObject(format!(
+            "object for {}, this router is {router}",
+            o.router
+        )));
+    }
+    if o.kind != ConfigKind::Fib {
+        return Err(Refused::BadObject(format!(
+            "{} objects are not applied by this agent",
+            o.kind.as_str()
+        )));
+    }
+    match o.body {
+        ConfigBody::FibSnapshot(fib) => Ok((o.version, fib)),
+        ConfigBody::FibDiff(diff) => match (current, o.base) {
+            (Some((v, fib)), Some(base)) if *v == base => Ok((o.version, diff.apply(fib))),
+            (held, base) => Err(Refused::Base(format!(
+                "diff from version {base:?}, this session holds {:?}",
+                held.map(|(v, _)| *v)
+            ))),
+        },
+        ConfigBody::Document(_) => Err(Refused::BadObject("not a FIB".into())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nameway_ctl::ca::Authority;
+    use nameway_ctl::{FibDiff, NextHop};
+
+    fn authority(dir: &std::path::Path, tag: &str) -> Authority {
+        Authority::create(
+            &"/example".parse().unwrap(),
+            &dir.join(format!("{tag}.key")),
+            &dir.join(format!("{tag}.cert")),
+        )
+        .unwrap()
+    }
+
+    fn fib(face: u64) -> Fib {
+        let mut f = Fib::new();
+        f.insert("/app".parse().unwrap(), vec![NextHop { face, cost: 10 }]);
+        f
+    }
+
+    fn object(version: u64, base: Option<u64>, body: ConfigBody) -> ConfigObject {
+        ConfigObject {
+            router: "/example/r1".parse().unwrap(),
+            kind: ConfigKind::Fib,
+            version,
+            base,
+            body,
+        }
+    }
+
+    #[test]
+    fn only_objects_signed_by_the_anchor_for_this_router_from_the_held_version_apply() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = authority(dir.path(), "real");
+        let forger = authority(dir.path(), "forged");
+        let me: Name = "/example/r1".parse().unwrap();
+        let snap = object(1, None, ConfigBody::FibSnapshot(fib(257)));
+        let (v, f) = accept_object(snap.sign(&ca).unwrap(), ca.certificate(), &me, None)
+            .ok()
+            .unwrap();
+        assert_eq!((v, &f), (1, &fib(257)));
+        // The same object signed by another key of the same domain: refused.
+        let forged = snap.sign(&forger).unwrap();
+        assert!(matches!(
+            accept_object(forged, ca.certificate(), &me, None),
+            Err(Refused::BadObject(_))
+        ));
+        // Another router's object: refused.
+        let other: Name = "/example/r2".parse().unwrap();
+        assert!(matches!(
+            accept_object(snap.sign(&ca).unwrap(), ca.certificate(), &other, None),
+            Err(Refused::BadObject(_))
+        ));
+        // A diff from the held version applies; from another version it is refused.
+        let diff = object(
+            2,
+            Some(1),
+            ConfigBody::FibDiff(FibDiff::between(&fib(257), &fib(258))),
+        );
+        let held = (1, fib(257));
+        let (v, f) = accept_object(diff.sign(&ca).unwrap(), ca.certificate(), &me, Some(&held))
+            .ok()
+            .unwrap();
+        assert_eq!((v, f), (2, fib(258)));
+        let stale = (0, Fib::new());
+        assert!(matches!(
+            accept_object(diff.sign(&ca).unwrap(), ca.certificate(), &me, Some(&stale)),
+            Err(Refused::Base(_))
+        ));
+    }
+}

@@ -1,0 +1,764 @@
+//! The controller end to end, with real processes on loopback: `namewayctl serve` and three
+//! or four `namewayd` whose agents enrol with one-time tokens, joined by secure UDP faces.
+//! An application registers a prefix at one edge and `nameway get` at the other edge fetches
+//! it with no static route anywhere; routes follow a router's death; forwarders keep
+//! forwarding when the controller dies; hostile agents and a controller with the wrong key
+//! are refused.
+//!
+//! `namewayctl` and `nameway` are built beside `namewayd` (once per test process).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use common::{free_port, http_get, Daemon};
+use serde_json::Value;
+
+/// Origin of the routes the agent installs.
+const CTL: u64 = 131;
+
+/// The tests start up to five processes each on a 2-core machine: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn bin(name: &str) -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    let daemon = Path::new(env!("CARGO_BIN_EXE_namewayd"));
+    BUILT.get_or_init(|| {
+        let release = daemon
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|d| d == "release");
+        let mut build = Command::new(env!("CARGO"));
+        build.args(["build", "--quiet", "-p", "nameway-ctl", "-p", "nameway"]);
+        if release {
+            build.arg("--release");
+        }
+        let status = build
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .unwrap();
+        assert!(
+            status.success(),
+            "cargo build -p nameway-ctl -p nameway failed"
+        );
+    });
+    let path = daemon.with_file_name(name);
+    assert!(path.exists(), "{} is missing", path.display());
+    path
+}
+
+fn run(bin_name: &str, args: &[&str]) -> String {
+    let out = Command::new(bin(bin_name)).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{bin_name} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn wait(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    done()
+}
+
+/// `namewayctl serve` on a fresh database for the domain /example.
+struct Controller {
+    child: Child,
+    dir: tempfile::TempDir,
+    listen: String,
+    http: String,
+    pin: String,
+}
+
+impl Controller {
+    fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("ctl.db");
+        run(
+            "namewayctl",
+            &["init", "--domain", "/example", "--db", db.to_str().unwrap()],
+        );
+        Self::serve(dir, "127.0.0.1:0")
+    }
+
+    /// `namewayctl serve` on the database in `dir`, listening on `listen`.
+    fn serve(dir: tempfile::TempDir, listen: &str) -> Self {
+        let db = dir.path().join("ctl.db");
+        let db_s = db.to_str().unwrap();
+        let log = std::fs::File::create(dir.path().join("ctl.log")).unwrap();
+        let mut child = Command::new(bin("namewayctl"))
+            .args(["serve", "--db", db_s, "--listen", listen])
+            .args(["--http", "127.0.0.1:0"])
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut next = |prefix: &str| {
+            let line = lines.next().unwrap().unwrap();
+            line.strip_prefix(prefix)
+                .unwrap_or_else(|| panic!("{line:?} does not start with {prefix:?}"))
+                .to_owned()
+        };
+        let listen = next("listening ");
+        let http = format!("http://{}", next("http "));
+        let pin = next("anchor ");
+        Self {
+            child,
+            dir,
+            listen,
+            http,
+            pin,
+        }
+    }
+
+    fn token(&self, router: &str) -> String {
+        let db = self.dir.path().join("ctl.db");
+        run(
+            "namewayctl",
+            &["token", "--router", router, "--db", db.to_str().unwrap()],
+        )
+        .trim()
+        .to_owned()
+    }
+
+    fn status(&self) -> Value {
+        let (_, _, body) = http_get(&self.http, "/status");
+        serde_json::from_slice(&body).unwrap()
+    }
+
+    fn metric(&self, line_prefix: &str) -> u64 {
+        let (_, _, body) = http_get(&self.http, "/metrics");
+        let text = String::from_utf8(body).unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix(line_prefix))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {line_prefix} in {text}"))
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("ctl.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Controller {
+    /// Kills the service, keeping its database and address for [`Stopped::start_again`].
+    fn restart_later(mut self) -> Stopped {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let listen = self.listen.clone();
+        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
+        Stopped { dir, listen }
+    }
+
+    fn registry_list(&self) -> String {
+        let db = self.dir.path().join("ctl.db");
+        run(
+            "namewayctl",
+            &["registry", "list", "--db", db.to_str().unwrap()],
+        )
+    }
+
+    fn deny(&self, router: &str) {
+        let db = self.dir.path().join("ctl.db");
+        run(
+            "namewayctl",
+            &["deny", router, "--db", db.to_str().unwrap()],
+        );
+    }
+}
+
+/// A controller killed, to be started again on the same database.
+struct Stopped {
+    dir: tempfile::TempDir,
+    listen: String,
+}
+
+impl Stopped {
+    fn start_again(self) -> Controller {
+        Controller::serve(self.dir, &self.listen)
+    }
+}
+
+/// A forwarder with its secure-link identity, ports chosen before it starts.
+struct Router {
+    name: String,
+    udp: u16,
+    tcp: u16,
+    link_key: String,
+    identity: PathBuf,
+    cfg: String,
+    d: Option<Daemon>,
+}
+
+struct Net {
+    routers: Vec<Router>,
+    _keys: tempfile::TempDir,
+}
+
+/// `n` routers `/example/r1..rn` joined by `links` (pairs of indexes), each running an agent
+/// with a fresh token (or what `agent` returns for router i, when it returns Some).
+fn net(
+    ctl: &Controller,
+    n: usize,
+    links: &[(usize, usize)],
+    agent: impl Fn(usize, &str) -> Option<String>,
+) -> Net {
+    let keys = tempfile::tempdir().unwrap();
+    let mut routers: Vec<Router> = (0..n)
+        .map(|i| {
+            let identity = keys.path().join(format!("r{}.key", i + 1));
+            let (id, _) = nameway_face::secure::Identity::load_or_create(&identity).unwrap();
+            Router {
+                name: format!("/example/r{}", i + 1),
+                udp: free_port(),
+                tcp: free_port(),
+                link_key: hex::encode(id.public_key().0),
+                identity,
+                cfg: String::new(),
+                d: None,
+            }
+        })
+        .collect();
+    for i in 0..n {
+        let peers: Vec<usize> = links
+            .iter()
+            .filter_map(|&(a, b)| {
+                if a == i {
+                    Some(b)
+                } else if b == i {
+                    Some(a)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        let r = &routers[i];
+        let trusted: Vec<String> = peers
+            .iter()
+            .map(|&p| format!("{:?}", routers[p].link_key))
+            .collect();
+        let mut cfg = format!(
+            "[security]\nidentity = {:?}\ntrusted_peers = [{}]\n",
+            r.identity,
+            trusted.join(", ")
+        );
+        for &p in &peers {
+            cfg += &format!(
+                "[[face]]\nuri = \"udp4://127.0.0.1:{}\"\nsecure = true\n",
+                routers[p].udp
+            );
+        }
+        let state = keys.path().join(format!("state-r{}", i + 1));
+        cfg += &agent(i, &r.name).unwrap_or_else(|| {
+            format!(
+                "[controller]\nuri = \"tcp://{}\"\nkey = {:?}\nname = {:?}\ntoken = {:?}\nstate_dir = {state:?}\n",
+                ctl.listen,
+                ctl.pin,
+                r.name,
+                ctl.token(&r.name)
+            )
+        });
+        routers[i].cfg = cfg;
+        routers[i].start();
+    }
+    Net {
+        routers,
+        _keys: keys,
+    }
+}
+
+impl Router {
+    /// Starts (or restarts) the daemon with its configuration, ports and state directory.
+    fn start(&mut self) {
+        self.d = None;
+        self.d = Some(Daemon::start_on(
+            &bin("namewayd"),
+            self.tcp,
+            self.udp,
+            &self.cfg,
+        ));
+    }
+
+    fn d(&self) -> &Daemon {
+        self.d.as_ref().unwrap()
+    }
+
+    fn nameway(&self, args: &[&str]) -> String {
+        let mut all = vec!["--transport".to_owned(), self.d().transport()];
+        all.extend(args.iter().map(|s| (*s).to_owned()));
+        let out = Command::new(bin("nameway")).args(&all).output().unwrap();
+        assert!(
+            out.status.success(),
+            "nameway {args:?}: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            self.d().log()
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn routes(&self) -> Vec<Value> {
+        let v: Value = serde_json::from_str(&self.nameway(&["route", "list", "--json"])).unwrap();
+        v.as_array().unwrap().clone()
+    }
+
+    /// Faces of the controller's routes for `prefix`.
+    fn ctl_faces(&self, prefix: &str) -> Vec<u64> {
+        let mut f: Vec<u64> = self
+            .routes()
+            .iter()
+            .filter(|r| r["prefix"] == prefix && r["origin"] == CTL)
+            .map(|r| r["face_id"].as_u64().unwrap())
+            .collect();
+        f.sort_unstable();
+        f
+    }
+
+    /// This router's face toward `other` (its static face to other's UDP port).
+    fn face_to(&self, other: &Router) -> u64 {
+        let v: Value = serde_json::from_str(&self.nameway(&["face", "list", "--json"])).unwrap();
+        let uri = format!("udp4://127.0.0.1:{}", other.udp);
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["uri"] == uri.as_str())
+            .unwrap_or_else(|| panic!("no face to {uri}: {v}"))["face_id"]
+            .as_u64()
+            .unwrap()
+    }
+}
+
+/// `nameway put` of `bytes` under `name` at router `r`, serving until dropped.
+struct Producer(Child);
+
+impl Drop for Producer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn put(r: &Router, name: &str, bytes: &[u8], dir: &Path) -> Producer {
+    let file = dir.join(name.replace('/', "_"));
+    std::fs::write(&file, bytes).unwrap();
+    let mut child = Command::new(bin("nameway"))
+        .args(["--transport", &r.d().transport(), "put", "--json"])
+        .arg(&file)
+        .arg(name)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Ready when it prints its JSON line.
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains(name), "{line}");
+    Producer(child)
+}
+
+fn get(r: &Router, name: &str, dir: &Path) -> Vec<u8> {
+    let out = dir.join("got");
+    let _ = std::fs::remove_file(&out);
+    r.nameway(&[
+        "get",
+        "-q",
+        "--lifetime",
+        "1000",
+        "-o",
+        out.to_str().unwrap(),
+        name,
+    ]);
+    std::fs::read(out).unwrap()
+}
+
+fn payload(n: usize, seed: u8) -> Vec<u8> {
+    (0..n).map(|i| (i as u8).wrapping_mul(31) ^ seed).collect()
+}
+
+#[test]
+fn a_prefix_registered_at_one_edge_is_fetched_from_the_other_with_no_static_route_and_after_the_controller_dies(
+) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ctl = Controller::start();
+    let net = net(&ctl, 3, &[(0, 1), (1, 2)], |_, _| None);
+    let (r1, r2, r3) = (&net.routers[0], &net.routers[1], &net.routers[2]);
+    let files = tempfile::tempdir().unwrap();
+    let a = payload(300_000, 1);
+    let b = payload(200_000, 2);
+    let _pa = put(r3, "/example/app/a", &a, files.path());
+    let _pb = put(r3, "/example/app/b", &b, files.path());
+    // r1 and r2 get a controller route toward r3; nobody has a static route.
+    let converged = wait(Duration::from_secs(30), || {
+        !r1.ctl_faces("/example/app/a").is_empty() && !r2.ctl_faces("/example/app/a").is_empty()
+    });
+    assert!(
+        converged,
+        "no controller route at r1: {:?}\nstatus {}\nctl log {}\nr1 log {}",
+        r1.routes(),
+        ctl.status(),
+        ctl.log(),
+        r1.d().log()
+    );
+    assert_eq!(r1.ctl_faces("/example/app/a"), vec![r1.face_to(r2)]);
+    assert_eq!(r2.ctl_faces("/example/app/a"), vec![r2.face_to(r3)]);
+    for r in &net.routers {
+        assert!(
+            r.routes().iter().all(|x| x["origin"] != 255),
+            "a static route at {}",
+            r.name
+        );
+    }
+    let status = ctl.status();
+    assert_eq!(status["links"].as_array().unwrap().len(), 2, "{status}");
+    assert_eq!(
+        ctl.metric("namewayctl_agents_total{result=\"enrolled\"} "),
+        3
+    );
+    // The registrations are in the registry too (soft state, with r3 as their node).
+    let in_registry = wait(Duration::from_secs(10), || {
+        ctl.registry_list()
+            .lines()
+            .any(|l| l.starts_with("/example/app/a ") && l.contains("node /example/r3"))
+    });
+    assert!(in_registry, "{}", ctl.registry_list());
+    assert_eq!(get(r1, "/example/app/a", files.path()), a);
+
+    // The controller dies: routes stay, and a fetch never made before still completes.
+    drop(ctl);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(r1.ctl_faces("/example/app/b"), vec![r1.face_to(r2)]);
+    assert_eq!(get(r1, "/example/app/b", files.path()), b);
+}
+
+#[test]
+fn when_a_router_of_a_diamond_dies_the_fibs_move_to_the_other_path() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ctl = Controller::start();
+    // r1 - r2 - r3 and r1 - r4 - r3.
+    let mut net = net(&ctl, 4, &[(0, 1), (1, 2), (0, 3), (3, 2)], |_, _| None);
+    let files = tempfile::tempdir().unwrap();
+    let a = payload(200_000, 3);
+    let b = payload(200_000, 4);
+    let _pa = put(&net.routers[2], "/example/app/a", &a, files.path());
+    let _pb = put(&net.routers[2], "/example/app/b", &b, files.path());
+    let (to_r2, to_r4) = {
+        let r = &net.routers;
+        (r[0].face_to(&r[1]), r[0].face_to(&r[3]))
+    };
+    let mut both = vec![to_r2, to_r4];
+    both.sort_unstable();
+    // Equal cost: r1 uses both paths.
+    assert!(
+        wait(Duration::from_secs(30), || net.routers[0]
+            .ctl_faces("/example/app/a")
+            == both),
+        "r1: {:?}\n{}\n{}",
+        net.routers[0].routes(),
+        ctl.status(),
+        ctl.log()
+    );
+    assert_eq!(get(&net.routers[0], "/example/app/a", files.path()), a);
+    // r2 dies during a 16 MiB fetch: its session closes and its links leave the topology at once;
+    // the fetch completes over r4.
+    let big = payload(16 << 20, 7);
+    let _pc = put(&net.routers[2], "/example/app/c", &big, files.path());
+    assert!(wait(Duration::from_secs(10), || net.routers[0]
+        .ctl_faces("/example/app/c")
+        == both));
+    let out = files.path().join("c");
+    let mut running = Command::new(bin("nameway"))
+        .args(["--transport", &net.routers[0].d().transport()])
+        .args(["get", "-q", "--lifetime", "1000", "-o"])
+        .arg(&out)
+        .arg("/example/app/c")
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        running.try_wait().unwrap().is_none(),
+        "the fetch ended before r2 died: make the object larger"
+    );
+    net.routers[1].d = None;
+    assert!(
+        wait(Duration::from_secs(10), || net.routers[0]
+            .ctl_faces("/example/app/b")
+            == vec![to_r4]),
+        "r1 still: {:?}\n{}",
+        net.routers[0].ctl_faces("/example/app/b"),
+        ctl.status()
+    );
+    assert_eq!(ctl.status()["links"].as_array().unwrap().len(), 2);
+    let status = running.wait().unwrap();
+    assert!(status.success(), "the fetch running when r2 died failed");
+    assert_eq!(std::fs::read(&out).unwrap(), big);
+    assert_eq!(get(&net.routers[0], "/example/app/b", files.path()), b);
+
+    // r2 comes back: its token is spent, it presents the certificate it kept, and r1 uses
+    // both paths again.
+    net.routers[1].start();
+    assert!(
+        wait(Duration::from_secs(20), || net.routers[0]
+            .ctl_faces("/example/app/b")
+            == both),
+        "{}",
+        ctl.log()
+    );
+    assert_eq!(
+        ctl.metric("namewayctl_agents_total{result=\"admitted\"} "),
+        1
+    );
+    // Denied, r2's certificate no longer gets it in, and its links never come back.
+    ctl.deny("/example/r2");
+    net.routers[1].start();
+    assert!(
+        wait(Duration::from_secs(20), || ctl.metric(
+            "namewayctl_agents_total{result=\"refused_denied\"} "
+        ) >= 1),
+        "{}",
+        ctl.log()
+    );
+    assert!(
+        wait(Duration::from_secs(10), || net.routers[0]
+            .ctl_faces("/example/app/b")
+            == vec![to_r4]),
+        "{}",
+        ctl.status()
+    );
+    assert_eq!(ctl.status()["links"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn a_forwarder_restarted_without_the_controller_forwards_with_the_fib_it_kept_and_a_restarted_controller_takes_it_back(
+) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ctl = Controller::start();
+    let mut net = net(&ctl, 2, &[(0, 1)], |_, _| None);
+    let files = tempfile::tempdir().unwrap();
+    let a = payload(100_000, 6);
+    let _pa = put(&net.routers[1], "/example/app/a", &a, files.path());
+    let face = net.routers[0].face_to(&net.routers[1]);
+    assert!(
+        wait(Duration::from_secs(30), || net.routers[0]
+            .ctl_faces("/example/app/a")
+            == vec![face]),
+        "{}",
+        ctl.log()
+    );
+    // The controller stops; r1 restarts: the FIB it kept in state_dir is back at once.
+    let stopped = ctl.restart_later();
+    net.routers[0].start();
+    assert_eq!(net.routers[0].ctl_faces("/example/app/a"), vec![face]);
+    assert!(
+        wait(Duration::from_secs(20), || net.routers[0]
+            .nameway(&["neighbour", "list", "--json"])
+            .contains("established")),
+        "no secure link after the restart"
+    );
+    assert_eq!(get(&net.routers[0], "/example/app/a", files.path()), a);
+    // The controller comes back on an empty state: both agents reconnect with their
+    // certificates and the routes are the same.
+    let ctl = stopped.start_again();
+    assert!(
+        wait(Duration::from_secs(30), || ctl
+            .metric("namewayctl_agents_total{result=\"admitted\"} ")
+            == 2),
+        "{}",
+        ctl.log()
+    );
+    assert!(
+        wait(Duration::from_secs(10), || ctl.status()["links"]
+            .as_array()
+            .unwrap()
+            .len()
+            == 1),
+        "{}",
+        ctl.status()
+    );
+    assert_eq!(net.routers[0].ctl_faces("/example/app/a"), vec![face]);
+}
+
+#[test]
+fn forwarders_without_a_valid_token_and_agents_pinned_to_another_key_get_nothing() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ctl = Controller::start();
+    let other_key = format!("ed25519:{}", "5a".repeat(32));
+    let dir = tempfile::tempdir().unwrap();
+    // r1 honest; r2 with a token that was never issued; r3 pinned to another key.
+    let net = net(&ctl, 3, &[(0, 1), (0, 2)], |i, name| {
+        let state = dir.path().join(format!("s{i}"));
+        match i {
+            1 => Some(format!(
+                "[controller]\nuri = \"tcp://{}\"\nkey = {:?}\nname = {name:?}\ntoken = \"aaaabbbbccccdddd\"\nstate_dir = {state:?}\n",
+                ctl.listen, ctl.pin
+            )),
+            2 => Some(format!(
+                "[controller]\nuri = \"tcp://{}\"\nkey = {other_key:?}\nname = {name:?}\ntoken = {:?}\nstate_dir = {state:?}\n",
+                ctl.listen,
+                ctl.token(name)
+            )),
+            _ => None,
+        }
+    });
+    let (r1, r2, r3) = (&net.routers[0], &net.routers[1], &net.routers[2]);
+    let files = tempfile::tempdir().unwrap();
+    // Registrations at r1 (so that a connected r2 or r3 would get a route to it).
+    let _p = put(r1, "/example/app/a", &payload(10_000, 5), files.path());
+    assert!(
+        wait(Duration::from_secs(20), || ctl
+            .metric("namewayctl_agents_total{result=\"refused_token\"} ")
+            >= 2),
+        "{}",
+        ctl.log()
+    );
+    assert!(
+        wait(Duration::from_secs(20), || r3
+            .d()
+            .log()
+            .matches("is not the pinned key")
+            .count()
+            >= 2),
+        "{}",
+        r3.d().log()
+    );
+    let status = ctl.status();
+    let routers = status["routers"].as_array().unwrap();
+    assert_eq!(
+        routers
+            .iter()
+            .map(|r| r["name"].clone())
+            .collect::<Vec<_>>(),
+        vec![Value::from("/example/r1")],
+        "{status}"
+    );
+    assert!(status["links"].as_array().unwrap().is_empty(), "{status}");
+    assert!(r2.ctl_faces("/example/app/a").is_empty());
+    assert!(r3.ctl_faces("/example/app/a").is_empty());
+    // r3 never sent a Hello: the controller counted no enrolment for it.
+    assert_eq!(
+        ctl.metric("namewayctl_agents_total{result=\"enrolled\"} "),
+        1
+    );
+}
+
+/// A client of the test's own on the channel: the Noise handshake, then `hello` built from the
+/// handshake hash; returns the controller's answer.
+async fn hello_with(
+    listen: &str,
+    hello: impl FnOnce(&[u8]) -> nameway_ctl::channel::Hello,
+) -> nameway_ctl::channel::Message {
+    use nameway_ctl::channel::{self, Message};
+    let tcp = tokio::net::TcpStream::connect(listen).await.unwrap();
+    let session = channel::connect(tcp).await.unwrap();
+    let hh = session.handshake_hash.clone();
+    let (mut tx, mut rx) = session.split();
+    assert!(matches!(
+        rx.recv().await.unwrap(),
+        Message::ServerHello { .. }
+    ));
+    tx.send(&Message::Hello(hello(&hh))).await.unwrap();
+    rx.recv().await.unwrap()
+}
+
+#[test]
+fn garbage_forged_certificates_and_stolen_certificates_are_refused_and_counted() {
+    use nameway_ctl::channel::{self, messages::router_proof, Credential, Hello, Message};
+    use nameway_transport::{SignatureKind, SigningKey};
+    use tokio::io::AsyncWriteExt as _;
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ctl = Controller::start();
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let r9: nameway_wire::Name = "/example/r9".parse().unwrap();
+    let key = SigningKey::generate(SignatureKind::Ed25519).unwrap();
+    let der = key.public_der().unwrap();
+    let now_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    rt.block_on(async {
+        // Bytes that are not a Noise handshake.
+        let mut s = tokio::net::TcpStream::connect(&ctl.listen).await.unwrap();
+        s.write_all(b"\x00\x05GET / HTTP/1.0\r\n\r\n")
+            .await
+            .unwrap();
+        drop(s);
+        // A certificate for r9 issued by another anchor of the same domain name.
+        let forger = nameway_ctl::ca::Authority::create(
+            &"/example".parse().unwrap(),
+            &dir.path().join("forged.key"),
+            &dir.path().join("forged.cert"),
+        )
+        .unwrap();
+        let forged = forger.issue_router_cert(&r9, &der, now_s).unwrap();
+        let answer = hello_with(&ctl.listen, |hh| Hello {
+            router: r9.clone(),
+            credential: Credential::Certificate(forged.wire().clone()),
+            signature: channel::sign(&key, &router_proof(hh)).unwrap(),
+            applied: 0,
+        })
+        .await;
+        assert!(matches!(answer, Message::Refused(_)), "{answer:?}");
+        // A valid token presented with a proof by another key than the one to certify.
+        let token = ctl.token("/example/r9");
+        let thief = SigningKey::generate(SignatureKind::Ed25519).unwrap();
+        let answer = hello_with(&ctl.listen, |hh| Hello {
+            router: r9.clone(),
+            credential: Credential::Enrol {
+                token: token.clone(),
+                key_der: der.clone().into(),
+                link_key: vec![1u8; 32].into(),
+            },
+            signature: channel::sign(&thief, &router_proof(hh)).unwrap(),
+            applied: 0,
+        })
+        .await;
+        assert!(matches!(answer, Message::Refused(_)), "{answer:?}");
+        // The same token with the right proof still enrols (the refusal did not spend it).
+        let answer = hello_with(&ctl.listen, |hh| Hello {
+            router: r9.clone(),
+            credential: Credential::Enrol {
+                token: token.clone(),
+                key_der: der.clone().into(),
+                link_key: vec![1u8; 32].into(),
+            },
+            signature: channel::sign(&key, &router_proof(hh)).unwrap(),
+            applied: 0,
+        })
+        .await;
+        assert!(matches!(answer, Message::Welcome(Some(_))), "{answer:?}");
+    });
+    let m = |r: &str| ctl.metric(&format!("namewayctl_agents_total{{result=\"{r}\"}} "));
+    assert!(
+        wait(Duration::from_secs(15), || m("refused_malformed") >= 1),
+        "{}",
+        ctl.log()
+    );
+    assert_eq!(m("refused_certificate"), 1);
+    assert_eq!(m("refused_signature"), 1);
+    assert_eq!(m("enrolled"), 1);
+}

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The controller's end-to-end figures C1 (link failure -> every FIB updated) and C2
+# (registration at one edge -> routed at the far edge), docs/controller.md "Phase 2 figures":
+#
+#   bash scripts/bench-ctl-e2e.sh                 # LINE=10 ROUNDS=30 PROFILE=debug
+#
+# namewayctl serve, LINE namewayd and the nameway CLI on loopback; see bench-ctl-e2e.py.
+set -euo pipefail
+
+LINE="${LINE:-10}"
+ROUNDS="${ROUNDS:-30}"
+PROFILE="${PROFILE:-debug}"
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+if [ "$PROFILE" = release ]; then
+  export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
+  nice -n 10 cargo build --quiet --release -p namewayd -p nameway -p nameway-ctl
+else
+  nice -n 10 cargo build --quiet -p namewayd -p nameway -p nameway-ctl
+fi
+python3 scripts/bench-ctl-e2e.py --bin "target/$PROFILE" --line "$LINE" --rounds "$ROUNDS"
