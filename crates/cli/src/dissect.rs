@@ -278,6 +278,7 @@ fn origin_name(n: u64) -> Option<&'static str> {
         route_origin::AUTOCONF => "autoconf",
         route_origin::NLSR => "nlsr",
         route_origin::PREFIXANN => "prefixann",
+        route_origin::CTL => "ctl",
         route_origin::STATIC => "static",
         _ => return None,
     })

@@ -143,6 +143,7 @@ pub(crate) fn origin_name(o: u64) -> String {
         route_origin::AUTOCONF => "autoconf".into(),
         route_origin::NLSR => "nlsr".into(),
         route_origin::PREFIXANN => "prefixann".into(),
+        route_origin::CTL => "ctl".into(),
         route_origin::STATIC => "static".into(),
         other => other.to_string(),
     }

@@ -8,7 +8,7 @@
 //!   with their face ids, the faces they use, applications' registrations from the RIB) and
 //!   hands it to the task when it changed;
 //! - it applies each verified FIB the task hands back ([`Agent::apply`]) in one go, as routes
-//!   of origin [`CTL_ORIGIN`] (shown as 131 by `nameway route list`), and tells the task the
+//!   of origin [`CTL_ORIGIN`] (shown as `ctl` by `nameway route list`), and tells the task the
 //!   version, which the task acknowledges and writes to `state_dir`;
 //! - at start it installs the FIB kept in `state_dir`, so a restart without the controller
 //!   still forwards.
@@ -39,7 +39,7 @@ use crate::rib::Route;
 pub use link::Update;
 
 /// Route origin of the routes the controller installs ("ctl").
-pub const CTL_ORIGIN: u64 = 131;
+pub const CTL_ORIGIN: u64 = nameway_wire::mgmt::route_origin::CTL;
 
 /// The agent's counters (shown in the log; read by tests through the routes they cause).
 #[derive(Debug, Default)]

@@ -131,6 +131,9 @@ pub mod route_origin {
     pub const NLSR: u64 = 128;
     /// A prefix announcement (`rib/announce`).
     pub const PREFIXANN: u64 = 129;
+    /// Nameway's controller (`namewayctl`), through the forwarder's agent. Not an ndn-cxx
+    /// value: one NFD leaves unnamed.
+    pub const CTL: u64 = 131;
     /// Static configuration.
     pub const STATIC: u64 = 255;
 }
