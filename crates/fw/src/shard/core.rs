@@ -123,6 +123,19 @@ impl Shard {
         }
     }
 
+    /// The fewest free slots of the rings toward other shards (batches not yet published
+    /// count as used). A driver stops reading its faces while this is below what a burst
+    /// may hand off, and lets the sockets' own buffers hold the rest (backpressure instead of
+    /// drops).
+    pub fn handoff_room(&self) -> usize {
+        self.outlets
+            .iter()
+            .flatten()
+            .map(Outlet::room)
+            .min()
+            .unwrap_or(usize::MAX)
+    }
+
     /// Publishes every batch queued for other shards (once per turn, after the reads).
     pub fn flush(&mut self) {
         for outlet in self.outlets.iter_mut().flatten() {

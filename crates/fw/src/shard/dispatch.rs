@@ -20,9 +20,8 @@
 //!   A copy that meets no PIT entry there is dropped as unsolicited, as NDN allows.
 //! - Names under `/localhost` (management) go to shard 0.
 
-use std::collections::{HashMap, HashSet};
-
 use bytes::Bytes;
+use hashbrown::HashTable;
 use nameway_wire::tlv::{self, types};
 use nameway_wire::{Name, NameHasher, Packet, PrefixHashes};
 
@@ -80,11 +79,11 @@ impl std::error::Error for DispatchError {}
 #[derive(Clone, Debug)]
 pub struct DispatchTable {
     default_k: usize,
-    /// Entries by the hash of their prefix.
-    entries: HashMap<u64, (Name, usize)>,
+    /// Entries by the hash of their prefix (already a keyed hash: the table uses it as is).
+    entries: HashTable<(u64, Name, usize)>,
     /// Hashes of every proper prefix of an entry (a CanBePrefix Interest with such a name may
     /// be answered by Data under a longer entry).
-    extended: HashSet<u64>,
+    extended: HashTable<u64>,
     /// Components of the longest entry prefix.
     depth: usize,
     hasher: NameHasher,
@@ -101,8 +100,8 @@ impl DispatchTable {
         }
         Ok(Self {
             default_k,
-            entries: HashMap::new(),
-            extended: HashSet::new(),
+            entries: HashTable::new(),
+            extended: HashTable::new(),
             depth: 0,
             hasher,
         })
@@ -124,9 +123,19 @@ impl DispatchTable {
             });
         }
         let hashes = self.hasher.prefix_hashes(prefix);
-        self.extended
-            .extend(hashes.as_slice().iter().take(prefix.len()));
-        self.entries.insert(hashes.full(), (prefix.clone(), k));
+        for &h in hashes.as_slice().iter().take(prefix.len()) {
+            if !self.is_extended(h) {
+                self.extended.insert_unique(h, h, |&x| x);
+            }
+        }
+        let h = hashes.full();
+        match self.entries.find_mut(h, |e| e.0 == h && e.1 == *prefix) {
+            Some(e) => e.2 = k,
+            None => {
+                self.entries
+                    .insert_unique(h, (h, prefix.clone(), k), |e| e.0);
+            }
+        }
         self.depth = self.depth.max(prefix.len());
         Ok(())
     }
@@ -138,15 +147,25 @@ impl DispatchTable {
 
     /// The `K` for `name`: its longest table prefix's, else the default.
     fn k_for(&self, name: &Name, len: usize, hashes: &PrefixHashes) -> usize {
+        if self.entries.is_empty() {
+            return self.default_k;
+        }
         for j in (0..=self.depth.min(len)).rev() {
             let Some(h) = hashes.get(j) else { continue };
-            if let Some((prefix, k)) = self.entries.get(&h) {
-                if prefix.len() == j && prefix.is_prefix_of(name) {
-                    return *k;
-                }
+            let found = self
+                .entries
+                .find(h, |e| e.0 == h && e.1.len() == j && e.1.is_prefix_of(name));
+            if let Some((_, _, k)) = found {
+                return *k;
             }
         }
         self.default_k
+    }
+
+    /// Whether a table entry extends the prefix of hash `h` (a hash collision only makes a
+    /// CanBePrefix Interest noted in the span filter without need).
+    fn is_extended(&self, h: u64) -> bool {
+        self.extended.find(h, |&x| x == h).is_some()
     }
 }
 
@@ -255,8 +274,8 @@ impl Dispatcher {
         let Some(h) = hashes.get(m) else {
             return Route::Local;
         };
-        let spanning = len < k || self.table.extended.contains(&hashes.get(len).unwrap_or(h));
-        if note_span && key.can_be_prefix && spanning {
+        let spanning = || len < k || self.table.is_extended(hashes.get(len).unwrap_or(h));
+        if note_span && key.can_be_prefix && spanning() {
             self.span.note(h, now.add_millis(key.lifetime_ms));
         }
         Route::Shards(1 << self.shard_of_hash(h))

@@ -38,6 +38,11 @@ impl Outlet {
         self.batch.len() >= HANDOFF_BATCH
     }
 
+    /// Free slots, less the batch not yet published.
+    pub(crate) fn room(&self) -> usize {
+        self.producer.slots().saturating_sub(self.batch.len())
+    }
+
     /// Publishes the batch with one commit; returns how many did not fit (dropped).
     pub(crate) fn publish(&mut self) -> usize {
         if self.batch.is_empty() {
