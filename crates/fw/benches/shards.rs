@@ -422,41 +422,58 @@ fn report(w: Workload, label: &str, shards: &[Shard], feeds: &[Feed]) {
     assert_eq!(satisfied, total, "every PIT entry satisfied");
 }
 
-/// CPU ns per exchange over every thread of a run: all of it, and without the time spent
+/// CPU of a run: ns per exchange over every thread, all of it and without the time spent
 /// giving the CPU up while blocked on another shard (which a machine with a core per shard
-/// would rarely see; on this shared one the other shard's thread is often descheduled).
-fn cpu_per_exchange(feeds: &[Feed]) -> (f64, f64) {
-    let cpu: u64 = feeds.iter().map(|f| f.cpu_ns).sum();
-    let idle: u64 = feeds.iter().map(|f| f.idle_cpu_ns).sum();
-    let n = feeds.iter().map(|f| f.exchanges).sum::<u64>().max(1) as f64;
-    (cpu as f64 / n, cpu.saturating_sub(idle) as f64 / n)
+/// would rarely see; on this shared one the other shard's thread is often descheduled); and
+/// the busiest thread's busy ns per exchange of the whole run, which bounds the rate when each
+/// thread has a core of its own.
+#[derive(Clone, Copy, Default)]
+struct Cpu {
+    all: f64,
+    busy: f64,
+    busiest: f64,
 }
 
-/// CPU per exchange of each run and the capacity they imply: `N` threads each on its own
-/// core complete `N / cpu_per_exchange` exchanges per second.
-fn summary(w: Workload, cpu: &[(&str, (f64, f64))]) {
+fn cpu_per_exchange(feeds: &[Feed]) -> Cpu {
+    let cpu: u64 = feeds.iter().map(|f| f.cpu_ns).sum();
+    let idle: u64 = feeds.iter().map(|f| f.idle_cpu_ns).sum();
+    let busiest = feeds
+        .iter()
+        .map(|f| f.cpu_ns.saturating_sub(f.idle_cpu_ns))
+        .max()
+        .unwrap_or(0);
+    let n = feeds.iter().map(|f| f.exchanges).sum::<u64>().max(1) as f64;
+    Cpu {
+        all: cpu as f64 / n,
+        busy: cpu.saturating_sub(idle) as f64 / n,
+        busiest: busiest as f64 / n,
+    }
+}
+
+/// CPU per exchange of each run and the capacity it implies with a core per thread: the
+/// busiest thread at 100 %, so `1 / busiest` exchanges per ns.
+fn summary(w: Workload, cpu: &[(&str, Cpu)]) {
     let get = |l: &str| {
         cpu.iter()
             .find(|(x, _)| *x == l)
-            .map_or((0.0, 0.0), |(_, c)| *c)
+            .map_or(Cpu::default(), |(_, c)| *c)
     };
     let (one, two, ceiling) = (get("1shard"), get("2shards"), get("ceiling"));
-    if two.0 == 0.0 {
+    if two.all == 0.0 {
         return; // filtered out
     }
     let line: Vec<String> = cpu
         .iter()
-        .map(|(l, (all, busy))| format!("{l} {all:.0} ({busy:.0}) ns"))
+        .map(|(l, c)| format!("{l} {:.0}/{:.0}/{:.0}", c.all, c.busy, c.busiest))
         .collect();
     eprintln!(
-        "E1 {}: CPU (busy) per exchange: {}; capacity 2shards/1shard = {:.2}x ({:.2}x busy), \
-         2shards/ceiling = {:.2} ({:.2} busy)",
+        "E1 {}: CPU ns per exchange all/busy/busiest thread: {}; capacity 2shards/1shard = \
+         {:.2}x, ceiling/unsharded-1-thread = {:.2}x, 2shards/ceiling = {:.2}",
         w.label(),
         line.join(", "),
-        2.0 * one.0 / two.0,
-        2.0 * one.1 / two.1,
-        ceiling.0 / two.0,
-        ceiling.1 / two.1,
+        one.busiest / two.busiest,
+        get("unsharded").busiest / ceiling.busiest,
+        ceiling.busiest / two.busiest,
     );
 }
 
