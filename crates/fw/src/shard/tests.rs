@@ -495,3 +495,61 @@ proptest! {
         prop_assert_eq!(data_mask & cbp, cbp, "the CanBePrefix Interest's shard");
     }
 }
+
+#[test]
+fn a_route_change_under_load_takes_effect_in_every_shard_at_its_next_turn() {
+    let (mut shards, mut control) = shards(2);
+    let other = FaceId(304);
+    let (scope, link_type) = (FaceScope::NonLocal, LinkType::PointToPoint);
+    control
+        .send(ControlOp::AddFace {
+            id: other,
+            scope,
+            link_type,
+        })
+        .unwrap();
+    let mut to_other = 0;
+    for turn in 0..40u32 {
+        if turn == 20 {
+            // Sent while packets are in flight: applied at each shard's next turn.
+            control
+                .send(ControlOp::AddNexthop {
+                    prefix: name("/load"),
+                    face: other,
+                    cost: 0,
+                })
+                .unwrap();
+            control
+                .send(ControlOp::RemoveNexthop {
+                    prefix: Name::root(),
+                    face: PRODUCER,
+                })
+                .unwrap();
+        }
+        let now = Time::from_millis(u64::from(turn));
+        for s in &mut shards {
+            s.apply_control();
+        }
+        for k in 0..16u32 {
+            let w = interest(&format!("/load/t{turn}/k{k}"), turn << 8 | k, false);
+            shards[(k % 2) as usize].handle_packet(now, APP1, w);
+        }
+        let out = settle(&mut shards, now);
+        let (up, side) = (
+            to(PRODUCER, Kind::Interest, &out).len(),
+            to(other, Kind::Interest, &out).len(),
+        );
+        assert_eq!(up + side, 16, "turn {turn}: every Interest forwarded");
+        if turn < 20 {
+            assert_eq!(side, 0, "turn {turn}");
+        } else {
+            assert_eq!(up, 0, "turn {turn}: the old route is gone in both shards");
+            to_other += side;
+        }
+    }
+    assert_eq!(to_other, 20 * 16);
+    for s in &shards {
+        assert_eq!(s.counters().n_control_applied, 4 + 3);
+        assert_eq!(s.counters().n_control_refused, 0);
+    }
+}
