@@ -55,6 +55,7 @@ mod forwarder;
 mod pipeline;
 mod prefetch;
 mod rate_limit;
+pub mod shard;
 #[cfg(feature = "sim")]
 pub mod sim;
 pub mod strategy;

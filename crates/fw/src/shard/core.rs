@@ -1,0 +1,210 @@
+//! One shard: a [`Forwarder`] that owns the PIT, content store and dead-nonce list of the names
+//! dispatched to it, with the ends of its hand-off and control rings.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use rtrb::Consumer;
+
+use super::control::ControlOp;
+use super::dispatch::{Dispatcher, Route};
+use super::ring::{HandOff, Inlet, Outlet};
+use crate::forwarder::Forwarder;
+use crate::pipeline::Transmit;
+use crate::table::face_table::FaceId;
+use crate::time::Time;
+
+/// Counters of one shard's dispatch and hand-offs (its forwarder keeps its own).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShardCounters {
+    /// Packets read by this shard's faces and forwarded here.
+    pub n_local: u64,
+    /// Packets read here and handed to another shard (a Data copied to several counts each).
+    pub n_handed_off: u64,
+    /// Packets received from other shards.
+    pub n_received: u64,
+    /// Extra copies of Data sent to the shards of spanning CanBePrefix Interests.
+    pub n_data_copies: u64,
+    /// Hand-offs dropped because the destination's ring was full.
+    pub n_ring_full: u64,
+    /// Management changes applied.
+    pub n_control_applied: u64,
+    /// Management changes this shard's forwarder refused (the same in every shard, since
+    /// every shard applies the same changes in the same order).
+    pub n_control_refused: u64,
+}
+
+/// One shard of a sharded forwarder. `Send`: each runs on its own thread.
+///
+/// A turn of the driver: [`Shard::apply_control`]; [`Shard::handle_packet`] for a burst of
+/// packets from this shard's faces; [`Shard::handle_handoffs`]; [`Shard::flush`];
+/// [`Shard::handle_timeout`] when due; drain [`Shard::poll_transmit`] (a transmit may be for a
+/// face whose I/O another shard owns: faces' send queues take writes from any thread).
+#[derive(Debug)]
+pub struct Shard {
+    index: usize,
+    fw: Forwarder,
+    dispatcher: Arc<Dispatcher>,
+    /// Toward each other shard (`None` at this shard's own index).
+    outlets: Vec<Option<Outlet>>,
+    inlets: Vec<Inlet>,
+    control: Consumer<ControlOp>,
+    counters: ShardCounters,
+}
+
+impl Shard {
+    pub(crate) fn new(
+        index: usize,
+        fw: Forwarder,
+        dispatcher: Arc<Dispatcher>,
+        outlets: Vec<Option<Outlet>>,
+        inlets: Vec<Inlet>,
+        control: Consumer<ControlOp>,
+    ) -> Self {
+        Self {
+            index,
+            fw,
+            dispatcher,
+            outlets,
+            inlets,
+            control,
+            counters: ShardCounters::default(),
+        }
+    }
+
+    /// This shard's index.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// This shard's forwarder (its tables, counters and status).
+    pub fn forwarder(&self) -> &Forwarder {
+        &self.fw
+    }
+
+    /// This shard's dispatch and hand-off counters.
+    pub fn counters(&self) -> &ShardCounters {
+        &self.counters
+    }
+
+    /// The dispatcher shared by all shards.
+    pub fn dispatcher(&self) -> &Dispatcher {
+        &self.dispatcher
+    }
+
+    /// Handles a packet read by one of this shard's faces: forwarded here if this shard owns
+    /// its name, else queued for the owner (published at the batch size or by
+    /// [`Shard::flush`]).
+    pub fn handle_packet(&mut self, now: Time, face: FaceId, wire: Bytes) {
+        let mask = match self.dispatcher.route(now, &wire) {
+            Route::Local => 1 << self.index,
+            Route::Shards(mask) => mask,
+        };
+        self.counters.n_data_copies += u64::from(mask.count_ones().saturating_sub(1));
+        let mut rest = mask & !(1 << self.index);
+        while rest != 0 {
+            let to = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            self.hand_off(to, face, wire.clone());
+        }
+        if mask & (1 << self.index) != 0 {
+            self.counters.n_local += 1;
+            self.fw.handle_packet(now, face, wire);
+        }
+    }
+
+    fn hand_off(&mut self, to: usize, face: FaceId, wire: Bytes) {
+        let Some(Some(outlet)) = self.outlets.get_mut(to) else {
+            return;
+        };
+        self.counters.n_handed_off += 1;
+        if outlet.push(HandOff { face, wire }) {
+            self.counters.n_ring_full += outlet.publish() as u64;
+        }
+    }
+
+    /// The fewest free slots of the rings toward other shards (batches not yet published
+    /// count as used). A driver stops reading its faces while this is below what a burst
+    /// may hand off, and lets the sockets' own buffers hold the rest (backpressure instead of
+    /// drops).
+    pub fn handoff_room(&self) -> usize {
+        self.outlets
+            .iter()
+            .flatten()
+            .map(Outlet::room)
+            .min()
+            .unwrap_or(usize::MAX)
+    }
+
+    /// Publishes every batch queued for other shards (once per turn, after the reads).
+    pub fn flush(&mut self) {
+        for outlet in self.outlets.iter_mut().flatten() {
+            self.counters.n_ring_full += outlet.publish() as u64;
+        }
+    }
+
+    /// Forwards up to `budget` packets from each other shard's ring; returns how many.
+    pub fn handle_handoffs(&mut self, now: Time, budget: usize) -> usize {
+        let mut n = 0;
+        for inlet in &mut self.inlets {
+            let take = inlet.slots().min(budget);
+            let Ok(chunk) = inlet.read_chunk(take) else {
+                continue;
+            };
+            for h in chunk {
+                self.fw.handle_packet(now, h.face, h.wire);
+                n += 1;
+            }
+        }
+        self.counters.n_received += n as u64;
+        n
+    }
+
+    /// Applies the management changes sent so far, in order; returns how many.
+    pub fn apply_control(&mut self) -> usize {
+        let mut n = 0;
+        while let Ok(op) = self.control.pop() {
+            n += 1;
+            if !self.apply(op) {
+                self.counters.n_control_refused += 1;
+            }
+        }
+        self.counters.n_control_applied += n as u64;
+        n as usize
+    }
+
+    fn apply(&mut self, op: ControlOp) -> bool {
+        let fw = &mut self.fw;
+        match op {
+            ControlOp::AddFace {
+                id,
+                scope,
+                link_type,
+            } => fw.add_face_with_id(id, scope, link_type).is_ok(),
+            ControlOp::RemoveFace(id) => fw.remove_face(id),
+            ControlOp::AddNexthop { prefix, face, cost } => {
+                fw.add_nexthop(&prefix, face, cost).is_ok()
+            }
+            ControlOp::RemoveNexthop { prefix, face } => fw.remove_nexthop(&prefix, face),
+            ControlOp::SetStrategy { prefix, strategy } => {
+                fw.set_strategy(&prefix, &strategy).is_ok()
+            }
+            ControlOp::UnsetStrategy(prefix) => fw.unset_strategy(&prefix).is_ok(),
+        }
+    }
+
+    /// Handles this shard's timers (see [`Forwarder::handle_timeout`]).
+    pub fn handle_timeout(&mut self, now: Time) {
+        self.fw.handle_timeout(now);
+    }
+
+    /// This shard's next timer.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.fw.poll_timeout()
+    }
+
+    /// The next packet this shard sends.
+    pub fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.fw.poll_transmit()
+    }
+}

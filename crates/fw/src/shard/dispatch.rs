@@ -1,0 +1,346 @@
+//! The dispatch rule: which shard owns a packet.
+//!
+//! A packet belongs to the shard chosen by the keyed hash of the first `K` components of its
+//! name (NDN-DPDK's name dispatch table, NDT). `K` comes from a [`DispatchTable`]: the entry
+//! whose prefix is the longest prefix of the name, else a default. A prefix that carries most of
+//! the traffic (`/ndn/video/title/seg=i`) gets a `K` longer than itself, so its packets spread
+//! over every shard instead of landing on one.
+//!
+//! - **Interest**: the first `m = min(K, len)` components of its name, a trailing
+//!   ImplicitSha256DigestComponent left out (the Data it names does not carry it).
+//! - **Nack**: the rule of the Interest it carries, so it reaches the shard of that Interest.
+//! - **Data**: the same rule on the Data name. An Interest that can match it either has the
+//!   same name (then the same `K`, the same prefix, the same shard) or is a CanBePrefix
+//!   Interest of at least `K` components that no longer table entry extends (then the Data
+//!   finds the same table entry and its first `K` components are the Interest's).
+//! - **Spanning CanBePrefix Interests** (shorter than their `K`, or extended by a longer table
+//!   entry) can be answered by Data that hash elsewhere. The dispatcher notes their key in the
+//!   [`SpanFilter`] until they expire; a Data is also copied to the shard of every prefix of its
+//!   name that the filter holds (one probe per prefix, and none while the filter is empty).
+//!   A copy that meets no PIT entry there is dropped as unsolicited, as NDN allows.
+//! - Names under `/localhost` (management) go to shard 0.
+
+use bytes::Bytes;
+use hashbrown::HashTable;
+use nameway_wire::tlv::{self, types};
+use nameway_wire::{Name, NameHasher, Packet, PrefixHashes};
+
+use super::span::SpanFilter;
+use crate::pipeline::is_localhost;
+use crate::time::Time;
+
+/// Most shards one dispatcher serves (a shard set is a bitmask of this width).
+pub const MAX_SHARDS: usize = 64;
+
+/// The default `K` of a [`DispatchTable`]: the first two components (NDN-DPDK's NDT default).
+pub const DEFAULT_DISPATCH_K: usize = 2;
+
+/// Default InterestLifetime (ms), for the span filter's expiry.
+const DEFAULT_LIFETIME_MS: u64 = 4000;
+
+/// A dispatch table entry could not be set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DispatchError {
+    /// `K` is 0: every name would hash to the root and land on one shard.
+    ZeroK,
+    /// `K` is shorter than the entry's prefix: names under it would hash a prefix that other
+    /// table entries also cover, and a Data could leave its Interest's shard.
+    KShorterThanPrefix {
+        /// The prefix.
+        prefix: String,
+        /// Its component count.
+        len: usize,
+        /// The refused `K`.
+        k: usize,
+    },
+    /// More shards than [`MAX_SHARDS`], or none.
+    ShardCount(usize),
+}
+
+impl core::fmt::Display for DispatchError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::ZeroK => f.write_str("dispatch K must be at least 1"),
+            Self::KShorterThanPrefix { prefix, len, k } => write!(
+                f,
+                "dispatch K {k} is shorter than the prefix {prefix} ({len} components)"
+            ),
+            Self::ShardCount(n) => {
+                write!(f, "{n} shards: between 1 and {MAX_SHARDS} are supported")
+            }
+        }
+    }
+}
+
+impl std::error::Error for DispatchError {}
+
+/// The number of leading components hashed to choose a shard, per prefix.
+#[derive(Clone, Debug)]
+pub struct DispatchTable {
+    default_k: usize,
+    /// Entries by the hash of their prefix (already a keyed hash: the table uses it as is).
+    entries: HashTable<(u64, Name, usize)>,
+    /// Hashes of every proper prefix of an entry (a CanBePrefix Interest with such a name may
+    /// be answered by Data under a longer entry).
+    extended: HashTable<u64>,
+    /// Components of the longest entry prefix.
+    depth: usize,
+    hasher: NameHasher,
+}
+
+impl DispatchTable {
+    /// A table with no entries and `default_k` for every name.
+    ///
+    /// # Errors
+    /// [`DispatchError::ZeroK`].
+    pub fn new(hasher: NameHasher, default_k: usize) -> Result<Self, DispatchError> {
+        if default_k == 0 {
+            return Err(DispatchError::ZeroK);
+        }
+        Ok(Self {
+            default_k,
+            entries: HashTable::new(),
+            extended: HashTable::new(),
+            depth: 0,
+            hasher,
+        })
+    }
+
+    /// Hashes the first `k` components for names under `prefix` (`k >= prefix.len()`).
+    ///
+    /// # Errors
+    /// [`DispatchError::ZeroK`], [`DispatchError::KShorterThanPrefix`].
+    pub fn set(&mut self, prefix: &Name, k: usize) -> Result<(), DispatchError> {
+        if k == 0 {
+            return Err(DispatchError::ZeroK);
+        }
+        if k < prefix.len() {
+            return Err(DispatchError::KShorterThanPrefix {
+                prefix: prefix.to_string(),
+                len: prefix.len(),
+                k,
+            });
+        }
+        let hashes = self.hasher.prefix_hashes(prefix);
+        for &h in hashes.as_slice().iter().take(prefix.len()) {
+            if !self.is_extended(h) {
+                self.extended.insert_unique(h, h, |&x| x);
+            }
+        }
+        let h = hashes.full();
+        match self.entries.find_mut(h, |e| e.0 == h && e.1 == *prefix) {
+            Some(e) => e.2 = k,
+            None => {
+                self.entries
+                    .insert_unique(h, (h, prefix.clone(), k), |e| e.0);
+            }
+        }
+        self.depth = self.depth.max(prefix.len());
+        Ok(())
+    }
+
+    /// The default `K`.
+    pub fn default_k(&self) -> usize {
+        self.default_k
+    }
+
+    /// The `K` for `name`: its longest table prefix's, else the default.
+    fn k_for(&self, name: &Name, len: usize, hashes: &PrefixHashes) -> usize {
+        if self.entries.is_empty() {
+            return self.default_k;
+        }
+        for j in (0..=self.depth.min(len)).rev() {
+            let Some(h) = hashes.get(j) else { continue };
+            let found = self
+                .entries
+                .find(h, |e| e.0 == h && e.1.len() == j && e.1.is_prefix_of(name));
+            if let Some((_, _, k)) = found {
+                return *k;
+            }
+        }
+        self.default_k
+    }
+
+    /// Whether a table entry extends the prefix of hash `h` (a hash collision only makes a
+    /// CanBePrefix Interest noted in the span filter without need).
+    fn is_extended(&self, h: u64) -> bool {
+        self.extended.find(h, |&x| x == h).is_some()
+    }
+}
+
+/// Where a packet goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// To these shards (a bitmask; bit `s` is shard `s`). One bit except for a Data copied to
+    /// the shards of spanning CanBePrefix Interests.
+    Shards(u64),
+    /// Not routable by name (undecodable, fragmented, idle): the shard that read it handles it,
+    /// so its forwarder counts the drop on the face.
+    Local,
+}
+
+/// Applies the [`DispatchTable`] for a fixed number of shards. Shared read-only by every shard
+/// (the span filter inside is atomic).
+#[derive(Debug)]
+pub struct Dispatcher {
+    table: DispatchTable,
+    n: usize,
+    span: SpanFilter,
+}
+
+/// What the dispatcher reads of an Interest.
+struct InterestKey {
+    name: Name,
+    can_be_prefix: bool,
+    lifetime_ms: u64,
+}
+
+impl Dispatcher {
+    /// A dispatcher over `n` shards.
+    ///
+    /// # Errors
+    /// [`DispatchError::ShardCount`] when `n` is 0 or above [`MAX_SHARDS`].
+    pub fn new(table: DispatchTable, n: usize) -> Result<Self, DispatchError> {
+        if n == 0 || n > MAX_SHARDS {
+            return Err(DispatchError::ShardCount(n));
+        }
+        Ok(Self {
+            table,
+            n,
+            span: SpanFilter::new(),
+        })
+    }
+
+    /// The number of shards.
+    pub fn shards(&self) -> usize {
+        self.n
+    }
+
+    /// The table.
+    pub fn table(&self) -> &DispatchTable {
+        &self.table
+    }
+
+    /// The shard a name hash selects. The hash is remixed first: the shard's own tables index
+    /// by the low bits of the same hash, which must stay evenly spread within a shard.
+    pub fn shard_of_hash(&self, h: u64) -> usize {
+        let mixed = h.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        ((u128::from(mixed) * self.n as u128) >> 64) as usize
+    }
+
+    /// The shards `wire` (a packet as a face delivers it) belongs to at `now`.
+    pub fn route(&self, now: Time, wire: &Bytes) -> Route {
+        match wire.first().map(|&t| u32::from(t)) {
+            Some(types::INTEREST) => self.route_interest(now, wire, true),
+            Some(types::DATA) => self.route_data(now, wire),
+            _ => self.route_lp(now, wire),
+        }
+    }
+
+    fn route_lp(&self, now: Time, wire: &Bytes) -> Route {
+        let Ok(Packet::Lp(lp)) = Packet::classify(wire.clone()) else {
+            return Route::Local;
+        };
+        if lp.frag_count.unwrap_or(1) > 1 || lp.frag_index.unwrap_or(0) > 0 {
+            return Route::Local;
+        }
+        let Some(fragment) = lp.fragment else {
+            return Route::Local;
+        };
+        match fragment.first().map(|&t| u32::from(t)) {
+            // A Nack goes where its Interest went; it notes nothing in the span filter.
+            Some(types::INTEREST) => self.route_interest(now, &fragment, lp.nack.is_none()),
+            Some(types::DATA) if lp.nack.is_none() => self.route_data(now, &fragment),
+            _ => Route::Local,
+        }
+    }
+
+    fn route_interest(&self, now: Time, wire: &Bytes, note_span: bool) -> Route {
+        let Some(key) = interest_key(wire) else {
+            return Route::Local;
+        };
+        let name = &key.name;
+        if is_localhost(name) {
+            return Route::Shards(1);
+        }
+        let hashes = self.table.hasher.prefix_hashes(name);
+        let len = match name.last() {
+            Some(c) if c.typ() == types::IMPLICIT_SHA256_DIGEST_COMPONENT => name.len() - 1,
+            _ => name.len(),
+        };
+        let k = self.table.k_for(name, len, &hashes);
+        let m = k.min(len);
+        let Some(h) = hashes.get(m) else {
+            return Route::Local;
+        };
+        let spanning = || len < k || self.table.is_extended(hashes.get(len).unwrap_or(h));
+        if note_span && key.can_be_prefix && spanning() {
+            self.span.note(h, now.add_millis(key.lifetime_ms));
+        }
+        Route::Shards(1 << self.shard_of_hash(h))
+    }
+
+    fn route_data(&self, now: Time, wire: &Bytes) -> Route {
+        let Some(name) = data_name(wire) else {
+            return Route::Local;
+        };
+        if is_localhost(&name) {
+            return Route::Shards(1);
+        }
+        let hashes = self.table.hasher.prefix_hashes(&name);
+        let k = self.table.k_for(&name, name.len(), &hashes);
+        let Some(h) = hashes.get(k.min(name.len())) else {
+            return Route::Local;
+        };
+        let mut mask = 1u64 << self.shard_of_hash(h);
+        if self.span.any_live(now) {
+            for &p in hashes.as_slice() {
+                if self.span.live(p, now) {
+                    mask |= 1 << self.shard_of_hash(p);
+                }
+            }
+        }
+        Route::Shards(mask)
+    }
+
+    /// The span filter (for counters and tests).
+    pub fn span_filter(&self) -> &SpanFilter {
+        &self.span
+    }
+}
+
+/// The Name, CanBePrefix and InterestLifetime of an Interest TLV, without checking the rest
+/// (the owning shard's forwarder checks it and counts a malformed one).
+fn interest_key(wire: &Bytes) -> Option<InterestKey> {
+    let top = tlv::read_single(wire).ok()?;
+    let mut children = top.children();
+    let name_el = children.read_element().ok()?;
+    if name_el.typ != types::NAME {
+        return None;
+    }
+    let name = Name::from_value_in(wire.clone(), name_el.value_range()).ok()?;
+    let (mut can_be_prefix, mut lifetime_ms) = (false, DEFAULT_LIFETIME_MS);
+    while let Ok(Some(e)) = children.read() {
+        match e.typ {
+            types::CAN_BE_PREFIX => can_be_prefix = true,
+            types::INTEREST_LIFETIME => lifetime_ms = e.nni().unwrap_or(DEFAULT_LIFETIME_MS),
+            _ => {}
+        }
+    }
+    Some(InterestKey {
+        name,
+        can_be_prefix,
+        lifetime_ms,
+    })
+}
+
+/// The Name of a Data TLV.
+fn data_name(wire: &Bytes) -> Option<Name> {
+    let top = tlv::read_single(wire).ok()?;
+    let name_el = top.children().read_element().ok()?;
+    if name_el.typ != types::NAME {
+        return None;
+    }
+    Name::from_value_in(wire.clone(), name_el.value_range()).ok()
+}

@@ -1,0 +1,555 @@
+//! Sharded forwarding, driven in one thread: each shard's turn is played in order, so the
+//! outcome is deterministic.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use bytes::Bytes;
+use nameway_wire::lp::LpPacket;
+use nameway_wire::{Data, Interest, Name, NameHasher};
+use proptest::prelude::*;
+
+use super::*;
+use crate::counters::DropReason;
+use crate::pipeline::{Kind, Transmit};
+use crate::table::face_table::{FaceId, FaceScope, LinkType};
+use crate::time::Time;
+use crate::NackReason;
+
+const HASHER: NameHasher = NameHasher::with_seed(11);
+/// Two applications and a producer.
+const APP1: FaceId = FaceId(301);
+const APP2: FaceId = FaceId(302);
+const PRODUCER: FaceId = FaceId(303);
+
+fn name(s: &str) -> Name {
+    s.parse().unwrap()
+}
+
+fn interest(n: &str, nonce: u32, can_be_prefix: bool) -> Bytes {
+    let mut i = Interest::new(name(n));
+    i.nonce = Some(nonce);
+    i.can_be_prefix = can_be_prefix;
+    i.encode()
+}
+
+fn data(n: &str) -> Bytes {
+    let mut d = Data::new(name(n), Bytes::from_static(b"payload"));
+    d.signature_value = Bytes::from(vec![0; 32]);
+    d.encode()
+}
+
+fn set_up(n: usize, table: DispatchTable, config: Config) -> (Vec<Shard>, Control) {
+    let (mut shards, mut control) = build(config, table, n, 256).unwrap();
+    for (id, scope) in [
+        (APP1, FaceScope::Local),
+        (APP2, FaceScope::Local),
+        (PRODUCER, FaceScope::NonLocal),
+    ] {
+        let link_type = LinkType::PointToPoint;
+        control
+            .send(ControlOp::AddFace {
+                id,
+                scope,
+                link_type,
+            })
+            .unwrap();
+    }
+    control
+        .send(ControlOp::AddNexthop {
+            prefix: Name::root(),
+            face: PRODUCER,
+            cost: 0,
+        })
+        .unwrap();
+    for s in &mut shards {
+        assert_eq!(s.apply_control(), 4);
+    }
+    (shards, control)
+}
+
+fn shards(n: usize) -> (Vec<Shard>, Control) {
+    set_up(n, DispatchTable::new(HASHER, 2).unwrap(), Config::default())
+}
+
+/// Plays turns (publish, receive, transmit) until no shard has anything left; returns every
+/// transmit with the shard that sent it.
+fn settle(shards: &mut [Shard], now: Time) -> Vec<(usize, Transmit)> {
+    let mut out = Vec::new();
+    loop {
+        shards.iter_mut().for_each(Shard::flush);
+        let mut moved = 0;
+        for s in shards.iter_mut() {
+            moved += s.handle_handoffs(now, 64);
+            while let Some(t) = s.poll_transmit() {
+                out.push((s.index(), t));
+            }
+        }
+        if moved == 0 {
+            return out;
+        }
+    }
+}
+
+fn to(face: FaceId, kind: Kind, out: &[(usize, Transmit)]) -> Vec<usize> {
+    out.iter()
+        .filter(|(_, t)| t.face == face && t.kind == kind)
+        .map(|(s, _)| *s)
+        .collect()
+}
+
+fn owner(shards: &[Shard], wire: &Bytes) -> usize {
+    match shards[0].dispatcher().route(Time::ZERO, wire) {
+        Route::Shards(mask) => {
+            assert_eq!(mask.count_ones(), 1);
+            mask.trailing_zeros() as usize
+        }
+        Route::Local => panic!("not routable"),
+    }
+}
+
+#[test]
+fn an_interest_and_its_retransmission_from_faces_on_two_shards_meet_and_aggregate() {
+    let (mut shards, _) = shards(2);
+    let mut owners = [0; 2];
+    for i in 0..40 {
+        let n = format!("/app/item{i}/v1");
+        let now = Time::from_millis(i);
+        // APP1's I/O is on shard 0, APP2's on shard 1: the same name read on both.
+        shards[0].handle_packet(now, APP1, interest(&n, 1000 + i as u32, false));
+        shards[1].handle_packet(now, APP2, interest(&n, 2000 + i as u32, false));
+        let out = settle(&mut shards, now);
+        let up = to(PRODUCER, Kind::Interest, &out);
+        assert_eq!(up.len(), 1, "{n}: aggregated into one upstream Interest");
+        owners[up[0]] += 1;
+        // The producer's face is read by shard 1; the Data reaches the owner, both get it.
+        shards[1].handle_packet(now, PRODUCER, data(&n));
+        let out = settle(&mut shards, now);
+        assert_eq!(to(APP1, Kind::Data, &out), [up[0]], "{n}");
+        assert_eq!(to(APP2, Kind::Data, &out), [up[0]], "{n}");
+    }
+    assert!(
+        owners.iter().all(|&n| n > 5),
+        "both shards own names: {owners:?}"
+    );
+    let handed: u64 = shards.iter().map(|s| s.counters().n_handed_off).sum();
+    assert!(handed >= 40, "half the packets cross shards: {handed}");
+    for s in &shards {
+        let st = s.forwarder().status();
+        assert_eq!(st.pit.entries, 0, "every entry satisfied");
+        assert_eq!(st.counters.n_unsatisfied_interests, 0);
+        assert_eq!(s.counters().n_ring_full, 0);
+    }
+}
+
+#[test]
+fn a_retransmission_with_the_same_nonce_from_another_shard_is_a_detected_loop() {
+    let (mut shards, _) = shards(2);
+    let now = Time::ZERO;
+    for i in 0..20 {
+        let n = format!("/loop/{i}");
+        shards[0].handle_packet(now, APP1, interest(&n, 7, false));
+        shards[1].handle_packet(now, APP2, interest(&n, 7, false));
+    }
+    let out = settle(&mut shards, now);
+    assert_eq!(to(PRODUCER, Kind::Interest, &out).len(), 20);
+    let dup: u64 = shards
+        .iter()
+        .map(|s| {
+            s.forwarder()
+                .status()
+                .counters
+                .drops
+                .get(DropReason::DuplicateNonce)
+        })
+        .sum();
+    let nacks = to(APP2, Kind::Nack, &out).len() as u64;
+    assert_eq!(
+        dup, 20,
+        "every duplicate found in the owner's PIT ({nacks} Nacked)"
+    );
+}
+
+#[test]
+fn a_nack_from_upstream_reaches_the_shard_of_its_interest() {
+    let (mut shards, _) = shards(2);
+    let now = Time::ZERO;
+    let mut seen = [false; 2];
+    for i in 0..20 {
+        let n = format!("/nack/{i}");
+        let wire = interest(&n, 50 + i, false);
+        seen[owner(&shards, &wire)] = true;
+        shards[0].handle_packet(now, APP1, wire.clone());
+        settle(&mut shards, now);
+        let nack = LpPacket::nack(NackReason::NoRoute, wire, None).encode();
+        shards[1].handle_packet(now, PRODUCER, nack);
+        let out = settle(&mut shards, now);
+        assert_eq!(to(APP1, Kind::Nack, &out).len(), 1, "{n}");
+    }
+    assert_eq!(seen, [true, true]);
+}
+
+#[test]
+fn can_be_prefix_interests_shorter_than_k_are_satisfied_by_data_hashed_elsewhere() {
+    let (mut shards, _) = shards(4);
+    // The same rule with nothing noted: each packet's own shard.
+    let plain = Dispatcher::new(DispatchTable::new(HASHER, 2).unwrap(), 4).unwrap();
+    let mut elsewhere = 0;
+    for i in 0..40u32 {
+        let now = Time::from_millis(u64::from(i));
+        let prefix = format!("/cbp{i}");
+        let full = format!("/cbp{i}/x/y");
+        let wire = interest(&prefix, i, true);
+        if plain.route(now, &wire) != plain.route(now, &data(&full)) {
+            elsewhere += 1;
+        }
+        shards[(i % 4) as usize].handle_packet(now, APP1, wire);
+        settle(&mut shards, now);
+        shards[((i + 1) % 4) as usize].handle_packet(now, PRODUCER, data(&full));
+        let out = settle(&mut shards, now);
+        assert_eq!(to(APP1, Kind::Data, &out).len(), 1, "{prefix} <- {full}");
+    }
+    assert!(elsewhere > 10, "the Data's own shard differs: {elsewhere}");
+    let copies: u64 = shards.iter().map(|s| s.counters().n_data_copies).sum();
+    assert!(copies >= elsewhere, "{copies} copies");
+}
+
+#[test]
+fn can_be_prefix_interests_above_a_longer_table_entry_are_satisfied() {
+    let mut table = DispatchTable::new(HASHER, 2).unwrap();
+    table.set(&name("/ndn/video/title"), 4).unwrap();
+    // No content store: each Interest must meet its own Data.
+    let config = Config {
+        cs_capacity: 0,
+        ..Config::default()
+    };
+    let (mut shards, _) = set_up(4, table, config);
+    for i in 0..16u32 {
+        let now = Time::from_millis(u64::from(i));
+        // `/ndn/video` has its K (2) components but the longer entry spreads the Data.
+        shards[0].handle_packet(now, APP1, interest("/ndn/video", i, true));
+        settle(&mut shards, now);
+        let d = format!("/ndn/video/title/seg={i}");
+        shards[1].handle_packet(now, PRODUCER, data(&d));
+        let out = settle(&mut shards, now);
+        assert_eq!(to(APP1, Kind::Data, &out).len(), 1, "{d}");
+    }
+}
+
+#[test]
+fn can_be_prefix_interests_of_k_components_go_with_their_data_and_copy_nothing() {
+    let (mut shards, _) = shards(4);
+    for i in 0..20u32 {
+        let now = Time::ZERO;
+        let p = format!("/site/app{i}");
+        let d = format!("/site/app{i}/file/seg=0");
+        assert_eq!(
+            owner(&shards, &interest(&p, i, true)),
+            owner(&shards, &data(&d))
+        );
+        shards[0].handle_packet(now, APP1, interest(&p, i, true));
+        settle(&mut shards, now);
+        shards[1].handle_packet(now, PRODUCER, data(&d));
+        assert_eq!(to(APP1, Kind::Data, &settle(&mut shards, now)).len(), 1);
+    }
+    assert_eq!(
+        shards
+            .iter()
+            .map(|s| s.counters().n_data_copies)
+            .sum::<u64>(),
+        0
+    );
+}
+
+/// max/mean of the packets per shard.
+fn imbalance(counts: &[usize]) -> f64 {
+    let mean = counts.iter().sum::<usize>() as f64 / counts.len() as f64;
+    *counts.iter().max().unwrap() as f64 / mean
+}
+
+fn spread(table: DispatchTable, n: usize, names: &[String]) -> Vec<usize> {
+    let d = Dispatcher::new(table, n).unwrap();
+    let mut counts = vec![0; n];
+    for (i, x) in names.iter().enumerate() {
+        match d.route(Time::ZERO, &interest(x, i as u32, false)) {
+            Route::Shards(m) => counts[m.trailing_zeros() as usize] += 1,
+            Route::Local => panic!(),
+        }
+    }
+    counts
+}
+
+#[test]
+fn a_dominating_prefix_lands_on_one_shard_with_k2_and_spreads_with_its_own_k() {
+    let names: Vec<String> = (0..20_000)
+        .map(|i| format!("/ndn/video/title/seg={i}"))
+        .collect();
+    for n in [2, 4, 8] {
+        let fixed = spread(DispatchTable::new(HASHER, 2).unwrap(), n, &names);
+        assert_eq!(
+            imbalance(&fixed),
+            n as f64,
+            "K=2: all on one shard {fixed:?}"
+        );
+        let mut table = DispatchTable::new(HASHER, 2).unwrap();
+        table.set(&name("/ndn/video"), 4).unwrap();
+        let skew = spread(table, n, &names);
+        assert!(imbalance(&skew) < 1.1, "{n} shards: {skew:?}");
+    }
+}
+
+#[test]
+fn a_table_entry_shorter_than_its_prefix_or_zero_is_refused() {
+    let mut table = DispatchTable::new(HASHER, 2).unwrap();
+    assert!(matches!(
+        table.set(&name("/a/b/c"), 2),
+        Err(DispatchError::KShorterThanPrefix { len: 3, k: 2, .. })
+    ));
+    assert_eq!(table.set(&name("/a"), 0), Err(DispatchError::ZeroK));
+    assert!(DispatchTable::new(HASHER, 0).is_err());
+    let t = DispatchTable::new(HASHER, 2).unwrap();
+    assert_eq!(
+        Dispatcher::new(t.clone(), 65).unwrap_err(),
+        DispatchError::ShardCount(65)
+    );
+    assert!(Dispatcher::new(t, 0).is_err());
+}
+
+#[test]
+fn a_flood_pinned_to_one_shard_does_not_lock_out_another_app() {
+    let config = Config {
+        pit_capacity: 512,
+        ..Config::default()
+    };
+    let (mut shards, _) = set_up(2, DispatchTable::new(HASHER, 2).unwrap(), config);
+    let now = Time::ZERO;
+    // The flood's names all hash to shard 0, read by shard 1 (every one handed off).
+    let flood: Vec<Bytes> = (0..20_000u32)
+        .map(|i| interest(&format!("/flood/n{i}"), i, false))
+        .filter(|w| owner(&shards, w) == 0)
+        .take(2000)
+        .collect();
+    let mut app_ok = [0usize; 2];
+    let mut app_sent = [0usize; 2];
+    for (k, chunk) in flood.chunks(64).enumerate() {
+        // One turn: the flooding face's burst, then one Interest of the other app.
+        for w in chunk {
+            shards[1].handle_packet(now, APP1, w.clone());
+        }
+        let w = interest(&format!("/app/k{k}"), 1 << 20 | k as u32, false);
+        let s = owner(&shards, &w);
+        app_sent[s] += 1;
+        shards[k % 2].handle_packet(now, APP2, w);
+        let out = settle(&mut shards, now);
+        let ours = out
+            .iter()
+            .filter(|(_, t)| t.face == PRODUCER && t.kind == Kind::Interest && t.cause == APP2);
+        app_ok[s] += ours.count();
+    }
+    assert_eq!(
+        app_ok, app_sent,
+        "every Interest of the other app went upstream"
+    );
+    assert!(app_sent.iter().all(|&n| n > 0), "{app_sent:?}");
+    let st = shards[0].forwarder().status();
+    assert!(st.pit.entries <= 256, "shard 0 holds its share of the PIT");
+    assert!(
+        st.counters.drops.get(DropReason::FaceQuota) + st.counters.drops.get(DropReason::PitFull)
+            > 1000
+    );
+}
+
+#[test]
+fn a_full_hand_off_ring_drops_and_counts() {
+    let (mut shards, _) = build(
+        Config::default(),
+        DispatchTable::new(HASHER, 2).unwrap(),
+        2,
+        64,
+    )
+    .unwrap();
+    let wires: Vec<Bytes> = (0..1000u32)
+        .map(|i| interest(&format!("/r/n{i}"), i, false))
+        .filter(|w| owner(&shards, w) == 1)
+        .take(200)
+        .collect();
+    for w in wires {
+        shards[0].handle_packet(Time::ZERO, APP1, w);
+    }
+    shards[0].flush();
+    assert_eq!(shards[0].counters().n_handed_off, 200);
+    assert_eq!(shards[0].counters().n_ring_full, 200 - 64);
+    assert_eq!(shards[1].handle_handoffs(Time::ZERO, 1000), 64);
+}
+
+#[test]
+fn management_changes_reach_every_shard_in_order_between_bursts() {
+    let (mut shards, mut control) = shards(2);
+    let p = name("/mgmt");
+    control
+        .send(ControlOp::AddNexthop {
+            prefix: p.clone(),
+            face: APP2,
+            cost: 1,
+        })
+        .unwrap();
+    control
+        .send(ControlOp::SetStrategy {
+            prefix: p.clone(),
+            strategy: name("/localhost/nfd/strategy/multicast"),
+        })
+        .unwrap();
+    control
+        .send(ControlOp::RemoveNexthop {
+            prefix: p.clone(),
+            face: APP2,
+        })
+        .unwrap();
+    // Not yet applied: a burst sees the tables as they were.
+    assert!(shards[1].forwarder().fib_nexthops(&p).is_none());
+    for s in &mut shards {
+        assert_eq!(s.apply_control(), 3);
+        let fw = s.forwarder();
+        assert!(
+            fw.fib_nexthops(&p).is_none_or(<[_]>::is_empty),
+            "added then removed"
+        );
+        let st = fw.effective_strategy(&name("/mgmt/x")).unwrap().to_string();
+        assert!(st.contains("multicast"), "{st}");
+        assert_eq!(s.counters().n_control_refused, 0);
+    }
+}
+
+#[test]
+fn a_change_is_sent_to_every_shard_or_to_none() {
+    let (mut shards, mut control) = shards(2);
+    shards[0].apply_control();
+    let op = ControlOp::RemoveFace(FaceId(999));
+    let mut sent = 0;
+    let err = loop {
+        match control.send(op.clone()) {
+            Ok(()) => sent += 1,
+            Err(e) => break e,
+        }
+        // Shard 0 keeps up, shard 1 does not.
+        shards[0].apply_control();
+    };
+    assert_eq!(err, ControlError::Full { shard: 1 });
+    assert_eq!(shards[1].apply_control(), sent);
+    // A refused change (no such face) is counted, identically in every shard.
+    assert_eq!(shards[1].counters().n_control_refused, sent as u64);
+}
+
+fn component() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z]{1,3}",
+        (0u64..50).prop_map(|i| format!("seg={i}")),
+        (0u64..5).prop_map(|i| format!("v={i}")),
+    ]
+}
+
+fn names() -> impl Strategy<Value = Vec<String>> {
+    prop::collection::vec(component(), 1..7)
+}
+
+fn uri(c: &[String]) -> String {
+    if c.is_empty() {
+        return "/".into();
+    }
+    c.iter().map(|x| format!("/{x}")).collect()
+}
+
+proptest! {
+    /// Whatever the table and shard count: an Interest (with or without the Data's implicit
+    /// digest) and the Data of its name go to one shard, and a CanBePrefix Interest for any
+    /// prefix of a Data name is among the Data's shards once it was dispatched.
+    #[test]
+    fn data_reaches_every_shard_holding_an_interest_it_satisfies(
+        data_name in names(),
+        cut in 0usize..7,
+        entries in prop::collection::vec((names(), 0usize..4), 0..4),
+        default_k in 1usize..4,
+        n in 1usize..9,
+    ) {
+        let mut table = DispatchTable::new(HASHER, default_k).unwrap();
+        for (p, extra) in &entries {
+            table.set(&name(&uri(p)), p.len() + extra).unwrap();
+        }
+        let d = Dispatcher::new(table, n).unwrap();
+        let full = uri(&data_name);
+        let dw = data(&full);
+        let Route::Shards(exact) = d.route(Time::ZERO, &interest(&full, 1, false)) else {
+            panic!()
+        };
+        prop_assert_eq!(exact.count_ones(), 1);
+        let digest = nameway_wire::DataView::new_checked(dw.clone()).unwrap().implicit_digest();
+        let mut with_digest = Interest::new(name(&full).append(
+            &nameway_wire::Component::implicit_digest(digest)).unwrap());
+        with_digest.nonce = Some(3);
+        prop_assert_eq!(d.route(Time::ZERO, &with_digest.encode()), Route::Shards(exact));
+
+        let prefix = uri(&data_name[..cut.min(data_name.len())]);
+        let now = Time::from_millis(10);
+        let Route::Shards(cbp) = d.route(now, &interest(&prefix, 2, true)) else { panic!() };
+        let Route::Shards(data_mask) = d.route(now, &dw) else { panic!() };
+        prop_assert_eq!(data_mask & exact, exact, "the exact Interest's shard");
+        prop_assert_eq!(data_mask & cbp, cbp, "the CanBePrefix Interest's shard");
+    }
+}
+
+#[test]
+fn a_route_change_under_load_takes_effect_in_every_shard_at_its_next_turn() {
+    let (mut shards, mut control) = shards(2);
+    let other = FaceId(304);
+    let (scope, link_type) = (FaceScope::NonLocal, LinkType::PointToPoint);
+    control
+        .send(ControlOp::AddFace {
+            id: other,
+            scope,
+            link_type,
+        })
+        .unwrap();
+    let mut to_other = 0;
+    for turn in 0..40u32 {
+        if turn == 20 {
+            // Sent while packets are in flight: applied at each shard's next turn.
+            control
+                .send(ControlOp::AddNexthop {
+                    prefix: name("/load"),
+                    face: other,
+                    cost: 0,
+                })
+                .unwrap();
+            control
+                .send(ControlOp::RemoveNexthop {
+                    prefix: Name::root(),
+                    face: PRODUCER,
+                })
+                .unwrap();
+        }
+        let now = Time::from_millis(u64::from(turn));
+        for s in &mut shards {
+            s.apply_control();
+        }
+        for k in 0..16u32 {
+            let w = interest(&format!("/load/t{turn}/k{k}"), turn << 8 | k, false);
+            shards[(k % 2) as usize].handle_packet(now, APP1, w);
+        }
+        let out = settle(&mut shards, now);
+        let (up, side) = (
+            to(PRODUCER, Kind::Interest, &out).len(),
+            to(other, Kind::Interest, &out).len(),
+        );
+        assert_eq!(up + side, 16, "turn {turn}: every Interest forwarded");
+        if turn < 20 {
+            assert_eq!(side, 0, "turn {turn}");
+        } else {
+            assert_eq!(up, 0, "turn {turn}: the old route is gone in both shards");
+            to_other += side;
+        }
+    }
+    assert_eq!(to_other, 20 * 16);
+    for s in &shards {
+        assert_eq!(s.counters().n_control_applied, 4 + 3);
+        assert_eq!(s.counters().n_control_refused, 0);
+    }
+}
