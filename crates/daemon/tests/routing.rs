@@ -222,3 +222,32 @@ fn nack_mode_answers_a_miss_with_retry_after_and_the_route_is_there_next_time() 
     assert_eq!(s2["misses_nacked"], 1, "{s2}");
     assert_eq!(s2["misses_held"], 1, "{s2}");
 }
+
+#[test]
+fn nack_mode_a_segmented_fetch_waits_out_retry_after_for_its_segments() {
+    let Some(py) = python() else { return };
+    let db = tempfile::tempdir().unwrap();
+    let rib = start_rib(&db.path().join("rib.redb"), "");
+    let r1 = start_router(rib.d.udp, "");
+    let r2 = start_router(rib.d.udp, "miss = \"nack\"");
+    let (_owner, h) = producer(&py, &r1, &rib.d, &["--segments", "6"]);
+    // A versioned name (what `nameway get` fetches once it knows the version): no discovery,
+    // so the first segment Interest itself meets the miss on r2 and its Nack RetryAfter.
+    let name: nameway_wire::Name = uri(&h, "/obj/v=1").parse().unwrap();
+    let (out, report) = with_client(&r2.d, async |c| {
+        let mut out = Vec::new();
+        let options = nameway_transport::FetchOptions::default();
+        let report = nameway_transport::fetch(c, &name, &options, &mut out, &mut |_| {}).await;
+        (out, report)
+    });
+    let report = report.unwrap_or_else(|e| panic!("{e}\n{}", r2.d.log()));
+    let want: Vec<u8> = (0..6)
+        .flat_map(|k| format!("owner {h} {k}").into_bytes())
+        .collect();
+    assert_eq!(out, want);
+    assert_eq!(report.segments, 6);
+    assert!(report.retry_after_waits >= 1, "{report:?}");
+    let s2 = stats(&r2.d);
+    assert!(s2["misses_nacked"].as_u64().unwrap() >= 1, "{s2}");
+    assert_eq!(s2["lookups"], 1, "{s2}");
+}
