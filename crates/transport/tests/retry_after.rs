@@ -4,6 +4,8 @@
 //! The producer is on the other end of a real Unix socket and sends the Nacks itself.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -13,8 +15,7 @@ use nameway_transport::{
     fetch, FetchError, FetchOptions, FetchReport, Publication, PublishOptions, SignatureKind,
     SigningKey,
 };
-use nameway_wire::{InterestView, LpPacket, NackReason, Name, StreamFramer};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use nameway_wire::{InterestView, LpPacket, NackReason, Name};
 use tokio::net::UnixListener;
 
 /// What the producer does with an Interest: answer it, or Nack it NoRoute with this RetryAfter.
@@ -49,38 +50,28 @@ async fn producer(data: &Bytes, mut decide: Box<Decide>) -> (Transport, Log, tem
     let log: Log = Arc::default();
     let seen = log.clone();
     tokio::spawn(async move {
-        let (mut sock, _) = listener.accept().await.unwrap();
-        let mut framer = StreamFramer::default();
         let mut asked = std::collections::HashMap::<u64, u32>::new();
-        loop {
-            if sock.read_buf(framer.read_buffer()).await.unwrap_or(0) == 0 {
-                return;
-            }
-            let mut out = Vec::new();
-            while let Some(packet) = framer.next_packet().unwrap() {
-                let view = InterestView::new_checked(packet.clone()).unwrap();
-                let segment = view
-                    .name()
-                    .iter()
-                    .last()
-                    .and_then(|c| c.as_segment())
-                    .unwrap();
-                seen.lock().unwrap().push((Instant::now(), segment));
-                let times = asked.entry(segment).or_default();
-                *times += 1;
-                match decide(segment, *times) {
-                    Some(retry_after) => {
-                        let mut nack = LpPacket::nack(NackReason::NoRoute, packet, None);
-                        nack.retry_after = retry_after;
-                        out.extend_from_slice(&nack.encode());
-                    }
-                    None => out.extend_from_slice(&publication.answer(&view).unwrap()),
+        common::serve_one(listener, move |packet| {
+            let view = InterestView::new_checked(packet.clone()).unwrap();
+            let segment = view
+                .name()
+                .iter()
+                .last()
+                .and_then(|c| c.as_segment())
+                .unwrap();
+            seen.lock().unwrap().push((Instant::now(), segment));
+            let times = asked.entry(segment).or_default();
+            *times += 1;
+            match decide(segment, *times) {
+                Some(retry_after) => {
+                    let mut nack = LpPacket::nack(NackReason::NoRoute, packet, None);
+                    nack.retry_after = retry_after;
+                    nack.encode().to_vec()
                 }
+                None => publication.answer(&view).unwrap().to_vec(),
             }
-            if sock.write_all(&out).await.is_err() {
-                return;
-            }
-        }
+        })
+        .await;
     });
     (Transport::Unix(path), log, dir)
 }
