@@ -5,6 +5,7 @@
 #   sudo bash scripts/lab-reproduce.sh              # every reproduction, full (under 20 minutes)
 #   sudo bash scripts/lab-reproduce.sh --quick      # short runs (what CI checks)
 #   sudo bash scripts/lab-reproduce.sh latency      # one of them (see docs/lab.md)
+#   sudo bash scripts/lab-reproduce.sh routing      # reproduction 7 alone: secure routing
 #
 # Installs what is missing (matplotlib into .venv via setup-python.sh, Debian's iperf3 for the
 # TCP reference), builds nameway and namewayd in release mode, and runs

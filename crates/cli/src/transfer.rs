@@ -325,6 +325,7 @@ struct Summary {
     fast_retransmits: u64,
     probes: u64,
     nacks: u64,
+    retry_after_waits: u64,
     seconds: f64,
     goodput_mbps: f64,
     rtt_min_ms: f64,
@@ -351,6 +352,7 @@ impl Summary {
             fast_retransmits: r.fast_retransmits,
             probes: r.probes,
             nacks: r.nacks,
+            retry_after_waits: r.retry_after_waits,
             seconds: r.elapsed.as_secs_f64(),
             goodput_mbps: r.goodput_bps() / 1e6,
             rtt_min_ms: ms(r.rtt_min),
@@ -374,7 +376,7 @@ impl Summary {
              Goodput: {:.3} Mbit/s\n\
              Congestion control: {}, {} window decreases ({} on losses judged random), \
              peak window {}\n\
-             Retransmitted segments: {} ({} timeouts, {} found lost early, {} probes, {} Nacks), \
+             Retransmitted segments: {} ({} timeouts, {} found lost early, {} probes, {} Nacks, {} RetryAfter waits), \
              Interests sent: {}\n\
              RTT min/avg/max = {:.3}/{:.3}/{:.3} ms\n\
              Verification: {}",
@@ -393,6 +395,7 @@ impl Summary {
             self.fast_retransmits,
             self.probes,
             self.nacks,
+            self.retry_after_waits,
             self.interests,
             self.rtt_min_ms,
             self.rtt_avg_ms,

@@ -272,6 +272,29 @@ fn cipher_ctx(
     key: &[u8; 32],
     iv: Option<&[u8; 12]>,
 ) -> Option<Ctx> {
+    let getter = match cipher {
+        EvpCipher::ChaCha20Poly1305 => lib.api.chacha20_poly1305,
+        EvpCipher::Aes256Gcm => lib.api.aes_256_gcm,
+    };
+    let init = if encrypt {
+        lib.api.encrypt_init
+    } else {
+        lib.api.decrypt_init
+    };
+    // 12 bytes: the default IV length of both ciphers.
+    new_ctx(lib, getter, init, key, iv.map(|iv| iv.as_slice()))
+}
+
+/// A cipher context set up by `init` for the cipher `getter` returns, with `key` and `iv`
+/// (`None`: NULL, set later), or `None` if OpenSSL refuses. The caller passes the key length
+/// (32 bytes) and IV length the cipher takes: this is the one place a context is made.
+fn new_ctx(
+    lib: &'static Libcrypto,
+    getter: CipherFn,
+    init: InitFn,
+    key: &[u8; 32],
+    iv: Option<&[u8]>,
+) -> Option<Ctx> {
     // SAFETY: EVP_CIPHER_CTX_new takes nothing and returns an owned context or NULL
     // (checked).
     let ptr = unsafe { (lib.api.ctx_new)() };
@@ -282,20 +305,12 @@ fn cipher_ctx(
         ptr,
         free: lib.api.ctx_free,
     };
-    let init = if encrypt {
-        lib.api.encrypt_init
-    } else {
-        lib.api.decrypt_init
-    };
-    let iv_ptr = iv.map_or(null(), |iv| iv.as_ptr());
-    // SAFETY: the getter returns a static EVP_CIPHER; ctx is live; key is 32 bytes, the key
-    // length of both ciphers; the IV is 12 bytes (their default length) or NULL, which is
-    // allowed here.
+    let iv_ptr = iv.map_or(null(), <[u8]>::as_ptr);
+    // SAFETY: the getter returns a static EVP_CIPHER (checked non-NULL); ctx is live; the
+    // key is 32 bytes, the key length of every cipher used here; the IV is as long as the
+    // cipher's (the callers' contract) or NULL, which init allows.
     let ok = unsafe {
-        let c = match cipher {
-            EvpCipher::ChaCha20Poly1305 => (lib.api.chacha20_poly1305)(),
-            EvpCipher::Aes256Gcm => (lib.api.aes_256_gcm)(),
-        };
+        let c = getter();
         !c.is_null() && init(ctx.ptr, c, null_mut(), key.as_ptr(), iv_ptr) == 1
     };
     ok.then_some(ctx)
@@ -529,27 +544,12 @@ impl EvpStream {
         counter: u32,
         nonce: &[u8; 12],
     ) -> Option<Self> {
-        // SAFETY: EVP_CIPHER_CTX_new takes nothing and returns an owned context or NULL
-        // (checked).
-        let ptr = unsafe { (lib.api.ctx_new)() };
-        if ptr.is_null() {
-            return None;
-        }
-        let ctx = Ctx {
-            ptr,
-            free: lib.api.ctx_free,
-        };
         let mut iv = [0u8; 16];
         iv[..4].copy_from_slice(&counter.to_le_bytes());
         iv[4..].copy_from_slice(nonce);
-        // SAFETY: the getter returns a static EVP_CIPHER (checked non-NULL); ctx is live; the
-        // key is 32 bytes and the IV 16, ChaCha20's lengths.
-        let ok = unsafe {
-            let c = (lib.api.chacha20)();
-            !c.is_null()
-                && (lib.api.encrypt_init)(ctx.ptr, c, null_mut(), key.as_ptr(), iv.as_ptr()) == 1
-        };
-        ok.then_some(Self { lib, ctx })
+        // ChaCha20's IV: 16 bytes.
+        let ctx = new_ctx(lib, lib.api.chacha20, lib.api.encrypt_init, key, Some(&iv))?;
+        Some(Self { lib, ctx })
     }
 
     /// XORs the next `buf.len()` bytes of keystream into `buf`; `false` if OpenSSL fails

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-#[path = "routing/net.rs"]
+#[path = "common/routing.rs"]
 mod net;
 
 use std::time::{Duration, Instant};
@@ -15,10 +15,7 @@ use net::*;
 #[test]
 fn three_daemons_resolve_a_self_certifying_name_with_no_static_route() {
     let Some(py) = python() else { return };
-    let db = tempfile::tempdir().unwrap();
-    let rib = start_rib(&db.path().join("rib.redb"), "");
-    let r1 = start_router(rib.d.udp, "");
-    let r2 = start_router(rib.d.udp, "");
+    let (_db, rib, [r1, r2]) = net(["", ""]);
     let (_owner, h) = producer(&py, &r1, &rib.d, &[]);
     // The consumer's first Interest, with no route for the name on its forwarder, is held
     // while the name is resolved, then forwarded with a ForwardingHint: no retry by the app.
@@ -59,10 +56,7 @@ fn three_daemons_resolve_a_self_certifying_name_with_no_static_route() {
 #[test]
 fn ndnts_and_python_ndn_announcements_are_accepted() {
     let Some(py) = python() else { return };
-    let db = tempfile::tempdir().unwrap();
-    let rib = start_rib(&db.path().join("rib.redb"), "");
-    let r1 = start_router(rib.d.udp, "");
-    let r2 = start_router(rib.d.udp, "");
+    let (_db, rib, [r1, r2]) = net(["", ""]);
     // python-ndn: a plain announcement of any prefix (no Nameway field, ECDSA) is taken as
     // NFD takes it, a route of origin prefixann (129) on the app's face.
     let plain = sc_app(&py, &r1.d, &["plain", "--prefix", "/example/pyndn"]);
@@ -108,13 +102,10 @@ fn ndnts_and_python_ndn_announcements_are_accepted() {
 #[test]
 fn the_registry_survives_a_restart_and_one_restarted_empty_is_refilled_by_renewals() {
     let Some(py) = python() else { return };
-    let db = tempfile::tempdir().unwrap();
-    let database = db.path().join("rib.redb");
-    let rib = start_rib(&database, "");
     // r1 renews every 400 s (the default lifetime): nothing it sends during the test can
     // refill the registry. r2 renews every 2 s (2/3 of 3 s).
-    let r1 = start_router(rib.d.udp, "");
-    let r2 = start_router(rib.d.udp, "announce_lifetime = \"3s\"");
+    let (db, rib, [r1, r2]) = net(["", "announce_lifetime = \"3s\""]);
+    let database = db.path().join("rib.redb");
     let (_a, ha) = producer(&py, &r1, &rib.d, &[]);
     let (_b, hb) = producer(&py, &r2, &rib.d, &[]);
     let (tcp, udp) = (rib.d.tcp, rib.d.udp);
@@ -157,11 +148,7 @@ fn the_registry_survives_a_restart_and_one_restarted_empty_is_refilled_by_renewa
 #[test]
 fn a_producer_that_moves_is_reached_at_once_through_its_new_router() {
     let Some(py) = python() else { return };
-    let db = tempfile::tempdir().unwrap();
-    let rib = start_rib(&db.path().join("rib.redb"), "");
-    let r1 = start_router(rib.d.udp, "");
-    let r2 = start_router(rib.d.udp, "");
-    let r3 = start_router(rib.d.udp, "");
+    let (db, rib, [r1, r2, r3]) = net(["", "", ""]);
     let key = db.path().join("owner.der");
     let key = key.to_str().unwrap();
     let (first, h) = producer(&py, &r1, &rib.d, &["--key", key, "--marker", "at r1"]);
@@ -185,10 +172,7 @@ fn a_producer_that_moves_is_reached_at_once_through_its_new_router() {
 #[test]
 fn nack_mode_answers_a_miss_with_retry_after_and_the_route_is_there_next_time() {
     let Some(py) = python() else { return };
-    let db = tempfile::tempdir().unwrap();
-    let rib = start_rib(&db.path().join("rib.redb"), "");
-    let r1 = start_router(rib.d.udp, "");
-    let r2 = start_router(rib.d.udp, "miss = \"nack\"");
+    let (_db, rib, [r1, r2]) = net(["", "miss = \"nack\""]);
     let (_owner, h) = producer(&py, &r1, &rib.d, &[]);
     let name: nameway_wire::Name = uri(&h, "/first").parse().unwrap();
     let retry_after = with_client(&r2.d, async |c| {
@@ -221,4 +205,30 @@ fn nack_mode_answers_a_miss_with_retry_after_and_the_route_is_there_next_time() 
     let s2 = stats(&r2.d);
     assert_eq!(s2["misses_nacked"], 1, "{s2}");
     assert_eq!(s2["misses_held"], 1, "{s2}");
+}
+
+#[test]
+fn nack_mode_a_segmented_fetch_waits_out_retry_after_for_its_segments() {
+    let Some(py) = python() else { return };
+    let (_db, rib, [r1, r2]) = net(["", "miss = \"nack\""]);
+    let (_owner, h) = producer(&py, &r1, &rib.d, &["--segments", "6"]);
+    // A versioned name (what `nameway get` fetches once it knows the version): no discovery,
+    // so the first segment Interest itself meets the miss on r2 and its Nack RetryAfter.
+    let name: nameway_wire::Name = uri(&h, "/obj/v=1").parse().unwrap();
+    let (out, report) = with_client(&r2.d, async |c| {
+        let mut out = Vec::new();
+        let options = nameway_transport::FetchOptions::default();
+        let report = nameway_transport::fetch(c, &name, &options, &mut out, &mut |_| {}).await;
+        (out, report)
+    });
+    let report = report.unwrap_or_else(|e| panic!("{e}\n{}", r2.d.log()));
+    let want: Vec<u8> = (0..6)
+        .flat_map(|k| format!("owner {h} {k}").into_bytes())
+        .collect();
+    assert_eq!(out, want);
+    assert_eq!(report.segments, 6);
+    assert!(report.retry_after_waits >= 1, "{report:?}");
+    let s2 = stats(&r2.d);
+    assert!(s2["misses_nacked"].as_u64().unwrap() >= 1, "{s2}");
+    assert_eq!(s2["lookups"], 1, "{s2}");
 }

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
-#[path = "routing/net.rs"]
+#[path = "common/routing.rs"]
 mod net;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,10 +31,7 @@ fn now_ms() -> u64 {
 #[test]
 fn a_hijack_is_refused_and_the_consumer_only_ever_gets_the_owners_content() {
     let Some(py) = python() else { return };
-    let db = tempfile::tempdir().unwrap();
-    let rib = start_rib(&db.path().join("rib.redb"), "");
-    let r1 = start_router(rib.d.udp, "");
-    let r2 = start_router(rib.d.udp, "");
+    let (_db, rib, [r1, r2]) = net(["", ""]);
     let (_owner, h) = producer(&py, &r1, &rib.d, &[]);
     // Someone announces the owner's name with another key: on the owner's router, and on the
     // consumer's own router (whose FIB the consumer's Interests meet first).
@@ -93,9 +90,7 @@ fn a_hijack_is_refused_and_the_consumer_only_ever_gets_the_owners_content() {
 #[test]
 fn expired_not_yet_valid_and_malformed_announcements_are_refused() {
     let Some(py) = python() else { return };
-    let db = tempfile::tempdir().unwrap();
-    let rib = start_rib(&db.path().join("rib.redb"), "");
-    let r1 = start_router(rib.d.udp, "");
+    let (_db, rib, [r1]) = net([""]);
     let me = r1.me.to_hex();
     let long_ago = (now_ms() - 3_600_000).to_string();
     let expired = sc_app(
@@ -162,8 +157,7 @@ fn register(d: &common::Daemon, pa: &Bytes, loc: &Bytes) -> RegistrationStatus {
 
 #[test]
 fn forged_delegations_and_invalid_chains_are_refused_by_the_rib_service() {
-    let db = tempfile::tempdir().unwrap();
-    let rib = start_rib(&db.path().join("rib.redb"), "");
+    let (_db, rib, []) = net([]);
     let owner = NameKey::generate().unwrap();
     let (router_a, router_b) = (NameKey::generate().unwrap(), NameKey::generate().unwrap());
     let now = now_ms();
@@ -288,15 +282,12 @@ fn flood(transport: &str, n: usize) -> Duration {
 #[test]
 fn a_flood_of_look_ups_for_names_that_do_not_exist_stays_bounded() {
     let Some(py) = python() else { return };
-    let db = tempfile::tempdir().unwrap();
-    let rib = start_rib(&db.path().join("rib.redb"), "");
-    let r1 = start_router(rib.d.udp, "");
     let pit_capacity = 4000;
     let rate = 200;
-    let r2 = start_router(
-        rib.d.udp,
-        &format!("resolve_rate = {rate}\nmax_pending = 100\n[forwarder]\npit_capacity = {pit_capacity}\n"),
+    let limits = format!(
+        "resolve_rate = {rate}\nmax_pending = 100\n[forwarder]\npit_capacity = {pit_capacity}\n"
     );
+    let (_db, rib, [r1, r2]) = net(["", &limits]);
     let (_owner, h) = producer(&py, &r1, &rib.d, &[]);
     // The known flow: its route is resolved before the flood.
     let got = consume(&py, &r2.d, &uri(&h, "/before"));

@@ -644,6 +644,35 @@ fn satisfies(interest: &Interest, data: &DataView) -> bool {
     }
 }
 
+/// What a packet received is to the Interests a request has sent.
+enum Reply {
+    /// Data (as it arrived) satisfying the Interest at this index.
+    Data(usize, Bytes),
+    /// A Nack of the Interest at this index, with its reason.
+    Nack(usize, NackReason),
+}
+
+/// Matches `incoming` with `pending`: Data that satisfies one of them, or a Nack whose Interest
+/// has one's name. Anything else (Data or Nacks of other requests, Interests, packets that do
+/// not parse) is `None`, to be dropped.
+fn reply_to(incoming: Incoming, pending: &[Interest]) -> Option<Reply> {
+    match incoming {
+        Incoming::Data(wire) => {
+            let view = DataView::new_checked(wire.clone()).ok()?;
+            let i = pending.iter().position(|i| satisfies(i, &view))?;
+            Some(Reply::Data(i, wire))
+        }
+        Incoming::Nack {
+            reason, interest, ..
+        } => {
+            let view = InterestView::new_checked(interest).ok()?;
+            let i = pending.iter().position(|i| i.name == *view.name())?;
+            Some(Reply::Nack(i, reason))
+        }
+        Incoming::Interest(_) => None,
+    }
+}
+
 /// Segment Interests a dataset fetch keeps in flight.
 const DATASET_WINDOW: usize = 32;
 
@@ -720,30 +749,15 @@ impl Client {
                     hint: String::new(),
                 });
             };
-            match incoming? {
-                Incoming::Data(wire) => {
-                    let Ok(view) = DataView::new_checked(wire.clone()) else {
-                        continue;
-                    };
-                    if satisfies(interest, &view) {
-                        return Ok(wire);
-                    }
+            match reply_to(incoming?, std::slice::from_ref(interest)) {
+                Some(Reply::Data(_, wire)) => return Ok(wire),
+                Some(Reply::Nack(_, reason)) => {
+                    return Err(ClientError::Nack {
+                        name: interest.name.clone(),
+                        reason,
+                    })
                 }
-                Incoming::Nack {
-                    reason,
-                    interest: nacked,
-                    ..
-                } => {
-                    let same =
-                        InterestView::new_checked(nacked).is_ok_and(|v| *v.name() == interest.name);
-                    if same {
-                        return Err(ClientError::Nack {
-                            name: interest.name.clone(),
-                            reason,
-                        });
-                    }
-                }
-                Incoming::Interest(_) => {}
+                None => {}
             }
         }
     }
@@ -900,54 +914,45 @@ impl Client {
     async fn segments(&mut self, versioned: &Name, last: u64) -> Result<Vec<Data>, ClientError> {
         let count = usize::try_from(last).unwrap_or(0);
         let mut got: Vec<Option<Data>> = vec![None; count];
-        let mut names = Vec::with_capacity(count);
+        let mut interests = Vec::with_capacity(count);
         for n in 1..=last {
-            names.push(versioned.append(&Component::segment(n))?);
+            interests.push(Interest::new(versioned.append(&Component::segment(n))?));
         }
         let (mut sent, mut received) = (0usize, 0usize);
         let mut deadline = tokio::time::Instant::from_std(later(Instant::now(), self.timeout));
         while received < count {
             while sent < count && sent - received < DATASET_WINDOW {
-                let interest = self.plain(Interest::new(names[sent].clone()));
+                let interest = self.plain(interests[sent].clone());
                 self.conn.send(&interest.encode()).await?;
                 sent += 1;
             }
             let Ok(incoming) = tokio::time::timeout_at(deadline, self.conn.recv()).await else {
                 let missing = got.iter().position(Option::is_none).unwrap_or(0);
                 return Err(ClientError::Timeout {
-                    name: names[missing].clone(),
+                    name: interests[missing].name.clone(),
                     ms: self.timeout.as_millis(),
                     hint: String::new(),
                 });
             };
-            match incoming? {
-                Incoming::Data(wire) => {
+            match reply_to(incoming?, &interests[..sent]) {
+                Some(Reply::Data(i, wire)) => {
                     let Ok(data) = Data::decode(&wire) else {
                         continue;
                     };
-                    let slot = names.iter().position(|n| *n == data.name);
-                    if let Some(slot) = slot.filter(|&i| got[i].is_none()) {
-                        got[slot] = Some(data);
+                    if got[i].is_none() {
+                        got[i] = Some(data);
                         received += 1;
                         deadline =
                             tokio::time::Instant::from_std(later(Instant::now(), self.timeout));
                     }
                 }
-                Incoming::Nack {
-                    reason,
-                    interest: nacked,
-                    ..
-                } => {
-                    if let Ok(view) = InterestView::new_checked(nacked) {
-                        if let Some(name) = names.iter().find(|n| **n == *view.name()) {
-                            return Err(ClientError::Nack {
-                                name: name.clone(),
-                                reason,
-                            });
-                        }
-                    }
+                Some(Reply::Nack(i, reason)) => {
+                    return Err(ClientError::Nack {
+                        name: interests[i].name.clone(),
+                        reason,
+                    })
                 }
-                Incoming::Interest(_) => {}
+                None => {}
             }
         }
         Ok(got.into_iter().flatten().collect())

@@ -4,6 +4,8 @@
 //! congestion controller; a tampered segment fails verification naming the segment.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -59,30 +61,22 @@ async fn producer_injecting(
     let mut publication = publication;
     tokio::spawn(async move {
         let _dir = dir;
-        let (mut sock, _) = listener.accept().await.unwrap();
-        let mut framer = StreamFramer::default();
-        loop {
-            if sock.read_buf(framer.read_buffer()).await.unwrap_or(0) == 0 {
-                return;
+        common::serve_one(listener, move |packet| {
+            let i = seen.fetch_add(1, Ordering::Relaxed);
+            if drop(i) {
+                return Vec::new();
             }
-            let mut out = Vec::new();
-            while let Some(packet) = framer.next_packet().unwrap() {
-                let i = seen.fetch_add(1, Ordering::Relaxed);
-                if drop(i) {
-                    continue;
-                }
-                let view = InterestView::new_checked(packet).unwrap();
-                if let Some(data) = publication.answer(&view) {
-                    out.extend_from_slice(&data);
-                    for extra in inject.drain(..) {
-                        out.extend_from_slice(&extra);
-                    }
-                }
+            let view = InterestView::new_checked(packet).unwrap();
+            let Some(data) = publication.answer(&view) else {
+                return Vec::new();
+            };
+            let mut out = data.to_vec();
+            for extra in inject.drain(..) {
+                out.extend_from_slice(&extra);
             }
-            if sock.write_all(&out).await.is_err() {
-                return;
-            }
-        }
+            out
+        })
+        .await;
     });
     (Transport::Unix(path), count)
 }
@@ -371,35 +365,17 @@ async fn a_repeated_nack_for_the_metadata_interest_does_not_end_discovery() {
     let data = object(10_000);
     let mut publication = publish(&data, SigningKey::Digest, 1000, None);
     let (_dir, path, listener) = listen();
-    tokio::spawn(async move {
-        let (mut sock, _) = listener.accept().await.unwrap();
-        let mut framer = StreamFramer::default();
-        loop {
-            if sock.read_buf(framer.read_buffer()).await.unwrap_or(0) == 0 {
-                return;
-            }
-            let mut out = Vec::new();
-            while let Some(packet) = framer.next_packet().unwrap() {
-                let view = InterestView::new_checked(packet.clone()).unwrap();
-                if view.name().to_string().contains("metadata") {
-                    for _ in 0..2 {
-                        out.extend_from_slice(
-                            &LpPacket::nack(NackReason::NoRoute, packet.clone(), None).encode(),
-                        );
-                    }
-                    // The Nacks go first, on their own.
-                    sock.write_all(&out).await.unwrap();
-                    out.clear();
-                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                } else if let Some(d) = publication.answer(&view) {
-                    out.extend_from_slice(&d);
-                }
-            }
-            if sock.write_all(&out).await.is_err() {
-                return;
-            }
+    tokio::spawn(common::serve_one_pausing(listener, move |packet| {
+        let view = InterestView::new_checked(packet.clone()).unwrap();
+        if view.name().to_string().contains("metadata") {
+            let nack = LpPacket::nack(NackReason::NoRoute, packet, None).encode();
+            // The Nacks go first, on their own.
+            let pause = std::time::Duration::from_millis(20);
+            return ([nack.clone(), nack].concat(), Some(pause));
         }
-    });
+        let answer = publication.answer(&view);
+        (answer.map(|d| d.to_vec()).unwrap_or_default(), None)
+    }));
     let (out, report) = get(Transport::Unix(path), "/obj", &FetchOptions::default()).await;
     report.unwrap();
     assert!(out == data, "object differs");

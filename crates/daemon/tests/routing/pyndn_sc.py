@@ -5,6 +5,7 @@ python-ndn 0.5.2 (ndn.appv2, ndn.encoding) with keys from PyCryptodome, its depe
 mode prints JSON lines on stdout.
 
   produce --router HEX [--key FILE] [--lifetime MS] [--marker TEXT] [--not-before-ms MS]
+          [--segments N]
       The Prefix Announcement recipe: a fresh Ed25519 key (or the PKCS#8 DER in FILE, written
       there when absent) owns /32=sc/<h>, h = SHA-256 of its SubjectPublicKeyInfo; the
       announcement of /32=sc/<h> delegated to /32=sc/<ROUTER> (NwDelegate, NwPublicKey,
@@ -12,7 +13,9 @@ mode prints JSON lines on stdout.
       (ApplicationParameters, v0.3 signed Interest, DigestSha256), as NFD takes it. Prints
       {"announce": status, "h": hex}, then {"ready": true} and serves every Interest under the
       name with TEXT (default "owner <h>") until killed. --lifetime and --not-before-ms shape
-      the announcement (an expired or not yet valid one).
+      the announcement (an expired or not yet valid one). With --segments N, an Interest
+      whose name ends in a segment number k < N is answered with "TEXT k" and FinalBlockId
+      N-1 (a segmented object under any versioned name).
   hijack --router HEX --target HEX
       Announces /32=sc/<TARGET> with its own key (NwPublicKey hashing to another name) and
       serves "hijacker" under it if accepted. Prints {"announce": status}, then
@@ -132,11 +135,18 @@ async def announce(app, pa):
     return nfd_mgmt.parse_response(reply)["status_code"]
 
 
-def serve(app, prefix, text):
+def serve(app, prefix, text, segments=None):
     signer = DigestSha256Signer()
 
     def on_interest(name, _app_param, reply, _context):
-        reply(app.make_data(name, text, signer, freshness_period=0))
+        if segments is not None and name and Component.get_type(name[-1]) == Component.TYPE_SEGMENT:
+            k = Component.to_number(name[-1])
+            if k >= segments:
+                return
+            reply(app.make_data(name, text + f" {k}".encode(), signer, freshness_period=0,
+                                final_block_id=Component.from_segment(segments - 1)))
+        else:
+            reply(app.make_data(name, text, signer, freshness_period=0))
         emit({"served": Name.to_str(name)})
 
     app.attach_handler(prefix, on_interest)
@@ -161,7 +171,7 @@ def produce(args):
     text = (args.marker or f"owner {h.hex()}").encode()
 
     async def body():
-        serve(app, sc_name(h), text)
+        serve(app, sc_name(h), text, args.segments)
         status = await announce(app, pa)
         emit({"announce": status, "h": h.hex()})
         emit({"ready": True})
@@ -235,6 +245,7 @@ def main():
     pr.add_argument("--lifetime", type=int, default=600_000)
     pr.add_argument("--not-before-ms", type=int)
     pr.add_argument("--marker")
+    pr.add_argument("--segments", type=int)
     hj = sub.add_parser("hijack")
     hj.add_argument("--router", required=True)
     hj.add_argument("--target", required=True)

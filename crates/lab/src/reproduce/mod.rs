@@ -358,6 +358,6 @@ async fn one(name: &str, ctx: &mut Ctx<'_>) -> Result<Report, LabError> {
         "stream-ciphers" => stream_ciphers::run(ctx).await,
         "transport" => transport::run(ctx).await,
         "pit-digest" => pit_digest::run(ctx).await,
-        _ => Ok(routing::run(ctx)),
+        _ => routing::run(ctx).await,
     }
 }

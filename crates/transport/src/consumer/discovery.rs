@@ -142,7 +142,7 @@ pub(super) async fn discover(
     let lifetime = millis(options.discovery_timeout);
     let mut nacks = Vec::new();
     // Nacks NoRoute with RetryAfter (a forwarder resolving the name) are waited out, up to
-    // MAX_RETRY_AFTER in all, without using up an attempt.
+    // `max_retry_after` in all, without using up an attempt.
     let mut retry_after_waited = Duration::ZERO;
     let mut attempt = 0;
     while attempt < 3 {
@@ -235,7 +235,7 @@ pub(super) async fn discover(
         }
         if let Some(ms) = retry_after.filter(|_| nacks.len() == 2) {
             let wait = Duration::from_millis(ms.max(1));
-            if retry_after_waited + wait <= MAX_RETRY_AFTER {
+            if retry_after_waited.saturating_add(wait) <= options.max_retry_after {
                 retry_after_waited += wait;
                 attempt -= 1;
                 tokio::time::sleep(wait).await;
@@ -260,9 +260,6 @@ pub(super) async fn discover(
         ),
     })
 }
-
-/// The longest discovery waits in all for Nacks carrying RetryAfter.
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(10);
 
 /// `<name>/v=X` from a segment named `<name>/v=X/seg=N`, or `<name>` from `<name>/seg=N`.
 fn versioned_from_segment(name: &Name, data_name: &Name) -> Option<Name> {

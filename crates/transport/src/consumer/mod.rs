@@ -4,7 +4,10 @@
 //! once), then keeps a congestion window of segment Interests in flight
 //! ([`crate::cc::Controller`]), retransmits what is lost (detected by RACK, RFC 8985, when later
 //! Interests were answered, else by an RFC 6298 RTO) and on Nack Duplicate or
-//! Congestion, gives up with a clear error on Nack NoRoute or after
+//! Congestion, waits out a Nack NoRoute carrying NDNLPv2 RetryAfter (a forwarder resolving the
+//! name) before asking again (bounded by [`FetchOptions::max_retry_after`] and
+//! [`FetchOptions::max_retries`] per segment), gives up with a clear error on any other Nack
+//! NoRoute or after
 //! [`FetchOptions::max_retries`] retransmissions of one segment, and writes segments in order to
 //! the sink only once they are verified:
 //! - no key: nothing is verified (as ndnget does by default);
@@ -24,7 +27,8 @@
 //! verification and in-order delivery), `workers` (digests and signature checks on threads of
 //! their own), `discovery` (the version, and the signer's certificate chain).
 
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -50,7 +54,7 @@ pub use options::{FetchError, FetchOptions, FetchReport, Progress};
 use discovery::{discover, resolve_signer};
 use workers::Workers;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 enum Item {
     Segment(u64),
     Manifest(u64),
@@ -87,6 +91,9 @@ struct Slot {
     /// suppression), and a segment lost on a lossy link a few times in a row used to run out
     /// of retries in a fraction of a second.
     failures: u32,
+    /// Nacks NoRoute with RetryAfter waited out, and the time they asked for in all.
+    waits: u32,
+    waited: Duration,
     generation: u32,
 }
 
@@ -119,6 +126,8 @@ struct Fetch<'a> {
     /// The next manifest never asked for (they are asked for in order).
     next_manifest: u64,
     retx: VecDeque<Item>,
+    /// Items waiting out a Nack's RetryAfter, by when they may go out again.
+    deferred: BinaryHeap<Reverse<(Instant, Item)>>,
     sent_log: VecDeque<(Instant, Item, u32)>,
     /// Latest sending time of anything whose Data has arrived (RACK).
     latest_acked_sent: Option<Instant>,
@@ -173,6 +182,7 @@ pub async fn fetch(
         worker_key: None,
         next_manifest: 0,
         retx: VecDeque::new(),
+        deferred: BinaryHeap::new(),
         sent_log: VecDeque::new(),
         latest_acked_sent: None,
         last_backoff: None,
@@ -193,6 +203,7 @@ pub async fn fetch(
             fast_retransmits: 0,
             probes: 0,
             nacks: 0,
+            retry_after_waits: 0,
             rtt_min: Duration::ZERO,
             rtt_avg: Duration::ZERO,
             rtt_max: Duration::ZERO,

@@ -32,6 +32,11 @@ pub struct FetchOptions {
     pub anchor: Option<Certificate>,
     /// How long to wait for each version-discovery attempt (three are made).
     pub discovery_timeout: Duration,
+    /// The longest a Nack NoRoute's RetryAfter is waited out in all: by version discovery,
+    /// and by each segment or manifest (which is also Nacked so at most
+    /// [`FetchOptions::max_retries`] times). Past it the fetch fails with
+    /// [`FetchError::NoRouteAfterRetry`].
+    pub max_retry_after: Duration,
     /// How often the progress callback is called.
     pub progress_interval: Duration,
 }
@@ -47,6 +52,7 @@ impl Default for FetchOptions {
             verify: None,
             anchor: None,
             discovery_timeout: Duration::from_secs(2),
+            max_retry_after: Duration::from_secs(10),
             progress_interval: Duration::from_millis(200),
         }
     }
@@ -92,6 +98,9 @@ pub struct FetchReport {
     pub probes: u64,
     /// Nacks received.
     pub nacks: u64,
+    /// Of those, Nacks NoRoute with RetryAfter for a segment or manifest, waited out before it
+    /// was asked for again.
+    pub retry_after_waits: u64,
     /// Smallest, mean and largest RTT of segments sent once.
     pub rtt_min: Duration,
     /// Mean RTT.
@@ -143,6 +152,17 @@ pub enum FetchError {
         name: Name,
         /// Why.
         reason: NackReason,
+    },
+    /// A segment or manifest was still Nacked NoRoute with RetryAfter once the waits allowed
+    /// ([`FetchOptions::max_retry_after`], [`FetchOptions::max_retries`]) were used up.
+    #[error("no route to {name} after waiting out RetryAfter {waits} times ({} ms in all)", waited.as_millis())]
+    NoRouteAfterRetry {
+        /// The packet's name.
+        name: Name,
+        /// Nacks waited out.
+        waits: u32,
+        /// The time they asked for in all.
+        waited: Duration,
     },
     /// A segment or manifest did not arrive after every retransmission.
     #[error("{name} did not arrive after {retries} retransmissions")]

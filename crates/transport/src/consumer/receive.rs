@@ -4,7 +4,7 @@
 
 use std::io::Write;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use nameway_wire::signature::{signature_type, KeyLocator};
@@ -31,7 +31,9 @@ impl Fetch<'_> {
                 }
             }
             Incoming::Nack {
-                reason, interest, ..
+                reason,
+                interest,
+                retry_after,
             } => {
                 let Ok(view) = InterestView::new_checked(interest) else {
                     return Ok(());
@@ -49,13 +51,19 @@ impl Fetch<'_> {
                     return Ok(());
                 };
                 self.report.nacks += 1;
-                match reason {
-                    NackReason::Congestion => {
+                match (reason, retry_after) {
+                    (NackReason::Congestion, _) => {
                         self.cc.on_loss(Instant::now(), sent);
                         self.retransmit(item, true)?;
                     }
-                    NackReason::Duplicate => self.retransmit(item, true)?,
-                    other => {
+                    (NackReason::Duplicate, _) => self.retransmit(item, true)?,
+                    // A forwarder resolving the name (secure routing's `nack` miss mode) says
+                    // when to ask again: the segment waits that long, then goes out again.
+                    (NackReason::NoRoute, Some(ms)) => {
+                        let wait = Duration::from_millis(ms.max(1));
+                        self.defer(item, wait, Instant::now())?;
+                    }
+                    (other, _) => {
                         return Err(FetchError::Nack {
                             name: view.name().clone(),
                             reason: other,

@@ -1,6 +1,7 @@
 //! The sending side of a fetch: the loop, the congestion window, what to ask for next, loss
 //! detection (RACK, the RTO, tail loss probes) and retransmission.
 
+use std::cmp::Reverse;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -25,7 +26,11 @@ impl Fetch<'_> {
             if self.is_done() {
                 return Ok(());
             }
-            if self.in_flight == 0 && self.retx.is_empty() && self.workers.outstanding == 0 {
+            if self.in_flight == 0
+                && self.retx.is_empty()
+                && self.deferred.is_empty()
+                && self.workers.outstanding == 0
+            {
                 // Nothing asked for and nothing to ask: waiting would never end.
                 return Err(FetchError::Stalled {
                     name: self.versioned.clone(),
@@ -60,8 +65,17 @@ impl Fetch<'_> {
         }
     }
 
-    /// The earliest retransmission deadline (or a lifetime from now when nothing is in flight).
+    /// The earliest retransmission deadline or end of a RetryAfter wait (or a lifetime from
+    /// now when neither is pending).
     fn next_deadline(&mut self) -> Instant {
+        let deadline = self.retransmission_deadline();
+        match self.deferred.peek() {
+            Some(Reverse((due, _))) => deadline.min(*due),
+            None => deadline,
+        }
+    }
+
+    fn retransmission_deadline(&mut self) -> Instant {
         while let Some(&(sent, item, generation)) = self.sent_log.front() {
             if self.is_in_flight(item, generation) {
                 let mut deadline = later(sent, self.rtt.rto());
@@ -189,6 +203,60 @@ impl Fetch<'_> {
         Ok(())
     }
 
+    /// Takes `item` out of flight until `wait` has passed: it was Nacked NoRoute with
+    /// RetryAfter (a forwarder resolving its name), which is no loss, so the congestion window
+    /// stays. Fails once the item has waited [`FetchOptions::max_retry_after`] in all or been
+    /// Nacked so more than [`FetchOptions::max_retries`] times.
+    ///
+    /// [`FetchOptions::max_retry_after`]: super::FetchOptions::max_retry_after
+    /// [`FetchOptions::max_retries`]: super::FetchOptions::max_retries
+    pub(super) fn defer(
+        &mut self,
+        item: Item,
+        wait: Duration,
+        now: Instant,
+    ) -> Result<(), FetchError> {
+        let (max, cap) = (self.options.max_retries, self.options.max_retry_after);
+        let slot = self.slot_mut(item);
+        if !matches!(slot.state, State::InFlight { .. }) {
+            return Ok(());
+        }
+        // Sent again: no RTT sample from it (Karn's rule).
+        slot.retries += 1;
+        slot.waits += 1;
+        slot.waited = slot.waited.saturating_add(wait);
+        if slot.waits > max || slot.waited > cap {
+            let (waits, waited) = (slot.waits, slot.waited);
+            return Err(FetchError::NoRouteAfterRetry {
+                name: self
+                    .item_name(item)
+                    .unwrap_or_else(|_| self.versioned.clone()),
+                waits,
+                waited,
+            });
+        }
+        slot.state = State::Queued;
+        self.in_flight = self.in_flight.saturating_sub(1);
+        self.deferred.push(Reverse((later(now, wait), item)));
+        self.report.retransmissions += 1;
+        self.report.retry_after_waits += 1;
+        Ok(())
+    }
+
+    /// Queues for sending what has waited out its RetryAfter. The wait was asked for, not a
+    /// sign of loss: the tail loss probe's clock starts again, or the probe would follow the
+    /// Interest at once (nothing having arrived during the wait).
+    fn release_deferred(&mut self, now: Instant) {
+        while let Some(&Reverse((due, item))) = self.deferred.peek() {
+            if due > now {
+                break;
+            }
+            self.deferred.pop();
+            self.retx.push_back(item);
+            self.last_progress = now;
+        }
+    }
+
     /// The next thing to ask for, if the window allows one.
     fn next_item(&mut self) -> Option<Item> {
         while let Some(item) = self.retx.pop_front() {
@@ -263,6 +331,7 @@ impl Fetch<'_> {
     }
 
     fn fill_window(&mut self) -> Result<(), FetchError> {
+        self.release_deferred(Instant::now());
         while self.in_flight < self.cc.window() {
             let Some(item) = self.next_item() else {
                 break;

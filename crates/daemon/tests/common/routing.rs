@@ -1,4 +1,5 @@
-//! Helpers of the secure-routing tests (`routing.rs`, `routing_hostile.rs`): routers with
+//! Helpers of the secure-routing tests (`routing.rs`, `routing_hostile.rs`, which include this
+//! file by path): a RIB host and routers in one call ([`net`]), routers with
 //! their routing keys made first, the python-ndn and NDNts apps of self-certifying names, the
 //! routing datasets.
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used, clippy::expect_used)]
@@ -54,6 +55,16 @@ pub fn start_router(rib_udp: u16, extra: &str) -> Router {
     let (keys, path, me) = new_key();
     let d = Daemon::start(&router_config(&path, rib_udp, extra));
     Router { d, me, keys }
+}
+
+/// The set-up of most routing tests: a RIB host (its database `rib.redb` in the returned
+/// folder, which must outlive it) and one router per entry of `extras`, each reaching the
+/// RIB service with that entry's extra `[routing]` lines (`""`, `miss = "nack"`, ...).
+pub fn net<const N: usize>(extras: [&str; N]) -> (tempfile::TempDir, Router, [Router; N]) {
+    let db = tempfile::tempdir().unwrap();
+    let rib = start_rib(&db.path().join("rib.redb"), "");
+    let routers = extras.map(|extra| start_router(rib.d.udp, extra));
+    (db, rib, routers)
 }
 
 pub fn script() -> PathBuf {
