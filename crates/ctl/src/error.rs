@@ -48,6 +48,34 @@ pub enum StoreError {
         /// SQLite's error.
         source: rusqlite::Error,
     },
+    /// The PostgreSQL database holds tables but not Nameway's `nameway_schema`: another
+    /// application's.
+    #[error("{target}: the database holds tables that are not Nameway's ({tables}); refusing to use it (give namewayctl a database of its own)")]
+    ForeignDatabase {
+        /// The database (`postgres://user@host:port/db`).
+        target: String,
+        /// The first few of its tables.
+        tables: String,
+    },
+    /// Any PostgreSQL failure: a bad conninfo, the server unreachable or gone, a refused
+    /// statement.
+    #[cfg(feature = "postgres")]
+    #[error("{target}: {source}")]
+    Postgres {
+        /// The database (`postgres://user@host:port/db`, no password).
+        target: String,
+        /// The client's error (its source says more: the server's message, the I/O error).
+        #[source]
+        source: postgres::Error,
+    },
+    /// A backup file could not be created or written.
+    #[error("backup {path}: {source}")]
+    Backup {
+        /// The backup file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
     /// The group-commit writer thread has stopped (the registry is closing or it failed).
     #[error("the registry writer has stopped")]
     WriterGone,

@@ -25,6 +25,8 @@ mod group_commit;
 pub mod group_keys;
 mod name_tree;
 pub mod objects;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod registry;
 mod routes;
 mod schema;
@@ -40,6 +42,8 @@ mod versions;
 pub use error::StoreError;
 pub use group_commit::{CommitCounters, CommitStats, GroupCommit, GroupCommitConfig};
 pub use name_tree::NameTree;
+#[cfg(feature = "postgres")]
+pub use postgres::{PostgresStore, SCHEMA_TABLE};
 pub use registry::{LoadReport, Registry};
 pub use routes::{Fib, FibDiff, NextHop, Origin, RouteEngine};
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};

@@ -1,7 +1,8 @@
 //! The registry's records and the storage boundary, [`RegistryStore`].
 //!
 //! The embedded store is SQLite ([`crate::SqliteStore`]); an operator who runs several
-//! controllers would put the same trait over a shared database in a later phase.
+//! controllers puts the same trait over a shared PostgreSQL database (`PostgresStore`, feature
+//! `postgres`).
 
 use nameway_wire::Name;
 
@@ -167,4 +168,41 @@ pub trait RegistryStore {
     /// # Errors
     /// `dest` exists or cannot be written.
     fn backup(&mut self, dest: &std::path::Path) -> Result<(), StoreError>;
+}
+
+/// A boxed store is a store: `namewayctl` picks SQLite or PostgreSQL at run time.
+impl<T: RegistryStore + ?Sized> RegistryStore for Box<T> {
+    fn apply(&mut self, ops: &[RegistryOp]) -> Result<(), StoreError> {
+        (**self).apply(ops)
+    }
+    fn load_registrations(&mut self) -> Result<Vec<Registration>, StoreError> {
+        (**self).load_registrations()
+    }
+    fn sweep_expired(&mut self, now_ms: u64) -> Result<Vec<RegistrationKey>, StoreError> {
+        (**self).sweep_expired(now_ms)
+    }
+    fn put_node(&mut self, node: &NodeRecord) -> Result<(), StoreError> {
+        (**self).put_node(node)
+    }
+    fn nodes(&mut self) -> Result<Vec<NodeRecord>, StoreError> {
+        (**self).nodes()
+    }
+    fn put_link(&mut self, link: &LinkRecord) -> Result<(), StoreError> {
+        (**self).put_link(link)
+    }
+    fn links(&mut self) -> Result<Vec<LinkRecord>, StoreError> {
+        (**self).links()
+    }
+    fn audit(
+        &mut self,
+        ts_ms: u64,
+        actor: &str,
+        action: &str,
+        detail: &str,
+    ) -> Result<(), StoreError> {
+        (**self).audit(ts_ms, actor, action, detail)
+    }
+    fn backup(&mut self, dest: &std::path::Path) -> Result<(), StoreError> {
+        (**self).backup(dest)
+    }
 }
