@@ -60,13 +60,13 @@ pub enum StoreError {
     /// Any PostgreSQL failure: a bad conninfo, the server unreachable or gone, a refused
     /// statement.
     #[cfg(feature = "postgres")]
-    #[error("{target}: {source}")]
+    #[error("{target}: {}", postgres_detail(error))]
     Postgres {
         /// The database (`postgres://user@host:port/db`, no password).
         target: String,
-        /// The client's error (its source says more: the server's message, the I/O error).
-        #[source]
-        source: postgres::Error,
+        /// The client's error (its own source, shown in the message, is the server's
+        /// message or the I/O error).
+        error: postgres::Error,
     },
     /// A backup file could not be created or written.
     #[error("backup {path}: {source}")]
@@ -82,6 +82,17 @@ pub enum StoreError {
     /// The group-commit writer failed to commit the batch holding this request.
     #[error("commit failed: {0}")]
     CommitFailed(String),
+}
+
+/// A PostgreSQL client error with its cause on one line (the client's `Display` gives only
+/// the kind: "db error").
+#[cfg(feature = "postgres")]
+fn postgres_detail(e: &postgres::Error) -> String {
+    use std::error::Error as _;
+    match e.source() {
+        Some(cause) => format!("{e}: {cause}"),
+        None => e.to_string(),
+    }
 }
 
 impl StoreError {

@@ -13,7 +13,7 @@ use clap::{Parser, Subcommand};
 use nameway_ctl::ca::{self, anchor_cert_path, anchor_key_path, Authority, CaError};
 use nameway_ctl::{
     now_ms, parse_topology, Durability, GroupCommitConfig, NodeId, Registration, RegistrationKey,
-    Registry, RegistryStore as _, SqliteStore, StoreError,
+    Registry, RegistryStore, SqliteStore, StoreError,
 };
 use nameway_wire::Name;
 
@@ -216,6 +216,7 @@ fn exit_code(e: &anyhow::Error) -> u8 {
             s,
             StoreError::NotADatabase { .. }
                 | StoreError::Foreign { .. }
+                | StoreError::ForeignDatabase { .. }
                 | StoreError::TooNew { .. }
                 | StoreError::Corrupt { .. }
         )
@@ -398,7 +399,8 @@ fn init(domain: &str, db: &Path) -> anyhow::Result<()> {
 fn registry(op: RegistryOp) -> anyhow::Result<()> {
     match op {
         RegistryOp::List { db } => {
-            let (r, _) = Registry::open(open(&db)?, now_ms(), GroupCommitConfig::default())?;
+            let (r, _) =
+                Registry::open(open_registry(&db)?, now_ms(), GroupCommitConfig::default())?;
             for g in r.all() {
                 let left = g.expires_ms.saturating_sub(now_ms()) / 1000;
                 println!(
@@ -416,7 +418,8 @@ fn registry(op: RegistryOp) -> anyhow::Result<()> {
             ttl,
             db,
         } => {
-            let (r, _) = Registry::open(open(&db)?, now_ms(), GroupCommitConfig::default())?;
+            let (r, _) =
+                Registry::open(open_registry(&db)?, now_ms(), GroupCommitConfig::default())?;
             r.register(Registration {
                 prefix: parse_name(&prefix)?,
                 node: parse_name(&node)?.to_string(),
@@ -438,7 +441,8 @@ fn registry(op: RegistryOp) -> anyhow::Result<()> {
             face,
             db,
         } => {
-            let (r, _) = Registry::open(open(&db)?, now_ms(), GroupCommitConfig::default())?;
+            let (r, _) =
+                Registry::open(open_registry(&db)?, now_ms(), GroupCommitConfig::default())?;
             let key = RegistrationKey {
                 prefix: parse_name(&prefix)?,
                 node: parse_name(&node)?.to_string(),
@@ -460,7 +464,7 @@ fn routes(prefix: &str, topology: &Path, db: Option<&Path>) -> anyhow::Result<()
         .with_context(|| format!("cannot read {}", topology.display()))?;
     let mut engine = parse_topology(&text)?;
     if let Some(db) = db {
-        let (r, _) = Registry::open(open(db)?, now_ms(), GroupCommitConfig::default())?;
+        let (r, _) = Registry::open(open_registry(db)?, now_ms(), GroupCommitConfig::default())?;
         for g in r.all() {
             if let Some(router) = engine.topology().id(&g.node) {
                 engine.add_origin(
@@ -562,6 +566,25 @@ fn serve(config: nameway_ctl::serve::ServeConfig) -> anyhow::Result<()> {
         }
         Ok(())
     })
+}
+
+/// The registry's store named by `--db`: a PostgreSQL database for a `postgres://` or
+/// `postgresql://` URL or a `key=value` conninfo (`host=/run/postgresql dbname=nameway`),
+/// else the SQLite file at that path.
+fn open_registry(db: &Path) -> anyhow::Result<Box<dyn RegistryStore + Send>> {
+    let text = db.to_string_lossy();
+    let is_conninfo = text.starts_with("postgres://")
+        || text.starts_with("postgresql://")
+        || text.split_once('=').is_some_and(|(k, _)| {
+            !k.is_empty() && k.trim().chars().all(|c| c.is_ascii_lowercase() || c == '_')
+        });
+    if !is_conninfo {
+        return Ok(Box::new(open(db)?));
+    }
+    #[cfg(feature = "postgres")]
+    return Ok(Box::new(nameway_ctl::PostgresStore::connect(&text)?));
+    #[cfg(not(feature = "postgres"))]
+    bail!("{text}: this namewayctl is built without PostgreSQL (cargo feature `postgres`)")
 }
 
 fn open(db: &Path) -> anyhow::Result<SqliteStore> {

@@ -183,7 +183,7 @@ impl PostgresStore {
     pub fn connect(conninfo: &str) -> Result<Self, StoreError> {
         let mut config: Config = conninfo.parse().map_err(|e| StoreError::Postgres {
             target: "postgres conninfo".to_owned(),
-            source: e,
+            error: e,
         })?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
@@ -191,7 +191,7 @@ impl PostgresStore {
         let target = shown(&config);
         let client = config.connect(NoTls).map_err(|e| StoreError::Postgres {
             target: target.clone(),
-            source: e,
+            error: e,
         })?;
         let mut store = Self { client, target };
         store.migrate()?;
@@ -218,7 +218,7 @@ impl PostgresStore {
     fn err(&self, e: postgres::Error) -> StoreError {
         StoreError::Postgres {
             target: self.target.clone(),
-            source: e,
+            error: e,
         }
     }
 
@@ -309,7 +309,7 @@ impl PostgresStore {
 fn pg(target: &str, e: postgres::Error) -> StoreError {
     StoreError::Postgres {
         target: target.to_owned(),
-        source: e,
+        error: e,
     }
 }
 
