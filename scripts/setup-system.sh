@@ -4,7 +4,9 @@
 # downloaded from a browser vendor) driven by playwright-core from npm (tests/interop/browser,
 # pinned in its package-lock.json), systemd for `systemd-analyze verify` of the service unit
 # (crates/daemon/tests/daemon.rs), and tcpdump to read the pcap files of `nameway capture`
-# (crates/cli/tests/daemon_cli.rs).
+# (crates/cli/tests/daemon_cli.rs), and the PostgreSQL server that
+# scripts/postgres-test-server.sh starts for the controller's PostgreSQL store
+# (crates/ctl/tests/registry_postgres.rs).
 #
 # Idempotent: does nothing when everything is present. Installing packages needs root and
 # apt-get (CI runs as root); elsewhere install them yourself or set CHROMIUM to a Chromium binary.
@@ -19,6 +21,7 @@ missing=()
 [ -x "$chromium" ] || missing+=(chromium)
 command -v systemd-analyze >/dev/null || missing+=(systemd)
 command -v tcpdump >/dev/null || missing+=(tcpdump)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 if [ "${#missing[@]}" -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         echo "setup-system: installing ${missing[*]} from the Debian packages"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as README.md gives it and CI runs it. Installs what the tests need
-# (a Python venv with python-ndn, the NDNts packages from npm, Chromium for the status page),
+# (a Python venv with python-ndn, the NDNts packages from npm, Chromium for the status page,
+# PostgreSQL for the controller's shared store),
 # then runs formatting and lint checks, every test of the workspace with the interop tests required, and the doc build.
 #
 #   bash scripts/test.sh
@@ -45,5 +46,5 @@ done
 step "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
-step "cargo test (interop required)"
-NAMEWAY_REQUIRE_INTEROP=1 cargo test --workspace --locked
+step "cargo test (interop required; a throw-away PostgreSQL server for the controller's store)"
+NAMEWAY_REQUIRE_INTEROP=1 bash scripts/postgres-test-server.sh -- cargo test --workspace --locked
