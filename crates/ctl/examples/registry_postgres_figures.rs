@@ -6,7 +6,8 @@
 //! Needs the server of `scripts/postgres-test-server.sh` (its conninfo in
 //! `NAMEWAY_TEST_POSTGRES`); `scripts/bench-registry-postgres.sh [NAMES]` runs it under one.
 //!
-//! `cargo run --release -p nameway-ctl --example registry_postgres_figures [-- NAMES [RUNS]]`
+//! `cargo run --release -p nameway-ctl --example registry_postgres_figures [-- NAMES [RUNS [PER_COMMIT]]]`
+//! (defaults 10^5 names, 3 runs, 10^5 names per bulk-load commit as C3's figure).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -53,7 +54,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Runs the workload on the stores `open` makes (each call: the same, already-used database).
-fn measure<S, F>(n: u64, open: F) -> Figures
+fn measure<S, F>(n: u64, chunk: usize, open: F) -> Figures
 where
     S: RegistryStore + Send + 'static,
     F: Fn() -> S,
@@ -62,10 +63,10 @@ where
     let regs: Vec<Registration> = (0..n).map(|i| reg(i, now + 3_600_000)).collect();
     let mut f = Figures::default();
 
-    // Bulk load, 10^4 per commit (as a controller taking many registrations at once).
+    // Bulk load, `chunk` names per commit.
     let (r, _) = Registry::open(open(), now, GroupCommitConfig::default()).unwrap();
     let t = Instant::now();
-    for c in regs.chunks(10_000) {
+    for c in regs.chunks(chunk) {
         r.register_all(c.to_vec()).unwrap();
     }
     f.load_per_s = n as f64 / t.elapsed().as_secs_f64();
@@ -140,6 +141,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let n: u64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(100_000);
     let runs: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(3);
+    let chunk: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(100_000);
     let Ok(base) = std::env::var("NAMEWAY_TEST_POSTGRES") else {
         eprintln!("NAMEWAY_TEST_POSTGRES is unset: run scripts/bench-registry-postgres.sh");
         std::process::exit(2);
@@ -149,21 +151,26 @@ fn main() {
     for run in 0..runs {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ctl.db");
-        sqlite.push(measure(n, || {
+        sqlite.push(measure(n, chunk, || {
             SqliteStore::open(&path, Durability::Normal).unwrap()
         }));
         let conninfo = fresh_postgres(&base);
-        pg.push(measure(n, || PostgresStore::connect(&conninfo).unwrap()));
+        pg.push(measure(n, chunk, || {
+            PostgresStore::connect(&conninfo).unwrap()
+        }));
         eprintln!("run {}/{runs} done", run + 1);
     }
     let m = |v: &[Figures], g: fn(&Figures) -> f64| median(v.iter().map(g).collect());
-    println!("{n} names, median of {runs} runs (SQLite and PostgreSQL alternate in each run)");
+    println!(
+        "{n} names, {chunk} per bulk commit, median of {runs} runs (SQLite and PostgreSQL \
+         alternate in each run)"
+    );
     println!(
         "{:<34}{:>14}{:>14}{:>10}",
         "", "SQLite", "PostgreSQL", "PG/SQLite"
     );
     let rows: [(&str, Getter); 6] = [
-        ("bulk load, names/s (10^4/commit)", |f| f.load_per_s),
+        ("bulk load, names/s", |f| f.load_per_s),
         ("restart to serving, s", |f| f.restart_s),
         ("look-ups/s (one thread)", |f| f.lookups_per_s),
         ("16 callers single, reg/s", |f| f.single_per_s),
