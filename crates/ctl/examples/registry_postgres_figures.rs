@@ -131,9 +131,11 @@ where
 
 fn fresh_postgres(base: &str) -> String {
     let mut admin = postgres::Client::connect(base, postgres::NoTls).unwrap();
+    // Two statements: DROP DATABASE refuses to run inside a (multi-statement) transaction.
     admin
-        .batch_execute("DROP DATABASE IF EXISTS nw_bench WITH (FORCE); CREATE DATABASE nw_bench")
+        .batch_execute("DROP DATABASE IF EXISTS nw_bench WITH (FORCE)")
         .unwrap();
+    admin.batch_execute("CREATE DATABASE nw_bench").unwrap();
     format!("{base} dbname=nw_bench")
 }
 

@@ -229,6 +229,58 @@ impl PostgresStore {
         }
     }
 
+    /// Writes the `psql` script of [`RegistryStore::backup`] into `file`.
+    fn write_backup(&mut self, file: std::fs::File, dest: &Path) -> Result<(), StoreError> {
+        let shown_dest = dest.display().to_string();
+        let io = |e: std::io::Error| StoreError::Backup {
+            path: shown_dest.clone(),
+            source: e,
+        };
+        let mut out = std::io::BufWriter::new(file);
+        let target = self.target.clone();
+        let version = self.schema_version()?;
+        writeln!(
+            out,
+            "-- Nameway controller database, schema version {version}, from {target}.\n\
+             -- Restore into an empty database: psql -v ON_ERROR_STOP=1 -d DB -f FILE\n\
+             BEGIN;\n{SCHEMA_TABLE_DDL};"
+        )
+        .map_err(io)?;
+        for sql in MIGRATIONS
+            .iter()
+            .take(usize::try_from(version.max(0)).unwrap_or(0))
+        {
+            out.write_all(sql.as_bytes()).map_err(io)?;
+        }
+        let mut tx = self
+            .client
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(|e| pg(&target, e))?;
+        for (table, columns) in TABLES {
+            let order = if *table == "registrations" {
+                " ORDER BY id"
+            } else {
+                ""
+            };
+            writeln!(out, "COPY {table} ({columns}) FROM stdin;").map_err(io)?;
+            let mut reader = tx
+                .copy_out(&format!(
+                    "COPY (SELECT {columns} FROM {table}{order}) TO STDOUT"
+                ))
+                .map_err(|e| pg(&target, e))?;
+            std::io::copy(&mut reader, &mut out).map_err(io)?;
+            drop(reader);
+            writeln!(out, "\\.").map_err(io)?;
+        }
+        tx.commit().map_err(|e| pg(&target, e))?;
+        writeln!(out, "COMMIT;").map_err(io)?;
+        let file = out.into_inner().map_err(|e| io(e.into_error()))?;
+        file.sync_all().map_err(io)
+    }
+
     /// Decodes one row of `registrations` (the columns `load_registrations` selects).
     fn registration(&self, row: &postgres::Row) -> Result<Registration, StoreError> {
         let get = |e: postgres::Error| self.err(e);
@@ -558,58 +610,19 @@ impl RegistryStore for PostgresStore {
     }
 
     fn backup(&mut self, dest: &Path) -> Result<(), StoreError> {
-        let shown_dest = dest.display().to_string();
-        let io = |e: std::io::Error| StoreError::Backup {
-            path: shown_dest.clone(),
-            source: e,
-        };
         let file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(dest)
-            .map_err(io)?;
-        let mut out = std::io::BufWriter::new(file);
-        let target = self.target.clone();
-        let version = self.schema_version()?;
-        writeln!(
-            out,
-            "-- Nameway controller database, schema version {version}, from {target}.\n\
-             -- Restore into an empty database: psql -v ON_ERROR_STOP=1 -d DB -f FILE\n\
-             BEGIN;\n{SCHEMA_TABLE_DDL};"
-        )
-        .map_err(io)?;
-        for sql in MIGRATIONS
-            .iter()
-            .take(usize::try_from(version.max(0)).unwrap_or(0))
-        {
-            out.write_all(sql.as_bytes()).map_err(io)?;
+            .map_err(|e| StoreError::Backup {
+                path: dest.display().to_string(),
+                source: e,
+            })?;
+        let result = self.write_backup(file, dest);
+        if result.is_err() {
+            // No half-written copy left behind to be mistaken for a backup.
+            let _ = std::fs::remove_file(dest);
         }
-        let mut tx = self
-            .client
-            .build_transaction()
-            .isolation_level(postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(|e| pg(&target, e))?;
-        for (table, columns) in TABLES {
-            let order = if *table == "registrations" {
-                " ORDER BY id"
-            } else {
-                ""
-            };
-            writeln!(out, "COPY {table} ({columns}) FROM stdin;").map_err(io)?;
-            let mut reader = tx
-                .copy_out(&format!(
-                    "COPY (SELECT {columns} FROM {table}{order}) TO STDOUT"
-                ))
-                .map_err(|e| pg(&target, e))?;
-            std::io::copy(&mut reader, &mut out).map_err(io)?;
-            drop(reader);
-            writeln!(out, "\\.").map_err(io)?;
-        }
-        tx.commit().map_err(|e| pg(&target, e))?;
-        writeln!(out, "COMMIT;").map_err(io)?;
-        let file = out.into_inner().map_err(|e| io(e.into_error()))?;
-        file.sync_all().map_err(io)
+        result
     }
 }
