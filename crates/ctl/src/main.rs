@@ -573,12 +573,7 @@ fn serve(config: nameway_ctl::serve::ServeConfig) -> anyhow::Result<()> {
 /// else the SQLite file at that path.
 fn open_registry(db: &Path) -> anyhow::Result<Box<dyn RegistryStore + Send>> {
     let text = db.to_string_lossy();
-    let is_conninfo = text.starts_with("postgres://")
-        || text.starts_with("postgresql://")
-        || text.split_once('=').is_some_and(|(k, _)| {
-            !k.is_empty() && k.trim().chars().all(|c| c.is_ascii_lowercase() || c == '_')
-        });
-    if !is_conninfo {
+    if !is_postgres(db) {
         return Ok(Box::new(open(db)?));
     }
     #[cfg(feature = "postgres")]
@@ -587,12 +582,37 @@ fn open_registry(db: &Path) -> anyhow::Result<Box<dyn RegistryStore + Send>> {
     bail!("{text}: this namewayctl is built without PostgreSQL (cargo feature `postgres`)")
 }
 
+/// Whether `--db` names a PostgreSQL database: a `postgres://`/`postgresql://` URL or a
+/// `key=value` conninfo.
+fn is_postgres(db: &Path) -> bool {
+    let text = db.to_string_lossy();
+    text.starts_with("postgres://")
+        || text.starts_with("postgresql://")
+        || text.split_once('=').is_some_and(|(k, _)| {
+            !k.is_empty() && k.trim().chars().all(|c| c.is_ascii_lowercase() || c == '_')
+        })
+}
+
+/// The CA's commands keep the local SQLite file (its key files live beside it).
+fn sqlite_only(db: &Path) -> anyhow::Result<()> {
+    if is_postgres(db) {
+        bail!(
+            "{}: the CA's commands take the controller's local SQLite file; a PostgreSQL \
+             database holds only the registry (namewayctl registry, routes)",
+            db.display()
+        );
+    }
+    Ok(())
+}
+
 fn open(db: &Path) -> anyhow::Result<SqliteStore> {
+    sqlite_only(db)?;
     exists(db)?;
     Ok(SqliteStore::open(db, Durability::Normal)?)
 }
 
 fn open_full(db: &Path) -> anyhow::Result<SqliteStore> {
+    sqlite_only(db)?;
     Ok(SqliteStore::open(db, Durability::Full)?)
 }
 

@@ -626,3 +626,54 @@ impl RegistryStore for PostgresStore {
         result
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn put(prefix: &str, expires_ms: u64) -> RegistryOp {
+        RegistryOp::Put(Registration {
+            prefix: prefix.parse().unwrap(),
+            node: "/r1".into(),
+            face: 1,
+            origin: 0,
+            cost: 0,
+            flags: 0,
+            expires_ms,
+            owner_key: None,
+            announcement: None,
+        })
+    }
+
+    #[test]
+    fn a_batch_reduces_to_the_last_operation_per_key() {
+        let RegistryOp::Put(a) = put("/a", 1) else {
+            unreachable!()
+        };
+        let ops = [
+            put("/b", 1),
+            put("/a", 1),
+            RegistryOp::Remove(a.key()),
+            put("/b", 2),
+        ];
+        let net = net_effect(&ops);
+        assert_eq!(net.len(), 2);
+        assert!(net
+            .iter()
+            .any(|op| matches!(op, RegistryOp::Remove(k) if k == &a.key())));
+        assert!(net
+            .iter()
+            .any(|op| matches!(op, RegistryOp::Put(r) if r.expires_ms == 2)));
+    }
+
+    #[test]
+    fn the_shown_target_never_has_the_password() {
+        let c: Config = "postgres://ctl:s3cret@db1:5433/nameway".parse().unwrap();
+        assert_eq!(shown(&c), "postgres://ctl@db1:5433/nameway");
+        let c: Config = "host=/run/postgresql dbname=nw password=s3cret"
+            .parse()
+            .unwrap();
+        assert_eq!(shown(&c), "postgres:///run/postgresql:5432/nw");
+    }
+}

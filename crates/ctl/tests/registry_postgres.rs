@@ -542,6 +542,11 @@ fn namewayctl_takes_a_postgres_conninfo() {
         psql(&db, &["-c", "SELECT action FROM audit ORDER BY ts"]).trim(),
         "registry add\nregistry remove"
     );
+    // The CA's commands keep the local SQLite file: refused in one line, nothing written.
+    let (code, _, err) = ctl(&["keys", "--db", &db]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("local SQLite file"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
     // Another application's database: exit 3 and one line.
     let Some(foreign) = fresh_db("cli_foreign") else {
         return;
