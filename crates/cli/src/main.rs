@@ -23,6 +23,7 @@ mod bench_openssl;
 mod capture;
 mod client;
 mod cs;
+mod ctl;
 mod dissect;
 mod face;
 mod output;
@@ -102,6 +103,9 @@ enum Command {
     /// Emulated networks of forwarders on this machine, and the reproductions of the
     /// published results (docs/lab.md).
     Lab(nameway_lab::cli::LabArgs),
+    /// The controller's view (namewayctl serve --http): topology, nodes, routes PREFIX,
+    /// registry.
+    Ctl(ctl::CtlArgs),
 }
 
 /// `nameway bench [OPTIONS]` measures the forwarder; `nameway bench ciphers` the ciphers.
@@ -149,6 +153,7 @@ fn main() -> ExitCode {
         Command::Put(args) => block_on(transfer::put(t, args)),
         Command::Get(args) => block_on(transfer::get(t, args)),
         Command::Key(cmd) => done(transfer::key(cmd)),
+        Command::Ctl(args) => block_on(async { done(ctl::run(args).await) }),
         Command::Bench(BenchArgs {
             command: Some(BenchCommand::Ciphers(args)),
             ..

@@ -152,6 +152,14 @@ impl Controller {
     fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("ctl.log")).unwrap_or_default()
     }
+
+    /// `nameway ctl --controller <http> ARGS --json`.
+    fn cli(&self, args: &[&str]) -> Value {
+        let mut all = vec!["ctl", "--controller", &self.http];
+        all.extend(args);
+        all.push("--json");
+        serde_json::from_str(&run("nameway", &all)).unwrap()
+    }
 }
 
 impl Drop for Controller {
@@ -444,12 +452,114 @@ fn a_prefix_registered_at_one_edge_is_fetched_from_the_other_with_no_static_rout
     });
     assert!(in_registry, "{}", ctl.registry_list());
     assert_eq!(get(r1, "/example/app/a", files.path()), a);
+    operators_see_the_line(&ctl, &net);
 
     // The controller dies: routes stay, and a fetch never made before still completes.
+    let http = ctl.http.clone();
     drop(ctl);
+    // `nameway ctl` says so in one line and fails.
+    let out = Command::new(bin("nameway"))
+        .args(["ctl", "--controller", &http, "topology"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(!out.status.success(), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("cannot reach the controller at http://"),
+        "{err}"
+    );
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(r1.ctl_faces("/example/app/b"), vec![r1.face_to(r2)]);
     assert_eq!(get(r1, "/example/app/b", files.path()), b);
+}
+
+/// `nameway ctl topology|nodes|routes|registry` on the line r1 - r2 - r3 with /example/app/a
+/// registered at r3.
+fn operators_see_the_line(ctl: &Controller, net: &Net) {
+    let (r1, r2, r3) = (&net.routers[0], &net.routers[1], &net.routers[2]);
+    let topo = ctl.cli(&["topology"]);
+    let routers = topo["routers"].as_array().unwrap();
+    assert_eq!(routers.len(), 3, "{topo}");
+    assert!(routers.iter().all(|r| r["connected"] == true), "{topo}");
+    let mut links: Vec<(String, String, bool)> = topo["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            assert!(l["cost"].as_u64().unwrap() >= 1, "{l}");
+            (
+                l["a"].as_str().unwrap().to_owned(),
+                l["b"].as_str().unwrap().to_owned(),
+                l["up"] == true && l["a_up"] == true && l["b_up"] == true,
+            )
+        })
+        .collect();
+    links.sort();
+    assert_eq!(
+        links,
+        vec![
+            ("/example/r1".into(), "/example/r2".into(), true),
+            ("/example/r2".into(), "/example/r3".into(), true),
+        ],
+        "{topo}"
+    );
+
+    let nodes = ctl.cli(&["nodes"]);
+    let nodes = nodes["nodes"].as_array().unwrap();
+    assert_eq!(nodes.len(), 3, "{nodes:?}");
+    for n in nodes {
+        assert_eq!(n["enrolled"], true, "{n}");
+        assert_eq!(n["denied"], false, "{n}");
+        assert!(n["cert_expires"].is_string(), "{n}");
+    }
+
+    // The longest match of a longer name, at every router, acknowledged.
+    let hop_of = |routes: &Value, router: &str| -> (Value, Vec<u64>, bool) {
+        let r = routes["routers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["router"] == router)
+            .unwrap_or_else(|| panic!("no {router} in {routes}"));
+        let faces = r["nexthops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["face"].as_u64().unwrap())
+            .collect();
+        (r["match"].clone(), faces, r["acked"] == r["version"])
+    };
+    let acked = wait(Duration::from_secs(10), || {
+        let routes = ctl.cli(&["routes", "/example/app/a/x"]);
+        ["/example/r1", "/example/r2", "/example/r3"]
+            .iter()
+            .all(|r| hop_of(&routes, r).2)
+    });
+    let routes = ctl.cli(&["routes", "/example/app/a/x"]);
+    assert!(acked, "{routes}");
+    let r1_hop = hop_of(&routes, "/example/r1");
+    assert_eq!(r1_hop.0, "/example/app/a", "{routes}");
+    assert_eq!(r1_hop.1, vec![r1.face_to(r2)], "{routes}");
+    assert_eq!(hop_of(&routes, "/example/r2").1, vec![r2.face_to(r3)]);
+    let r3_hop = hop_of(&routes, "/example/r3");
+    assert_eq!(r3_hop.0, "/example/app/a", "{routes}");
+    assert_eq!(r3_hop.1.len(), 1, "{routes}");
+    let none = ctl.cli(&["routes", "/elsewhere"]);
+    assert_eq!(hop_of(&none, "/example/r1").0, Value::Null, "{none}");
+
+    let reg = ctl.cli(&["registry"]);
+    let app_a: Vec<&Value> = reg["registrations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["prefix"] == "/example/app/a")
+        .collect();
+    assert_eq!(app_a.len(), 1, "{reg}");
+    assert_eq!(app_a[0]["router"], "/example/r3", "{reg}");
+    // The face registered at r3 is the face r3's FIB entry points to.
+    assert_eq!(app_a[0]["face"].as_u64(), Some(r3_hop.1[0]), "{reg}");
+    assert!(app_a[0]["expires_ms"].as_u64().unwrap() > 0, "{reg}");
 }
 
 #[test]

@@ -154,6 +154,20 @@ impl Auth {
         r
     }
 
+    /// The enrolled routers and the deny list (blocking: database).
+    ///
+    /// # Errors
+    /// A database failure.
+    pub fn nodes(&self) -> Result<(Vec<crate::store::NodeRecord>, Vec<Name>), CaError> {
+        let mut store = self
+            .store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let nodes = store.nodes()?;
+        let denied = ca::denied(&mut store)?;
+        Ok((nodes, denied))
+    }
+
     fn check(&self, hello: &Hello, hh: &[u8], now_ms: u64) -> Result<Admitted, Refusal> {
         let proof = router_proof(hh);
         let mut store = self

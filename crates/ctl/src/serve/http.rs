@@ -1,5 +1,6 @@
 //! `--http`: a plain HTTP/1.1 listener with the counters (`/metrics`, Prometheus text) and
-//! the topology and routers (`/status`, JSON). Read-only; one request per connection.
+//! the topology and routers (`/status`, JSON), and the operators' API ([`super::api`],
+//! `/api/...`). Read-only; one request per connection.
 
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
@@ -8,6 +9,7 @@ use std::sync::Arc;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpListener;
 
+use super::api::{self, json_str, ApiError, Request};
 use super::Shared;
 
 pub(super) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
@@ -30,9 +32,16 @@ pub(super) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
             }
             let head = String::from_utf8_lossy(&buf[..n]);
             let path = head.split_whitespace().nth(1).unwrap_or("/");
-            let (status, ctype, body) = match path {
-                "/metrics" => ("200 OK", "text/plain; version=0.0.4", metrics(&shared)),
-                "/status" => ("200 OK", "application/json", status(&shared)),
+            let (status, ctype, body) = match (path, Request::parse(path)) {
+                ("/metrics", _) => ("200 OK", "text/plain; version=0.0.4", metrics(&shared)),
+                ("/status", _) => ("200 OK", "application/json", status(&shared)),
+                (_, Some(Ok(req))) => {
+                    let (status, body) = api::answer(&shared, &req);
+                    (status, "application/json", body)
+                }
+                (_, Some(Err(e @ ApiError::BadQuery(_)))) => {
+                    ("400 Bad Request", "text/plain", format!("{e}\n"))
+                }
                 _ => ("404 Not Found", "text/plain", "not found\n".into()),
             };
             let reply = format!(
@@ -71,22 +80,6 @@ fn metrics(shared: &Shared) -> String {
     );
     let _ = writeln!(out, "namewayctl_acks_total {}", s.state.acks);
     out
-}
-
-fn json_str(s: &str) -> String {
-    let mut o = String::from("\"");
-    for ch in s.chars() {
-        match ch {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(o, "\\u{:04x}", c as u32);
-            }
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
 }
 
 fn status(shared: &Shared) -> String {

@@ -5,6 +5,7 @@
 //! in and signed configuration objects out), one task owning the [`state`] that every
 //! connection feeds, and an optional HTTP listener with the counters and the topology.
 
+mod api;
 pub mod auth;
 mod http;
 pub mod state;
@@ -89,6 +90,10 @@ pub struct Status {
     pub routers: Vec<(String, bool, u64, u64)>,
     /// Registrations (router, prefix, face).
     pub registrations: Vec<(String, String, u64)>,
+    /// Every reported link, with each end's view.
+    pub link_views: Vec<state::LinkView>,
+    /// Every router's computed FIB and versions.
+    pub fibs: Vec<state::RouterFib>,
     /// The state machine's counters.
     pub state: state::StateCounters,
 }
@@ -110,13 +115,13 @@ pub struct Server {
     listener: TcpListener,
     http: Option<TcpListener>,
     shared: Arc<Shared>,
-    registry: Registry<SqliteStore>,
     config: ServeConfig,
 }
 
 #[derive(Debug)]
 struct Shared {
     auth: Auth,
+    registry: Registry<SqliteStore>,
     counters: ServeCounters,
     status: Mutex<Status>,
 }
@@ -147,10 +152,10 @@ impl Server {
             http,
             shared: Arc::new(Shared {
                 auth: Auth::new(ca, ca_store),
+                registry,
                 counters: ServeCounters::default(),
                 status: Mutex::new(Status::default()),
             }),
-            registry,
             config,
         })
     }
@@ -179,12 +184,7 @@ impl Server {
         if let Some(h) = self.http {
             tokio::spawn(http::serve(h, shared.clone()));
         }
-        tokio::spawn(state_task(
-            events_rx,
-            shared.clone(),
-            self.registry,
-            self.config.clone(),
-        ));
+        tokio::spawn(state_task(events_rx, shared.clone(), self.config.clone()));
         let mut next: ConnId = 0;
         loop {
             let (stream, peer) = match self.listener.accept().await {
@@ -320,9 +320,9 @@ async fn greet(stream: TcpStream, shared: &Shared) -> Result<Halves, Refusal> {
 async fn state_task(
     mut events: mpsc::UnboundedReceiver<Event>,
     shared: Arc<Shared>,
-    registry: Registry<SqliteStore>,
     config: ServeConfig,
 ) {
+    let registry = &shared.registry;
     let mut state = ControllerState::new(config.max_nexthops);
     let mut conns: HashMap<ConnId, mpsc::UnboundedSender<Message>> = HashMap::new();
     let mut sweep = tokio::time::interval(Duration::from_secs(60));
@@ -345,7 +345,7 @@ async fn state_task(
             }
             Event::Report(conn, report) => {
                 let pushes = state.report(conn, report);
-                persist(&registry, &state, config.registration_ttl_ms);
+                persist(registry, &state, config.registration_ttl_ms);
                 pushes
             }
             Event::Ack(conn, v) => {
@@ -421,5 +421,7 @@ fn refresh_status(shared: &Shared, state: &ControllerState) {
         .into_iter()
         .map(|(r, g)| (r.to_string(), g.prefix.to_string(), g.face))
         .collect();
+    s.link_views = state.link_views().to_vec();
+    s.fibs = state.fibs();
     s.state = state.counters.clone();
 }

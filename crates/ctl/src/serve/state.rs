@@ -3,13 +3,14 @@
 //! versions. The shell ([`super`]) feeds it events and sends what it returns.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use nameway_wire::Name;
 
 use crate::channel::{RegistrationReport, Report};
 use crate::objects::{ConfigBody, ConfigKind, ConfigObject, FibVersions};
-use crate::routes::{Fib, FibDiff, Origin, RouteEngine};
+use crate::routes::{Fib, FibDiff, NextHop, Origin, RouteEngine};
 use crate::topology::{LinkReport, Topology};
 
 /// A connection's number.
@@ -26,6 +27,46 @@ struct RouterState {
     versions: FibVersions,
     /// What was last sent on the current connection: version and FIB.
     sent: Option<(u64, Fib)>,
+    /// The FIB last computed for it (kept while it is away).
+    fib: Arc<Fib>,
+}
+
+/// A link as operators see it: every pair of routers that at least one end reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkView {
+    /// One end (`a < b` by name).
+    pub a: String,
+    /// The other end.
+    pub b: String,
+    /// Whether `a` reports the link up (`None`: `a` does not report it).
+    pub a_up: Option<bool>,
+    /// Whether `b` reports the link up.
+    pub b_up: Option<bool>,
+    /// The cost routes use, when the link is usable (both ends report it up).
+    pub cost: Option<u64>,
+}
+
+/// A router's computed FIB and its versions, for operators.
+#[derive(Clone, Debug)]
+pub struct RouterFib {
+    /// The router.
+    pub router: String,
+    /// Whether it is connected.
+    pub connected: bool,
+    /// The FIB version last published for it.
+    pub version: u64,
+    /// The version it acknowledged.
+    pub acked: u64,
+    /// The FIB last computed for it.
+    pub fib: Arc<Fib>,
+}
+
+/// The longest prefix of `name` with an entry in `fib`: that prefix and its next hops.
+pub fn longest_match<'f>(fib: &'f Fib, name: &Name) -> Option<(&'f Name, &'f [NextHop])> {
+    (0..=name.len())
+        .rev()
+        .find_map(|k| fib.get_key_value(&name.prefix(k)))
+        .map(|(p, hops)| (p, hops.as_slice()))
 }
 
 /// Counters of the state machine.
@@ -50,6 +91,8 @@ pub struct ControllerState {
     max_nexthops: usize,
     /// Usable links after the last computation, `a < b` by name.
     links: Vec<(String, String, u64)>,
+    /// Every reported link after the last computation.
+    link_views: Vec<LinkView>,
     /// Counters.
     pub counters: StateCounters,
 }
@@ -70,6 +113,7 @@ impl ControllerState {
             routers: BTreeMap::new(),
             max_nexthops,
             links: Vec::new(),
+            link_views: Vec::new(),
             counters: StateCounters::default(),
         }
     }
@@ -86,6 +130,7 @@ impl ControllerState {
                 report: None,
                 versions: FibVersions::new(),
                 sent: None,
+                fib: Arc::default(),
             });
         r.link_key = link_key.or(r.link_key.take());
         r.conn = Some(conn);
@@ -151,6 +196,25 @@ impl ControllerState {
         &self.links
     }
 
+    /// Every reported link after the last computation, sorted by its ends.
+    pub fn link_views(&self) -> &[LinkView] {
+        &self.link_views
+    }
+
+    /// Every router's computed FIB and versions, sorted by name.
+    pub fn fibs(&self) -> Vec<RouterFib> {
+        self.routers
+            .iter()
+            .map(|(n, r)| RouterFib {
+                router: n.to_string(),
+                connected: r.conn.is_some(),
+                version: r.versions.current(),
+                acked: r.versions.acked(),
+                fib: r.fib.clone(),
+            })
+            .collect()
+    }
+
     /// Connected routers and their FIB version (current, acknowledged).
     pub fn routers(&self) -> Vec<(String, bool, u64, u64)> {
         self.routers
@@ -184,6 +248,7 @@ impl ControllerState {
             .filter_map(|(n, r)| Some((r.link_key.as_deref()?, *id_of.get(n)?)))
             .collect();
         let mut origins = Vec::new();
+        let mut seen: BTreeMap<(String, String), (Option<bool>, Option<bool>)> = BTreeMap::new();
         for (n, r) in &self.routers {
             let (Some(rep), Some(&me)) = (&r.report, id_of.get(n)) else {
                 continue;
@@ -193,6 +258,12 @@ impl ControllerState {
                     continue;
                 };
                 if peer != me {
+                    let (mine, theirs) = (topo.name(me).to_owned(), topo.name(peer).to_owned());
+                    if mine < theirs {
+                        seen.entry((mine, theirs)).or_default().0 = Some(nb.up);
+                    } else {
+                        seen.entry((theirs, mine)).or_default().1 = Some(nb.up);
+                    }
                     let cost = u32::try_from(nb.cost).unwrap_or(u32::MAX);
                     let report = LinkReport {
                         face: nb.face,
@@ -212,6 +283,22 @@ impl ControllerState {
             }
         }
         self.links = usable_links(&topo);
+        self.link_views = seen
+            .into_iter()
+            .map(|((a, b), (a_up, b_up))| {
+                let cost = match (topo.id(&a), topo.id(&b)) {
+                    (Some(x), Some(y)) => topo.cost(x, y),
+                    _ => None,
+                };
+                LinkView {
+                    a,
+                    b,
+                    a_up,
+                    b_up,
+                    cost,
+                }
+            })
+            .collect();
         let mut engine = RouteEngine::new(topo, self.max_nexthops);
         for (p, o) in origins {
             engine.add_origin(p, o);
@@ -224,6 +311,7 @@ impl ControllerState {
             };
             let fib = engine.fib(id).unwrap_or_default();
             r.versions.publish(fib.clone());
+            r.fib = Arc::new(fib.clone());
             let version = r.versions.current();
             let object = match &r.sent {
                 Some((v, _)) if *v == version => continue,
@@ -406,5 +494,44 @@ mod tests {
         assert!(s.report(2, rep).is_empty());
         s.ack(1, 99);
         assert_eq!(s.counters.bad_acks, 1);
+    }
+
+    #[test]
+    fn operators_see_half_reported_links_and_each_routers_longest_match() {
+        let mut s = line();
+        s.report(
+            3,
+            Report {
+                neighbours: vec![],
+                registrations: vec![RegistrationReport {
+                    prefix: n("/app"),
+                    face: 300,
+                    cost: 0,
+                }],
+                faces: vec![],
+            },
+        );
+        let views = s.link_views();
+        assert_eq!(views.len(), 2);
+        assert_eq!(
+            (views[0].a_up, views[0].b_up, views[0].cost),
+            (Some(true), Some(true), Some(10))
+        );
+        // r2 reports r3, r3 does not: shown, not usable.
+        assert_eq!(views[1].a, "/ex/r2");
+        assert_eq!(
+            (views[1].a_up, views[1].b_up, views[1].cost),
+            (Some(true), None, None)
+        );
+        let fibs = s.fibs();
+        let r3 = fibs.iter().find(|f| f.router == "/ex/r3").unwrap();
+        let (p, hops) = longest_match(&r3.fib, &n("/app/x/y")).unwrap();
+        assert_eq!(
+            (p, hops),
+            (&n("/app"), &[NextHop { face: 300, cost: 0 }][..])
+        );
+        assert!(longest_match(&r3.fib, &n("/other")).is_none());
+        let r1 = fibs.iter().find(|f| f.router == "/ex/r1").unwrap();
+        assert!(longest_match(&r1.fib, &n("/app")).is_none());
     }
 }
