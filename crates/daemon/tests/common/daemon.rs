@@ -30,15 +30,33 @@ pub fn free_port() -> u16 {
 }
 
 impl Daemon {
-    /// Starts the namewayd binary `bin` with `extra` appended to its config, and waits for
-    /// its Unix socket.
+    /// Starts the namewayd binary `bin` with `extra` appended to its config, and waits until
+    /// its listeners are open. The TCP and UDP ports are chosen here; when one was taken
+    /// between its choice and the daemon's bind (another test's connection can get it as its
+    /// ephemeral port), the daemon is started again on others.
     pub fn start_with(bin: &Path, extra: &str) -> Self {
-        Self::start_on(bin, free_port(), free_port(), extra)
+        let mut attempts = 0;
+        loop {
+            match Self::try_start_on(bin, free_port(), free_port(), extra) {
+                Ok(d) => return d,
+                Err(log) if attempts < 5 && log.contains("Address already in use") => {
+                    attempts += 1;
+                }
+                Err(log) => panic!("namewayd exited before it started: {log}"),
+            }
+        }
     }
 
     /// As [`Daemon::start_with`], on the TCP and UDP ports given (chosen before, so that
     /// other daemons' configurations can name them).
     pub fn start_on(bin: &Path, tcp: u16, udp: u16, extra: &str) -> Self {
+        Self::try_start_on(bin, tcp, udp, extra)
+            .unwrap_or_else(|log| panic!("namewayd exited before it started: {log}"))
+    }
+
+    /// Starts the daemon and waits until it has opened its listeners (its Unix socket exists
+    /// and it logged them); `Err` with its log when it exited first.
+    fn try_start_on(bin: &Path, tcp: u16, udp: u16, extra: &str) -> Result<Self, String> {
         let dir = tempfile::tempdir().unwrap();
         let unix = dir.path().join("nfd.sock");
         let config = format!(
@@ -62,10 +80,19 @@ impl Daemon {
             tcp,
             udp,
         };
+        // namewayd logs "listening" for each listener once all of them are open; a daemon
+        // whose log level hides it counts as started 5 s after its socket appeared.
         let deadline = Instant::now() + Duration::from_secs(30);
-        while !d.unix.exists() {
+        let mut socket_seen: Option<Instant> = None;
+        loop {
             if let Ok(Some(status)) = d.child.try_wait() {
-                panic!("namewayd exited ({status}) before it started: {}", d.log());
+                return Err(format!("({status}) {}", d.log()));
+            }
+            if d.unix.exists() {
+                let seen = *socket_seen.get_or_insert_with(Instant::now);
+                if d.log().contains(" listening ") || seen.elapsed() > Duration::from_secs(5) {
+                    return Ok(d);
+                }
             }
             assert!(
                 Instant::now() < deadline,
@@ -74,7 +101,6 @@ impl Daemon {
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        d
     }
 
     /// The daemon's log so far.
