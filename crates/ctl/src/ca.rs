@@ -15,11 +15,14 @@ use nameway_wire::name::Component;
 use nameway_wire::security::verify_data_wire;
 use nameway_wire::signature::ValidityPeriod;
 use nameway_wire::{Data, DataView, MetaInfo, Name};
+#[cfg(feature = "server")]
 use rusqlite::{params, OptionalExtension as _};
 use sha2::{Digest as _, Sha256};
 
 use crate::error::StoreError;
+#[cfg(feature = "server")]
 use crate::sqlite::SqliteStore;
+#[cfg(feature = "server")]
 use crate::store::{NodeRecord, RegistryStore};
 
 /// How long a router certificate is valid: 7 days (renewed at 2/3 of that).
@@ -362,6 +365,7 @@ pub fn verify_router_cert(
     Ok(cert)
 }
 
+#[cfg(feature = "server")]
 /// Creates a one-time enrolment token for `router`, valid `ttl_ms`; only its SHA-256 is
 /// stored. Returns the token to hand to the router's operator.
 ///
@@ -392,6 +396,7 @@ pub fn create_token(
     Ok(token)
 }
 
+#[cfg(feature = "server")]
 /// Consumes `token` for `router` (single use: a second redemption fails).
 ///
 /// # Errors
@@ -448,6 +453,7 @@ pub fn redeem_token(
     verdict
 }
 
+#[cfg(feature = "server")]
 /// Adds `name` to the deny list table.
 ///
 /// # Errors
@@ -470,6 +476,7 @@ pub fn deny(
     Ok(())
 }
 
+#[cfg(feature = "server")]
 /// The names on the deny list table.
 ///
 /// # Errors
@@ -495,6 +502,7 @@ pub fn denied(store: &mut SqliteStore) -> Result<Vec<Name>, CaError> {
         .collect()
 }
 
+#[cfg(feature = "server")]
 /// Enrols a router: redeems its token, refuses a denied router, issues its certificate and
 /// records it in `nodes`.
 ///
@@ -538,6 +546,7 @@ pub fn enrol(
     Ok(cert)
 }
 
+#[cfg(feature = "server")]
 /// Checks that `store` was initialised for `domain`.
 ///
 /// # Errors

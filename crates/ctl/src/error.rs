@@ -41,6 +41,7 @@ pub enum StoreError {
         detail: String,
     },
     /// Any other SQLite failure (locked, disk full, I/O).
+    #[cfg(feature = "server")]
     #[error("{path}: {source}")]
     Sqlite {
         /// The file.
@@ -95,6 +96,7 @@ fn postgres_detail(e: &postgres::Error) -> String {
     }
 }
 
+#[cfg(feature = "server")]
 impl StoreError {
     /// Classifies a SQLite error seen on `path`: damaged files become [`StoreError::Corrupt`]
     /// or [`StoreError::NotADatabase`].

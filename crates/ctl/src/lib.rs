@@ -15,38 +15,57 @@
 //!
 //! Library code does no network I/O; it reads the clock only where the caller passes
 //! `now_ms` (ms since the Unix epoch).
+//!
+//! Cargo features: `server` (default) is the controller's side: the registry in SQLite,
+//! the CA's tokens, nodes and deny list, [`serve`] and the `namewayctl` binary; `postgres`
+//! (default, implies `server`) adds `PostgresStore`. Without them
+//! (`default-features = false`, as `namewayd` uses it) the crate is the agent's side only:
+//! the [`channel`], the configuration [`objects`], certificates and their verification
+//! ([`ca::Authority`], [`ca::verify_router_cert`]), route types; no SQLite is compiled.
 #![forbid(unsafe_code)]
 
 pub mod ca;
 pub mod channel;
+#[cfg(feature = "server")]
 mod checkpoint;
 mod error;
+#[cfg(feature = "server")]
 mod group_commit;
+#[cfg(feature = "server")]
 pub mod group_keys;
 mod name_tree;
 pub mod objects;
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(feature = "server")]
 mod registry;
 mod routes;
+#[cfg(feature = "server")]
 mod schema;
 pub mod sealed;
+#[cfg(feature = "server")]
 pub mod serve;
 pub mod spt;
+#[cfg(feature = "server")]
 mod sqlite;
 mod store;
 mod topology;
 mod topology_file;
+#[cfg(feature = "server")]
 mod versions;
 
 pub use error::StoreError;
+#[cfg(feature = "server")]
 pub use group_commit::{CommitCounters, CommitStats, GroupCommit, GroupCommitConfig};
 pub use name_tree::NameTree;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresStore, SCHEMA_TABLE};
+#[cfg(feature = "server")]
 pub use registry::{LoadReport, Registry};
 pub use routes::{Fib, FibDiff, NextHop, Origin, RouteEngine};
+#[cfg(feature = "server")]
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
+#[cfg(feature = "server")]
 pub use sqlite::{Durability, SqliteStore};
 pub use store::{LinkRecord, NodeRecord, Registration, RegistrationKey, RegistryOp, RegistryStore};
 pub use topology::{Adjacency, EdgeChange, LinkReport, NodeId, Topology};
