@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context as _};
 use clap::{Parser, Subcommand};
 use nameway_ctl::ca::{self, anchor_cert_path, anchor_key_path, Authority, CaError};
+use nameway_ctl::serve::BoxedStore;
 use nameway_ctl::{
     now_ms, parse_topology, Durability, GroupCommitConfig, NodeId, Registration, RegistrationKey,
     Registry, RegistryStore, SqliteStore, StoreError,
@@ -127,9 +128,14 @@ enum Command {
     /// Runs the controller: agents connect on --listen (Noise, pinned anchor), their reports
     /// become routes, and every forwarder gets its FIB as signed objects.
     Serve {
-        /// The database file (`namewayctl init`).
+        /// The database file (`namewayctl init`), or a PostgreSQL database for the registry
+        /// (`postgres://...`, `host=... dbname=...`; then `--ca` names the CA's file).
         #[arg(long)]
         db: PathBuf,
+        /// The CA's local SQLite file (`namewayctl init`: anchor, tokens, certificates, deny
+        /// list) when `--db` is a PostgreSQL database.
+        #[arg(long)]
+        ca: Option<PathBuf>,
         /// Where agents connect, e.g. 0.0.0.0:7400.
         #[arg(long)]
         listen: std::net::SocketAddr,
@@ -248,20 +254,22 @@ fn run(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Serve {
             db,
+            ca,
             listen,
             http,
             max_nexthops,
             registration_ttl,
         } => {
-            exists(&db)?;
+            let (ca_db, registry) = serve_stores(db, ca)?;
+            exists(&ca_db)?;
             let config = nameway_ctl::serve::ServeConfig {
-                db,
+                db: ca_db,
                 listen,
                 http,
                 max_nexthops,
                 registration_ttl_ms: parse_duration(&registration_ttl)?,
             };
-            serve(config)
+            serve(config, registry)
         }
         Command::Init { domain, db } => init(&domain, &db),
         Command::Token { router, ttl, db } => {
@@ -534,7 +542,32 @@ fn keys(db: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn serve(config: nameway_ctl::serve::ServeConfig) -> anyhow::Result<()> {
+/// `serve`'s CA file and, when `--db` is PostgreSQL, the registry's two connections.
+type ServeStores = (PathBuf, Option<(BoxedStore, BoxedStore)>);
+
+fn serve_stores(db: PathBuf, ca: Option<PathBuf>) -> anyhow::Result<ServeStores> {
+    match (is_postgres(&db), ca) {
+        (false, None) => Ok((db, None)),
+        (false, Some(_)) => {
+            bail!("--ca is for a PostgreSQL --db; with an SQLite --db the CA is in that file")
+        }
+        (true, None) => bail!(
+            "{}: a PostgreSQL database holds the registry, not the CA: give the CA's SQLite \
+             file (namewayctl init) with --ca",
+            db.display()
+        ),
+        (true, Some(ca)) => {
+            let registry = open_registry(&db)?;
+            let nodes = open_registry(&db)?;
+            Ok((ca, Some((registry, nodes))))
+        }
+    }
+}
+
+fn serve(
+    config: nameway_ctl::serve::ServeConfig,
+    registry: Option<(BoxedStore, BoxedStore)>,
+) -> anyhow::Result<()> {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt()
@@ -548,7 +581,7 @@ fn serve(config: nameway_ctl::serve::ServeConfig) -> anyhow::Result<()> {
         .build()
         .context("cannot start the runtime")?;
     rt.block_on(async move {
-        let server = nameway_ctl::serve::Server::bind(config).await?;
+        let server = nameway_ctl::serve::Server::bind_with_registry(config, registry).await?;
         // Read by scripts and tests: where agents connect, and the key they pin.
         if let Some(a) = server.local_addr() {
             println!("listening {a}");
@@ -571,7 +604,7 @@ fn serve(config: nameway_ctl::serve::ServeConfig) -> anyhow::Result<()> {
 /// The registry's store named by `--db`: a PostgreSQL database for a `postgres://` or
 /// `postgresql://` URL or a `key=value` conninfo (`host=/run/postgresql dbname=nameway`),
 /// else the SQLite file at that path.
-fn open_registry(db: &Path) -> anyhow::Result<Box<dyn RegistryStore + Send>> {
+fn open_registry(db: &Path) -> anyhow::Result<BoxedStore> {
     let text = db.to_string_lossy();
     if !is_postgres(db) {
         return Ok(Box::new(open(db)?));

@@ -24,7 +24,7 @@ use crate::ca::{anchor_cert_path, anchor_key_path, Authority, CaError};
 use crate::channel::{self, messages::server_proof, Message, Report};
 use crate::registry::Registry;
 use crate::sqlite::{Durability, SqliteStore};
-use crate::store::Registration;
+use crate::store::{Registration, RegistryStore};
 use crate::{now_ms, GroupCommitConfig, StoreError};
 
 use self::auth::{Auth, Refusal};
@@ -118,12 +118,26 @@ pub struct Server {
     config: ServeConfig,
 }
 
-#[derive(Debug)]
+/// A registry store chosen at run time: the SQLite file, or a shared PostgreSQL database.
+pub type BoxedStore = Box<dyn RegistryStore + Send>;
+
 struct Shared {
     auth: Auth,
-    registry: Registry<SqliteStore>,
+    registry: Registry<BoxedStore>,
+    /// When the registry is not the CA's SQLite file: the thread that copies the admitted
+    /// routers' records to it (`nodes`).
+    nodes: Option<Mutex<std::sync::mpsc::Sender<crate::store::NodeRecord>>>,
     counters: ServeCounters,
     status: Mutex<Status>,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("auth", &self.auth)
+            .field("nodes_copied", &self.nodes.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Server {
@@ -132,11 +146,31 @@ impl Server {
     /// # Errors
     /// [`ServeError`].
     pub async fn bind(config: ServeConfig) -> Result<Self, ServeError> {
+        Self::bind_with_registry(config, None).await
+    }
+
+    /// As [`Server::bind`], with the registry in `registry` instead of the SQLite file
+    /// `config.db` (which keeps the CA: anchor, tokens, certificates, deny list). `registry`
+    /// gives two connections: one for the group-commit writer (registrations), one where
+    /// the routers' records are copied when they are admitted.
+    ///
+    /// # Errors
+    /// [`ServeError`].
+    pub async fn bind_with_registry(
+        config: ServeConfig,
+        registry: Option<(BoxedStore, BoxedStore)>,
+    ) -> Result<Self, ServeError> {
         let ca = Authority::load(&anchor_key_path(&config.db), &anchor_cert_path(&config.db))?;
         let ca_store = SqliteStore::open(&config.db, Durability::Full)?;
-        // Not a second `open`: see `SqliteStore::open_another`.
-        let reg_store = ca_store.open_another(Durability::Normal)?;
-        let (registry, _) = Registry::open(reg_store, now_ms(), GroupCommitConfig::default())?;
+        let (reg_store, nodes): (BoxedStore, _) = match registry {
+            Some((reg, nodes)) => (reg, Some(Mutex::new(node_copier(nodes)))),
+            // Not a second `open`: see `SqliteStore::open_another`.
+            None => (Box::new(ca_store.open_another(Durability::Normal)?), None),
+        };
+        // Blocking, and a synchronous PostgreSQL client must not run on a runtime thread.
+        let (registry, _) = tokio::task::block_in_place(|| {
+            Registry::open(reg_store, now_ms(), GroupCommitConfig::default())
+        })?;
         let listen = |addr: SocketAddr| async move {
             TcpListener::bind(addr)
                 .await
@@ -153,6 +187,7 @@ impl Server {
             shared: Arc::new(Shared {
                 auth: Auth::new(ca, ca_store),
                 registry,
+                nodes,
                 counters: ServeCounters::default(),
                 status: Mutex::new(Status::default()),
             }),
@@ -232,6 +267,7 @@ async fn connection(
     };
     let router = admitted.router.clone();
     tracing::info!(%peer, %router, enrolled = admitted.issued.is_some(), "forwarder connected");
+    tokio::task::block_in_place(|| copy_node(&shared, &router.to_string()));
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Message>();
     let _ = out_tx.send(Message::Welcome(admitted.issued.clone()));
     let _ = events.send(Event::Connected {
@@ -384,7 +420,7 @@ fn send(
 
 /// Writes the connected routers' registrations to the registry (soft state, renewed by
 /// every report; what is no longer reported expires).
-fn persist(registry: &Registry<SqliteStore>, state: &ControllerState, ttl_ms: u64) {
+fn persist(registry: &Registry<BoxedStore>, state: &ControllerState, ttl_ms: u64) {
     let expires_ms = now_ms().saturating_add(ttl_ms);
     let regs: Vec<Registration> = state
         .registrations()
@@ -407,6 +443,45 @@ fn persist(registry: &Registry<SqliteStore>, state: &ControllerState, ttl_ms: u6
     if let Err(e) = tokio::task::block_in_place(|| registry.register_all(regs)) {
         tracing::error!("registry: {e}");
     }
+}
+
+/// Copies `router`'s record from the CA's file to the registry's database, seen now (when
+/// the registry is elsewhere), so that every controller sharing it knows the router.
+fn copy_node(shared: &Shared, router: &str) {
+    let Some(nodes) = &shared.nodes else {
+        return;
+    };
+    let record = match shared.auth.nodes() {
+        Ok((all, _)) => all.into_iter().find(|n| n.name == router),
+        Err(e) => {
+            tracing::error!(%router, "cannot read the router's record: {e}");
+            return;
+        }
+    };
+    let Some(mut record) = record else {
+        return;
+    };
+    record.last_seen_ms = now_ms();
+    let tx = nodes
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if tx.send(record).is_err() {
+        tracing::error!(%router, "registry: the thread recording routers has stopped");
+    }
+}
+
+/// A thread of its own owns `store` (a synchronous client must not run, nor be dropped, on
+/// a runtime thread) and writes the routers' records it is sent.
+fn node_copier(mut store: BoxedStore) -> std::sync::mpsc::Sender<crate::store::NodeRecord> {
+    let (tx, rx) = std::sync::mpsc::channel::<crate::store::NodeRecord>();
+    std::thread::spawn(move || {
+        for record in rx {
+            if let Err(e) = store.put_node(&record) {
+                tracing::error!(router = %record.name, "registry: cannot record the router: {e}");
+            }
+        }
+    });
+    tx
 }
 
 fn refresh_status(shared: &Shared, state: &ControllerState) {
