@@ -15,6 +15,7 @@
 
 pub mod config;
 mod link;
+pub mod nfd;
 pub mod store;
 
 use std::collections::BTreeMap;

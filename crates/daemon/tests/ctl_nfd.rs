@@ -1,0 +1,542 @@
+//! The controller's registry on PostgreSQL, and NFD agent mode, with real processes:
+//! `namewayctl serve`, `namewayd`, `nameway-nfd-agent`, `nameway`.
+//!
+//! - `serve --db postgres://... --ca ctl.db`: an agent's registration is written to the
+//!   PostgreSQL database (not to the CA's SQLite file), and a controller started again on
+//!   that database, with no agent connected, serves it. Runs against the server of
+//!   `scripts/postgres-test-server.sh` (`NAMEWAY_TEST_POSTGRES`); skipped without it, failed
+//!   without it under `NAMEWAY_REQUIRE_INTEROP` (CI).
+//! - NFD agent mode: two `namewayd` with no `[controller]` section (managed only through
+//!   their NFD management, as a stock NFD is), each joined to the controller by a
+//!   `nameway-nfd-agent` with the link between them declared; a prefix registered at one is
+//!   routed (origin 131) at the other and fetched, and withdrawn when the producer leaves,
+//!   while a static route is left alone.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use common::{free_port, http_get, Daemon};
+use serde_json::Value;
+
+const CTL: u64 = 131;
+
+/// Several processes per test on a 2-core machine: one test at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn bin(name: &str) -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    let daemon = Path::new(env!("CARGO_BIN_EXE_namewayd"));
+    BUILT.get_or_init(|| {
+        let release = daemon
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|d| d == "release");
+        let mut build = Command::new(env!("CARGO"));
+        build.args(["build", "--quiet", "-p", "nameway-ctl", "-p", "nameway"]);
+        if release {
+            build.arg("--release");
+        }
+        let status = build
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .unwrap();
+        assert!(
+            status.success(),
+            "cargo build -p nameway-ctl -p nameway failed"
+        );
+    });
+    let path = daemon.with_file_name(name);
+    assert!(path.exists(), "{} is missing", path.display());
+    path
+}
+
+fn run(bin_name: &str, args: &[&str]) -> String {
+    let out = Command::new(bin(bin_name)).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{bin_name} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn wait(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    done()
+}
+
+/// A child process killed when dropped.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `namewayctl serve`: its agents' address, HTTP base and pinned key.
+struct Controller {
+    _p: Proc,
+    listen: String,
+    http: String,
+    pin: String,
+}
+
+/// `namewayctl serve` with `args` (the database options) and its log in `log`.
+fn serve(args: &[&str], listen: &str, log_path: &Path) -> Controller {
+    let log = std::fs::File::create(log_path).unwrap();
+    let mut child = Command::new(bin("namewayctl"))
+        .arg("serve")
+        .args(args)
+        .args(["--listen", listen, "--http", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = |prefix: &str| {
+        let line = lines
+            .next()
+            .unwrap_or_else(|| {
+                panic!(
+                    "namewayctl serve ended before {prefix:?}: {}",
+                    std::fs::read_to_string(log_path).unwrap_or_default()
+                )
+            })
+            .unwrap();
+        line.strip_prefix(prefix)
+            .unwrap_or_else(|| panic!("{line:?} does not start with {prefix:?}"))
+            .to_owned()
+    };
+    let listen = next("listening ");
+    let http = format!("http://{}", next("http "));
+    let pin = next("anchor ");
+    Controller {
+        _p: Proc(child),
+        listen,
+        http,
+        pin,
+    }
+}
+
+impl Controller {
+    fn api(&self, path: &str) -> Value {
+        let (_, _, body) = http_get(&self.http, path);
+        serde_json::from_slice(&body).unwrap()
+    }
+
+    /// (prefix, router) of every registration in the registry.
+    fn registry(&self) -> Vec<(String, String)> {
+        self.api("/api/registry")["registrations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["prefix"].as_str().unwrap().to_owned(),
+                    r["router"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    }
+}
+
+fn init(dir: &Path) -> PathBuf {
+    let db = dir.join("ctl.db");
+    run(
+        "namewayctl",
+        &["init", "--domain", "/example", "--db", db.to_str().unwrap()],
+    );
+    db
+}
+
+fn token(db: &Path, router: &str) -> String {
+    run(
+        "namewayctl",
+        &["token", "--router", router, "--db", db.to_str().unwrap()],
+    )
+    .trim()
+    .to_owned()
+}
+
+fn nameway(d: &Daemon, args: &[&str]) -> String {
+    let out = Command::new(bin("nameway"))
+        .args(["--transport", &d.transport()])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "nameway {args:?}: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        d.log()
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `nameway put` of `bytes` under `name` at `d`, serving until dropped.
+fn put(d: &Daemon, name: &str, bytes: &[u8], dir: &Path) -> Proc {
+    let file = dir.join(name.replace('/', "_"));
+    std::fs::write(&file, bytes).unwrap();
+    let mut child = Command::new(bin("nameway"))
+        .args(["--transport", &d.transport(), "put", "--json"])
+        .arg(&file)
+        .arg(name)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains(name), "{line}");
+    Proc(child)
+}
+
+/// Routes of `d` as (prefix, face, origin).
+fn routes(d: &Daemon) -> Vec<(String, u64, u64)> {
+    let v: Value = serde_json::from_str(&nameway(d, &["route", "list", "--json"])).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["prefix"].as_str().unwrap().to_owned(),
+                r["face_id"].as_u64().unwrap(),
+                r["origin"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn face_to(d: &Daemon, uri: &str) -> u64 {
+    let v: Value = serde_json::from_str(&nameway(d, &["face", "list", "--json"])).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["uri"] == uri)
+        .unwrap_or_else(|| panic!("no face to {uri}: {v}"))["face_id"]
+        .as_u64()
+        .unwrap()
+}
+
+// ---------------------------------------------------------------------------------------
+// serve on PostgreSQL
+
+/// The test server's conninfo, or None (skipped) when there is none.
+fn postgres(test: &str) -> Option<String> {
+    match std::env::var("NAMEWAY_TEST_POSTGRES") {
+        Ok(s) if !s.trim().is_empty() => Some(s),
+        _ => {
+            assert!(
+                std::env::var_os("NAMEWAY_REQUIRE_INTEROP").is_none(),
+                "{test}: NAMEWAY_TEST_POSTGRES is unset and NAMEWAY_REQUIRE_INTEROP is set: \
+                 run the tests under scripts/postgres-test-server.sh (scripts/test.sh does)"
+            );
+            let _ = writeln!(
+                std::io::stderr(),
+                "SKIPPED {test}: NAMEWAY_TEST_POSTGRES is unset (run under \
+                 scripts/postgres-test-server.sh)"
+            );
+            None
+        }
+    }
+}
+
+fn psql(conninfo: &str, sql: &str) -> String {
+    let bin = std::env::var("NAMEWAY_TEST_POSTGRES_BIN")
+        .map(|d| format!("{d}/psql"))
+        .unwrap_or_else(|_| "psql".into());
+    let out = Command::new(&bin)
+        .args([
+            "-X",
+            "-q",
+            "-A",
+            "-t",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-d",
+            conninfo,
+        ])
+        .args(["-c", sql])
+        .output()
+        .unwrap_or_else(|e| panic!("{bin}: {e}"));
+    assert!(
+        out.status.success(),
+        "psql {sql}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A new, empty database `db` on the test server (a `key=value` conninfo, as the test
+/// script gives); its conninfo.
+fn fresh_db(base: &str, db: &str) -> String {
+    psql(base, &format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"));
+    psql(base, &format!("CREATE DATABASE {db}"));
+    format!("{} dbname={db}", base.trim())
+}
+
+#[test]
+fn serve_on_postgresql_keeps_the_registry_there_and_serves_it_after_a_restart() {
+    let Some(base) = postgres("serve_on_postgresql") else {
+        return;
+    };
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let pg = fresh_db(&base, "nw_serve_restart");
+    let dir = tempfile::tempdir().unwrap();
+    let ca = init(dir.path());
+    let args = ["--db", pg.as_str(), "--ca", ca.to_str().unwrap()];
+    let ctl = serve(&args, "127.0.0.1:0", &dir.path().join("ctl.log"));
+    // A PostgreSQL --db without the CA's file is refused in one line.
+    let out = Command::new(bin("namewayctl"))
+        .args(["serve", "--db", &pg, "--listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--ca"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let state = dir.path().join("state-r1");
+    let cfg = format!(
+        "[controller]\nuri = \"tcp://{}\"\nkey = {:?}\nname = \"/example/r1\"\ntoken = {:?}\nstate_dir = {state:?}\nreport_interval_ms = 50\n",
+        ctl.listen,
+        ctl.pin,
+        token(&ca, "/example/r1"),
+    );
+    let r1 = Daemon::start_on(&bin("namewayd"), free_port(), free_port(), &cfg);
+    let producer = put(&r1, "/example/pg/video", b"kept in postgresql", dir.path());
+    let wanted = ("/example/pg/video".to_owned(), "/example/r1".to_owned());
+    assert!(
+        wait(Duration::from_secs(10), || ctl.registry().contains(&wanted)),
+        "registry: {:?}\n{}",
+        ctl.registry(),
+        r1.log()
+    );
+    // In PostgreSQL, with the router's record; not in the CA's SQLite file.
+    assert_eq!(
+        psql(&pg, "SELECT uri || ' ' || node FROM registrations").trim(),
+        "/example/pg/video /example/r1"
+    );
+    assert_eq!(psql(&pg, "SELECT name FROM nodes").trim(), "/example/r1");
+    let in_sqlite = run(
+        "namewayctl",
+        &["registry", "list", "--db", ca.to_str().unwrap()],
+    );
+    assert!(!in_sqlite.contains("/example/pg/video"), "{in_sqlite}");
+
+    // Controller and forwarder gone; a controller started again on the same database,
+    // with no agent to report anything, serves the registration from PostgreSQL.
+    drop(producer);
+    drop(r1);
+    let listen = ctl.listen.clone();
+    drop(ctl);
+    let again = serve(&args, &listen, &dir.path().join("ctl2.log"));
+    assert_eq!(
+        again.api("/api/topology")["routers"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    assert!(again.registry().contains(&wanted), "{:?}", again.registry());
+    let listed = run("namewayctl", &["registry", "list", "--db", &pg]);
+    assert!(listed.contains("/example/pg/video"), "{listed}");
+}
+
+// ---------------------------------------------------------------------------------------
+// NFD agent mode
+
+/// A `nameway-nfd-agent` for the forwarder `d`.
+fn nfd_agent(
+    ctl: &Controller,
+    d: &Daemon,
+    name: &str,
+    token: &str,
+    state: &Path,
+    neighbours: &[String],
+    log: &Path,
+) -> Proc {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_nameway-nfd-agent"));
+    cmd.args(["--nfd", &d.transport(), "--controller"])
+        .arg(format!("tcp://{}", ctl.listen))
+        .args(["--key", &ctl.pin, "--name", name, "--token", token])
+        .arg("--state-dir")
+        .arg(state)
+        .args(["--report-interval-ms", "100"]);
+    for n in neighbours {
+        cmd.args(["--neighbour", n]);
+    }
+    let child = cmd
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap();
+    Proc(child)
+}
+
+/// The link key a `nameway-nfd-agent` with `state` will have (made now, kept there).
+fn link_key(state: &Path) -> String {
+    std::fs::create_dir_all(state).unwrap();
+    let (id, _) = nameway_face::secure::Identity::load_or_create(&state.join("link.key")).unwrap();
+    hex::encode(id.public_key().0)
+}
+
+#[test]
+fn an_nfd_agent_reports_the_forwarders_registrations_and_installs_the_controllers_routes_with_rib_commands(
+) {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let dir = tempfile::tempdir().unwrap();
+    let db = init(dir.path());
+    let ctl = serve(
+        &["--db", db.to_str().unwrap()],
+        "127.0.0.1:0",
+        &dir.path().join("ctl.log"),
+    );
+    // Two forwarders joined by a plain UDP link, no [controller] section.
+    let (udp_a, udp_b) = (free_port(), free_port());
+    let uri_a = format!("udp4://127.0.0.1:{udp_a}");
+    let uri_b = format!("udp4://127.0.0.1:{udp_b}");
+    let a = Daemon::start_on(
+        &bin("namewayd"),
+        free_port(),
+        udp_a,
+        &format!("[[face]]\nuri = {uri_b:?}\n"),
+    );
+    let b = Daemon::start_on(
+        &bin("namewayd"),
+        free_port(),
+        udp_b,
+        &format!("[[face]]\nuri = {uri_a:?}\n"),
+    );
+    let face_ab = face_to(&a, &uri_b);
+    // A route of another origin, which the agent must leave alone.
+    nameway(
+        &a,
+        &[
+            "route",
+            "add",
+            "/example/static",
+            &face_ab.to_string(),
+            "--origin",
+            "255",
+        ],
+    );
+
+    let (state_a, state_b) = (dir.path().join("state-a"), dir.path().join("state-b"));
+    let (key_a, key_b) = (link_key(&state_a), link_key(&state_b));
+    let _agent_a = nfd_agent(
+        &ctl,
+        &a,
+        "/example/n1",
+        &token(&db, "/example/n1"),
+        &state_a,
+        &[format!("{key_b}={uri_b}")],
+        &dir.path().join("agent-a.log"),
+    );
+    let _agent_b = nfd_agent(
+        &ctl,
+        &b,
+        "/example/n2",
+        &token(&db, "/example/n2"),
+        &state_b,
+        &[format!("{key_a}={uri_a}")],
+        &dir.path().join("agent-b.log"),
+    );
+    let logs = || {
+        format!(
+            "agent a:\n{}\nagent b:\n{}\nctl:\n{}",
+            std::fs::read_to_string(dir.path().join("agent-a.log")).unwrap_or_default(),
+            std::fs::read_to_string(dir.path().join("agent-b.log")).unwrap_or_default(),
+            std::fs::read_to_string(dir.path().join("ctl.log")).unwrap_or_default(),
+        )
+    };
+    // Both enrolled, and the link counts: both ends report it.
+    let link_up = || {
+        ctl.api("/api/topology")["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["a"] == "/example/n1" && l["b"] == "/example/n2" && l["up"] == true)
+    };
+    assert!(wait(Duration::from_secs(15), link_up), "{}", logs());
+
+    // An application's registration at b is routed at a, by rib/register with origin 131.
+    let bytes: Vec<u8> = (0..20_000u32).map(|i| (i * 7) as u8).collect();
+    let producer = put(&b, "/example/nfd/video", &bytes, dir.path());
+    let ctl_route = |d: &Daemon| {
+        routes(d)
+            .into_iter()
+            .filter(|(p, _, o)| p == "/example/nfd/video" && *o == CTL)
+            .map(|(_, f, _)| f)
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        wait(Duration::from_secs(10), || ctl_route(&a) == vec![face_ab]),
+        "a's routes: {:?}\n{}",
+        routes(&a),
+        logs()
+    );
+    assert!(
+        ctl.registry()
+            .contains(&("/example/nfd/video".into(), "/example/n2".into())),
+        "{:?}",
+        ctl.registry()
+    );
+    let out = dir.path().join("got");
+    nameway(
+        &a,
+        &[
+            "get",
+            "-q",
+            "--lifetime",
+            "1000",
+            "-o",
+            out.to_str().unwrap(),
+            "/example/nfd/video",
+        ],
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), bytes);
+
+    // The producer leaves: the controller's route is withdrawn with rib/unregister; the
+    // static route stays.
+    drop(producer);
+    assert!(
+        wait(Duration::from_secs(10), || ctl_route(&a).is_empty()),
+        "a's routes: {:?}\n{}",
+        routes(&a),
+        logs()
+    );
+    assert!(
+        routes(&a).contains(&("/example/static".into(), face_ab, 255)),
+        "{:?}",
+        routes(&a)
+    );
+    // Only the agent's own routes are of origin 131 at a, and none is left.
+    assert!(
+        routes(&a).iter().all(|(_, _, o)| *o != CTL),
+        "{:?}",
+        routes(&a)
+    );
+}
