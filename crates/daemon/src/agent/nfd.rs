@@ -427,7 +427,8 @@ mod tests {
             .collect();
         assert_eq!(
             add,
-            vec![("/dearer".into(), 260, 20), ("/new".into(), 260, 10)]
+            // NDN canonical order: the shorter component first.
+            vec![("/new".into(), 260, 10), ("/dearer".into(), 260, 20)]
         );
         assert_eq!(p.skipped, 1);
     }
