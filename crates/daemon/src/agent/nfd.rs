@@ -173,6 +173,7 @@ impl Driver {
     async fn run(&mut self, mut updates: mpsc::UnboundedReceiver<Update>, every: Duration) {
         let mut tick = tokio::time::interval(every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut failing = false;
         loop {
             tokio::select! {
                 _ = tick.tick() => {}
@@ -181,10 +182,23 @@ impl Driver {
                     None => return,
                 },
             }
-            if let Err(e) = self.round().await {
-                tracing::warn!(nfd = %self.transport, "forwarder: {e}");
-                // Connect again next round.
-                self.client = None;
+            match self.round().await {
+                Ok(()) => {
+                    if std::mem::take(&mut failing) {
+                        tracing::info!(nfd = %self.transport, "the forwarder answers again");
+                    }
+                }
+                Err(e) => {
+                    // Once per outage, not at every poll.
+                    if failing {
+                        tracing::debug!(nfd = %self.transport, "forwarder: {e}");
+                    } else {
+                        tracing::warn!(nfd = %self.transport, "forwarder: {e}");
+                    }
+                    failing = true;
+                    // Connect again next round.
+                    self.client = None;
+                }
             }
         }
     }
@@ -444,7 +458,7 @@ mod tests {
 
     #[test]
     fn the_report_has_declared_links_with_a_face_and_applications_registrations() {
-        let declared = vec![
+        let declared = [
             "aa".repeat(32) + "=udp4://10.0.0.2:6363",
             "bb".repeat(32) + "=udp4://10.0.0.9:6363",
         ]
