@@ -8,6 +8,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use tokio::sync::{mpsc, watch, Notify};
 
+use crate::queue::{PushError, SendQueue};
+
 use crate::counters::{bump, AtomicCounters};
 use crate::error::SendError;
 use crate::event::{DownReason, FaceInfo};
@@ -43,7 +45,8 @@ pub(crate) struct FaceHandle {
     /// The security state toward the peer (UDP faces of a forwarder with `[security]`).
     pub(crate) secure: Option<Arc<SecureLink>>,
     close: watch::Sender<Option<DownReason>>,
-    tx: mpsc::Sender<Bytes>,
+    /// The send queue (empty, it holds no memory beyond itself).
+    queue: SendQueue,
     /// Bytes in the send queue now.
     queued: AtomicUsize,
     /// The queue's bound in bytes ([`crate::FaceSystemConfig::tx_queue_bytes`]).
@@ -78,7 +81,7 @@ impl FaceHandle {
     pub(crate) fn new(
         id: FaceId,
         params: FaceParams,
-        tx: mpsc::Sender<Bytes>,
+        max_packets: usize,
         queue_limit: usize,
     ) -> Self {
         Self {
@@ -93,7 +96,7 @@ impl FaceHandle {
             counters: AtomicCounters::default(),
             secure: params.secure,
             close: watch::channel(None).0,
-            tx,
+            queue: SendQueue::new(max_packets),
             queued: AtomicUsize::new(0),
             queue_limit: queue_limit.max(1),
             paused: AtomicBool::new(false),
@@ -174,7 +177,7 @@ impl FaceHandle {
             bump(&self.counters.drop_queue_full);
             return Err(SendError::QueueFull);
         }
-        match self.tx.try_send(wire) {
+        match self.queue.push(wire) {
             Ok(()) => {
                 self.queued.fetch_add(len, Ordering::Relaxed);
                 Ok(if before + len > self.queue_limit {
@@ -183,11 +186,11 @@ impl FaceHandle {
                     Queued::Within
                 })
             }
-            Err(mpsc::error::TrySendError::Full(_)) => {
+            Err(PushError::Full) => {
                 bump(&self.counters.drop_queue_full);
                 Err(SendError::QueueFull)
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => Err(SendError::Closed),
+            Err(PushError::Closed) => Err(SendError::Closed),
         }
     }
 
@@ -263,47 +266,79 @@ impl FaceHandle {
 }
 
 /// A face's send queue, as its writer reads it: every packet taken gives its bytes back to the
-/// face's bound.
+/// face's bound. Dropping it closes the queue (later sends fail with [`SendError::Closed`]).
 #[derive(Debug)]
 pub(crate) struct TxQueue {
-    rx: mpsc::Receiver<Bytes>,
-    /// The face whose bound the packets count against; `None` for a queue behind another
-    /// (the fault injector's), whose packets were accounted when they left the first.
-    face: Option<Arc<FaceHandle>>,
+    source: Source,
+}
+
+#[derive(Debug)]
+enum Source {
+    /// The face's own queue, whose packets count against its bound.
+    Face(Arc<FaceHandle>),
+    /// A queue behind another (the fault injector's), whose packets were accounted when they
+    /// left the first.
+    Behind(mpsc::Receiver<Bytes>),
 }
 
 impl TxQueue {
     /// The queue of `face`.
-    pub(crate) fn new(rx: mpsc::Receiver<Bytes>, face: Arc<FaceHandle>) -> Self {
+    pub(crate) fn new(face: Arc<FaceHandle>) -> Self {
         Self {
-            rx,
-            face: Some(face),
+            source: Source::Face(face),
         }
     }
 
     /// A queue whose packets count against no bound.
     pub(crate) fn unaccounted(rx: mpsc::Receiver<Bytes>) -> Self {
-        Self { rx, face: None }
-    }
-
-    fn took(&self, pkt: &Bytes) {
-        if let Some(face) = &self.face {
-            face.taken(pkt.len());
+        Self {
+            source: Source::Behind(rx),
         }
     }
 
-    /// The next packet; `None` when every sender is gone.
+    /// The next packet; `None` when every sender is gone (only a queue behind another: a
+    /// face's own queue lives as long as the face).
     pub(crate) async fn recv(&mut self) -> Option<Bytes> {
-        let pkt = self.rx.recv().await?;
-        self.took(&pkt);
-        Some(pkt)
+        match &mut self.source {
+            Source::Face(face) => {
+                let pkt = face.queue.pop().await;
+                face.taken(pkt.len());
+                Some(pkt)
+            }
+            Source::Behind(rx) => rx.recv().await,
+        }
+    }
+
+    /// Whether no packet is queued now.
+    pub(crate) fn is_empty(&self) -> bool {
+        match &self.source {
+            Source::Face(face) => face.queue.is_empty(),
+            Source::Behind(rx) => rx.is_empty(),
+        }
     }
 
     /// The next packet if one is queued.
     pub(crate) fn try_recv(&mut self) -> Result<Bytes, mpsc::error::TryRecvError> {
-        let pkt = self.rx.try_recv()?;
-        self.took(&pkt);
-        Ok(pkt)
+        match &mut self.source {
+            Source::Face(face) => {
+                let pkt = face
+                    .queue
+                    .try_pop()
+                    .ok_or(mpsc::error::TryRecvError::Empty)?;
+                face.taken(pkt.len());
+                Ok(pkt)
+            }
+            Source::Behind(rx) => rx.try_recv(),
+        }
+    }
+}
+
+impl Drop for TxQueue {
+    fn drop(&mut self) {
+        if let Source::Face(face) = &self.source {
+            let dropped = face.queue.close();
+            face.taken(dropped);
+        }
     }
 }
 

@@ -97,7 +97,8 @@ impl LinkService {
 /// The receiving half: classification and reassembly.
 #[derive(Debug)]
 pub struct LinkRx {
-    reassembler: Option<Reassembler>,
+    /// Boxed: most faces never reassemble, and an idle face's task should stay small.
+    reassembler: Option<Box<Reassembler>>,
     /// Headers of first fragments, keyed by message id (Sequence of fragment 0), with their
     /// expiry time.
     headers: HashMap<u64, (LpPacket, u64)>,
@@ -111,7 +112,7 @@ impl LinkRx {
     /// A receiving half; `reassembly: None` drops fragments.
     pub fn new(reassembly: Option<ReassemblerConfig>) -> Self {
         Self {
-            reassembler: reassembly.map(Reassembler::new),
+            reassembler: reassembly.map(|c| Box::new(Reassembler::new(c))),
             headers: HashMap::new(),
             disabled_drops: 0,
             reported_drops: 0,
@@ -194,7 +195,7 @@ impl LinkRx {
     /// When [`LinkRx::handle_timeout`] next has work (ms), if ever.
     pub fn poll_timeout(&self) -> Option<u64> {
         self.reassembler
-            .as_ref()
+            .as_deref()
             .and_then(Reassembler::poll_timeout)
     }
 
@@ -208,7 +209,7 @@ impl LinkRx {
 
     /// Reassembly's counters, when reassembly is on.
     pub fn reassembly_counters(&self) -> Option<&ReassemblyCounters> {
-        self.reassembler.as_ref().map(Reassembler::counters)
+        self.reassembler.as_deref().map(Reassembler::counters)
     }
 
     /// Reassembly drops (fragments refused, partial packets timed out or evicted, fragments

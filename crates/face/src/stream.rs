@@ -11,7 +11,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use smallvec::SmallVec;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::watch;
@@ -81,7 +80,9 @@ where
     if face.close_reason().is_some() {
         // The face is closing: give the writer time to flush the queue.
         let flush = shared.config.shutdown_timeout;
-        if let Ok(result) = tokio::time::timeout(flush, &mut write_task).await {
+        // Boxed, as the other rare paths below: the face's task keeps room only for the wait
+        // an idle face is in.
+        if let Ok(result) = Box::pin(tokio::time::timeout(flush, &mut write_task)).await {
             return (reason, result.ok());
         }
     }
@@ -116,7 +117,7 @@ where
         // Backpressure: a face this one feeds is congested; the application finds its socket
         // full and waits.
         if face.is_paused() {
-            if let Err(reason) = face.wait_resumed(&mut face_closed).await {
+            if let Err(reason) = Box::pin(face.wait_resumed(&mut face_closed)).await {
                 return reason;
             }
         }
@@ -276,10 +277,15 @@ pub(crate) async fn deliver(
     };
     match shared.events.try_send(event) {
         Ok(()) | Err(TrySendError::Closed(_)) => Ok(()),
-        Err(TrySendError::Full(event)) => tokio::select! {
-            _ = shared.events.send(event) => Ok(()),
-            reason = closed(face_closed) => Err(reason),
-        },
+        Err(TrySendError::Full(event)) => {
+            Box::pin(async {
+                tokio::select! {
+                    _ = shared.events.send(event) => Ok(()),
+                    reason = closed(face_closed) => Err(reason),
+                }
+            })
+            .await
+        }
     }
 }
 
@@ -307,6 +313,11 @@ where
         Box::pin(tick)
     });
     loop {
+        // About to wait for the queue: an idle face keeps no batch vectors.
+        if queue.is_empty() {
+            release(&mut batch);
+            release(&mut out);
+        }
         tokio::select! {
             biased;
             _ = closed(&mut conn_closed) => return queue,
@@ -342,14 +353,17 @@ where
     while let Ok(pkt) = queue.try_recv() {
         batch.push(pkt);
     }
-    tokio::select! {
-        _ = async {
-            if write_batch(&mut writer, &mut batch, &mut out, &mut link, &face, &shared).await.is_ok() {
-                let _ = writer.shutdown().await;
-            }
-        } => {}
-        _ = closed(&mut conn_closed) => {}
-    }
+    Box::pin(async {
+        tokio::select! {
+            _ = async {
+                if write_batch(&mut writer, &mut batch, &mut out, &mut link, &face, &shared).await.is_ok() {
+                    let _ = writer.shutdown().await;
+                }
+            } => {}
+            _ = closed(&mut conn_closed) => {}
+        }
+    })
+    .await;
     queue
 }
 
@@ -388,7 +402,15 @@ where
     Ok(())
 }
 
-/// `write_all` over several buffers, with vectored writes.
+/// Gives a vector's memory back (a quiet face's writer holds none).
+fn release(v: &mut Vec<Bytes>) {
+    if v.capacity() > 0 {
+        *v = Vec::new();
+    }
+}
+
+/// `write_all` over several buffers, with vectored writes. The slices of each write are built
+/// inside the poll, so the writer task's state holds none of them between writes.
 async fn write_all_vectored<W>(writer: &mut W, bufs: &[Bytes]) -> io::Result<()>
 where
     W: AsyncWrite + Unpin,
@@ -402,17 +424,18 @@ where
         let Some(first) = bufs.get(index) else {
             return Ok(());
         };
-        // 16 inline (256 bytes of the writer task's state, held for the face's life); a
-        // larger batch takes one allocation for its write.
-        let mut slices: SmallVec<[IoSlice<'_>; 16]> = SmallVec::new();
-        slices.push(IoSlice::new(first.get(offset..).unwrap_or_default()));
-        slices.extend(
-            bufs.iter()
-                .skip(index + 1)
-                .take(WRITE_BATCH - 1)
-                .map(|b| IoSlice::new(b)),
-        );
-        let mut written = writer.write_vectored(&slices).await?;
+        let mut written = std::future::poll_fn(|cx| {
+            let mut slices = [IoSlice::new(&[]); WRITE_BATCH];
+            let mut n = 0;
+            let rest = std::iter::once(first.get(offset..).unwrap_or_default())
+                .chain(bufs.iter().skip(index + 1).map(|b| b.as_ref()));
+            for (slot, buf) in slices.iter_mut().zip(rest) {
+                *slot = IoSlice::new(buf);
+                n += 1;
+            }
+            std::pin::Pin::new(&mut *writer).poll_write_vectored(cx, &slices[..n])
+        })
+        .await?;
         if written == 0 {
             return Err(io::ErrorKind::WriteZero.into());
         }
@@ -429,6 +452,23 @@ where
             }
         }
     }
+}
+
+/// The size of a Unix face's writer future (the tests keep it small).
+#[cfg(test)]
+pub(crate) fn writer_future_size() -> usize {
+    fn size<A, F: std::future::Future>(_: impl FnOnce(A) -> F) -> usize {
+        std::mem::size_of::<F>()
+    }
+    size(
+        |(w, q, f, c, s): (
+            tokio::net::unix::OwnedWriteHalf,
+            TxQueue,
+            Arc<FaceHandle>,
+            CloseTx,
+            Arc<Shared>,
+        )| write_loop(w, q, f, c, s),
+    )
 }
 
 #[cfg(test)]

@@ -59,10 +59,9 @@ impl Shared {
         F: Future<Output = ()> + Send + 'static,
     {
         let guard = lock(&self.task_guard).clone();
-        tokio::spawn(async move {
-            let _guard = guard;
-            fut.await;
-        });
+        // A combinator, not an `async` block: a block would hold `fut` twice (as its capture
+        // and as the future it awaits), doubling every face task's memory.
+        tokio::spawn(futures_util::FutureExt::map(fut, move |()| drop(guard)));
     }
 
     /// Milliseconds since the face system started (the link services' clock).
@@ -92,9 +91,13 @@ impl Shared {
             return Err(FaceError::ShuttingDown);
         }
         let id = FaceId(self.next_id.fetch_add(1, Ordering::Relaxed));
-        let (tx, rx) = mpsc::channel(slots(self.config.tx_queue));
-        let face = Arc::new(FaceHandle::new(id, params, tx, self.config.tx_queue_bytes));
-        let rx = TxQueue::new(rx, face.clone());
+        let face = Arc::new(FaceHandle::new(
+            id,
+            params,
+            slots(self.config.tx_queue),
+            self.config.tx_queue_bytes,
+        ));
+        let rx = TxQueue::new(face.clone());
         // The system-wide debug faults are for links between forwarders: local faces
         // (applications, management) are left alone.
         let system_fault = self

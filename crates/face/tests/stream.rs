@@ -393,3 +393,40 @@ async fn a_non_local_face_drops_at_its_bound() {
     assert_eq!(refused, SendError::QueueFull);
     assert_eq!(system.info(info.id).unwrap().counters.drop_queue_full, 1);
 }
+
+/// The send queue's bound in packets (`tx_queue`) holds as the byte bound does: past it a send
+/// drops and counts; once the writer has drained the queue, sends are taken again, and every
+/// packet taken reaches the peer in order.
+#[tokio::test]
+async fn the_send_queue_is_bounded_in_packets_and_taken_again_once_drained() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut config, path) = unix_config(&dir);
+    config.tx_queue = 4;
+    let (system, mut events) = start(config).await;
+    let mut client = UnixStream::connect(&path).await.unwrap();
+    let id = events.up().await.id;
+
+    // The writer runs on this test's thread: nothing leaves the queue until the test waits.
+    for tag in 1..=4 {
+        assert_eq!(
+            system.send(id, interest(tag)),
+            Ok(nameway_face::Queued::Within)
+        );
+    }
+    assert_eq!(system.send(id, interest(5)), Err(SendError::QueueFull));
+    assert_eq!(system.info(id).unwrap().counters.drop_queue_full, 1);
+    let first: Vec<u8> = (1..=4).flat_map(|t| interest(t).to_vec()).collect();
+    assert_eq!(read_n(&mut client, first.len()).await, first);
+
+    // Drained (and its memory given back): the queue takes packets again.
+    for tag in 6..=9 {
+        assert_eq!(
+            system.send(id, interest(tag)),
+            Ok(nameway_face::Queued::Within)
+        );
+    }
+    let second: Vec<u8> = (6..=9).flat_map(|t| interest(t).to_vec()).collect();
+    assert_eq!(read_n(&mut client, second.len()).await, second);
+    assert_eq!(system.info(id).unwrap().counters.drop_queue_full, 1);
+    assert_eq!(system.info(id).unwrap().counters.out_network, 8);
+}
