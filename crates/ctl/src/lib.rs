@@ -28,6 +28,7 @@ pub mod objects;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod registry;
+pub mod renew;
 mod routes;
 mod schema;
 pub mod sealed;

@@ -142,6 +142,9 @@ enum Command {
         /// How long a reported registration lives in the registry without a report.
         #[arg(long, default_value = "10m")]
         registration_ttl: String,
+        /// Lifetime of the router certificates issued (agents renew at 2/3 of it).
+        #[arg(long, default_value = "7d")]
+        cert_lifetime: String,
     },
     /// Runs SQLite's integrity check on the database.
     Check {
@@ -252,6 +255,7 @@ fn run(command: Command) -> anyhow::Result<()> {
             http,
             max_nexthops,
             registration_ttl,
+            cert_lifetime,
         } => {
             exists(&db)?;
             let config = nameway_ctl::serve::ServeConfig {
@@ -260,6 +264,7 @@ fn run(command: Command) -> anyhow::Result<()> {
                 http,
                 max_nexthops,
                 registration_ttl_ms: parse_duration(&registration_ttl)?,
+                cert_lifetime_s: parse_duration(&cert_lifetime)? / 1000,
             };
             serve(config)
         }

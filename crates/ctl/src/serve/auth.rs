@@ -9,6 +9,7 @@ use nameway_wire::Name;
 
 use crate::ca::{self, Authority, CaError, DenyList};
 use crate::channel::{self, messages::router_proof, Credential, Hello};
+use crate::renew::{self, RenewError};
 use crate::sqlite::SqliteStore;
 use crate::store::RegistryStore as _;
 
@@ -75,6 +76,16 @@ pub struct AuthCounters {
     pub refused_malformed: AtomicU64,
     /// Refused: the database failed.
     pub refused_store: AtomicU64,
+    /// Certificates renewed.
+    pub renewed: AtomicU64,
+    /// Renewals refused: denied.
+    pub renew_refused_denied: AtomicU64,
+    /// Renewals refused: the proof does not verify.
+    pub renew_refused_signature: AtomicU64,
+    /// Renewals refused: not enrolled.
+    pub renew_refused_unknown: AtomicU64,
+    /// Renewals refused: the database or signing failed.
+    pub renew_refused_store: AtomicU64,
 }
 
 impl AuthCounters {
@@ -104,6 +115,20 @@ impl AuthCounters {
             ("refused_signature", &self.refused_signature),
             ("refused_malformed", &self.refused_malformed),
             ("refused_store", &self.refused_store),
+        ]
+        .into_iter()
+        .map(|(n, c)| (n, c.load(Ordering::Relaxed)))
+        .collect()
+    }
+
+    /// Renewals: renewed, and refused by reason.
+    pub fn renewals(&self) -> Vec<(&'static str, u64)> {
+        [
+            ("renewed", &self.renewed),
+            ("refused_denied", &self.renew_refused_denied),
+            ("refused_signature", &self.renew_refused_signature),
+            ("refused_unknown", &self.renew_refused_unknown),
+            ("refused_store", &self.renew_refused_store),
         ]
         .into_iter()
         .map(|(n, c)| (n, c.load(Ordering::Relaxed)))
@@ -151,6 +176,41 @@ impl Auth {
             }
             Err(e) => self.counters.refused(e),
         }
+        r
+    }
+
+    /// Renews `router`'s certificate on the session with `handshake_hash` (blocking:
+    /// database); counted.
+    ///
+    /// # Errors
+    /// [`RenewError`], already counted.
+    pub fn renew(
+        &self,
+        router: &Name,
+        handshake_hash: &[u8],
+        signature: &[u8],
+        now_ms: u64,
+    ) -> Result<nameway_transport::Certificate, RenewError> {
+        let mut store = self
+            .store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let r = renew::renew(
+            &mut store,
+            &self.ca,
+            router,
+            handshake_hash,
+            signature,
+            now_ms,
+        );
+        let c = match &r {
+            Ok(_) => &self.counters.renewed,
+            Err(RenewError::Denied(_)) => &self.counters.renew_refused_denied,
+            Err(RenewError::Signature(_)) => &self.counters.renew_refused_signature,
+            Err(RenewError::Unknown(_)) => &self.counters.renew_refused_unknown,
+            Err(_) => &self.counters.renew_refused_store,
+        };
+        c.fetch_add(1, Ordering::Relaxed);
         r
     }
 

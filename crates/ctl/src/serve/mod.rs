@@ -46,6 +46,9 @@ pub struct ServeConfig {
     pub max_nexthops: usize,
     /// Lifetime of a registration in the registry (renewed by every report).
     pub registration_ttl_ms: u64,
+    /// Lifetime of the router certificates issued, in seconds (7 days by default; agents
+    /// renew at 2/3 of it).
+    pub cert_lifetime_s: u64,
 }
 
 /// Why the service cannot start.
@@ -132,7 +135,8 @@ impl Server {
     /// # Errors
     /// [`ServeError`].
     pub async fn bind(config: ServeConfig) -> Result<Self, ServeError> {
-        let ca = Authority::load(&anchor_key_path(&config.db), &anchor_cert_path(&config.db))?;
+        let mut ca = Authority::load(&anchor_key_path(&config.db), &anchor_cert_path(&config.db))?;
+        ca.set_router_cert_lifetime(config.cert_lifetime_s);
         let ca_store = SqliteStore::open(&config.db, Durability::Full)?;
         // Not a second `open`: see `SqliteStore::open_another`.
         let reg_store = ca_store.open_another(Durability::Normal)?;
@@ -217,7 +221,7 @@ async fn connection(
     events: mpsc::UnboundedSender<Event>,
 ) {
     let greeting = tokio::time::timeout(HELLO_TIMEOUT, greet(stream, &shared)).await;
-    let (mut tx, mut rx, admitted) = match greeting {
+    let (mut tx, mut rx, admitted, hh) = match greeting {
         Ok(Ok(g)) => g,
         Ok(Err(refusal)) => {
             tracing::warn!(%peer, "forwarder refused: {refusal}");
@@ -237,7 +241,7 @@ async fn connection(
     let _ = events.send(Event::Connected {
         conn,
         admitted,
-        tx: out_tx,
+        tx: out_tx.clone(),
     });
     shared.counters.connected.fetch_add(1, Ordering::Relaxed);
     let writer = tokio::spawn(async move {
@@ -254,6 +258,24 @@ async fn connection(
             }
             Ok(Message::Ack(v)) => {
                 let _ = events.send(Event::Ack(conn, v));
+            }
+            Ok(Message::Renew(signature)) => {
+                let renewed = tokio::task::block_in_place(|| {
+                    shared.auth.renew(&router, &hh, &signature, now_ms())
+                });
+                match renewed {
+                    Ok(cert) => {
+                        tracing::info!(%router, cert = %cert.name(), "router certificate renewed");
+                        let _ = out_tx.send(Message::Renewed(cert.wire().clone()));
+                    }
+                    Err(e) => {
+                        tracing::warn!(%router, reason = e.reason(), "renewal refused: {e}");
+                        let _ = out_tx.send(Message::Refused(e.to_string()));
+                        // Let the writer send the refusal before the session closes.
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        break;
+                    }
+                }
             }
             Ok(other) => {
                 shared.counters.bad_messages.fetch_add(1, Ordering::Relaxed);
@@ -275,6 +297,7 @@ type Halves = (
     channel::Sender<tokio::io::WriteHalf<TcpStream>>,
     channel::Receiver<tokio::io::ReadHalf<TcpStream>>,
     auth::Admitted,
+    Vec<u8>,
 );
 
 /// The handshake, the ServerHello, the agent's Hello checked.
@@ -309,7 +332,7 @@ async fn greet(stream: TcpStream, shared: &Shared) -> Result<Halves, Refusal> {
     };
     let admitted = tokio::task::block_in_place(|| shared.auth.admit(&hello, &hh, now_ms()));
     match admitted {
-        Ok(a) => Ok((tx, rx, a)),
+        Ok(a) => Ok((tx, rx, a, hh.to_vec())),
         Err(r) => {
             let _ = tx.send(&Message::Refused(r.to_string())).await;
             Err(r)

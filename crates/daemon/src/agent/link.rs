@@ -12,6 +12,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use nameway_ctl::channel::{self, messages::router_proof, Credential, Hello, Message, Report};
 use nameway_ctl::objects::{ConfigBody, ConfigKind, ConfigObject};
+use nameway_ctl::renew::{renew_proof, renewal_due_s};
 use nameway_ctl::Fib;
 use nameway_transport::{Certificate, SigningKey};
 use nameway_wire::Name;
@@ -24,6 +25,8 @@ use super::AgentCounters;
 const BACKOFF_MIN: Duration = Duration::from_millis(200);
 const BACKOFF_MAX: Duration = Duration::from_secs(10);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long to wait for a renewal's answer before asking again.
+const RENEW_RETRY: Duration = Duration::from_secs(5);
 
 /// From the driver to the task.
 #[derive(Debug)]
@@ -221,7 +224,7 @@ impl Task {
                 }
             }
         });
-        let result = self.serve(&mut tx, &mut in_rx, &anchor).await;
+        let result = self.serve(&mut tx, &mut in_rx, &anchor, &hh).await;
         reader.abort();
         result
     }
@@ -260,10 +263,13 @@ impl Task {
         tx: &mut channel::Sender<tokio::io::WriteHalf<TcpStream>>,
         in_rx: &mut mpsc::UnboundedReceiver<Result<Message, channel::ChannelError>>,
         anchor: &Certificate,
+        hh: &[u8],
     ) -> Result<(), SessionEnd> {
         if let Some(r) = &self.report {
             tx.send(&Message::Report(r.clone())).await?;
         }
+        let renew = tokio::time::sleep_until(self.renewal_due());
+        tokio::pin!(renew);
         // The FIB of this session: the objects' base (a snapshot starts it).
         let mut session_fib: Option<(u64, Fib)> = None;
         loop {
@@ -279,7 +285,23 @@ impl Task {
                     }
                     None => return Err(SessionEnd::Stopped),
                 },
+                () = &mut renew => {
+                    let proof = channel::sign(&self.s.key, &renew_proof(hh))
+                        .map_err(|e| SessionEnd::Local(e.to_string()))?;
+                    tracing::info!(router = %self.s.router, "asking the controller to renew the router certificate");
+                    tx.send(&Message::Renew(proof)).await?;
+                    // The answer sets the next deadline; without one, ask again later.
+                    renew.as_mut().reset(tokio::time::Instant::now() + RENEW_RETRY);
+                }
                 m = in_rx.recv() => match m {
+                    Some(Ok(Message::Renewed(wire))) => {
+                        self.renewed(wire, anchor)?;
+                        renew.as_mut().reset(self.renewal_due());
+                    }
+                    Some(Ok(Message::Refused(why))) => {
+                        self.s.counters.refused.fetch_add(1, Ordering::Relaxed);
+                        return Err(SessionEnd::Refused(why));
+                    }
                     Some(Ok(Message::Config(wire))) => {
                         match accept_object(wire, anchor, &self.s.router, session_fib.as_ref()) {
                             Ok((version, fib)) => {
@@ -305,6 +327,74 @@ impl Task {
                     Some(Err(e)) => return Err(e.into()),
                     None => return Err(SessionEnd::Protocol("reader ended".into())),
                 },
+            }
+        }
+    }
+}
+
+impl Task {
+    /// When to ask for a renewal: at 2/3 of the certificate's lifetime (now when it is past,
+    /// or when there is no certificate to read, never).
+    fn renewal_due(&self) -> tokio::time::Instant {
+        let now = tokio::time::Instant::now();
+        let cert = match self.s.state.certificate() {
+            Ok(Some(c)) => c,
+            Ok(None) => return now + Duration::from_secs(86_400 * 365),
+            Err(e) => {
+                tracing::error!("the router certificate in controller.state_dir is unusable: {e}");
+                return now + Duration::from_secs(86_400 * 365);
+            }
+        };
+        let Some(due_s) = renewal_due_s(&cert) else {
+            return now;
+        };
+        let wait_ms = due_s
+            .saturating_mul(1000)
+            .saturating_sub(nameway_ctl::now_ms());
+        now + Duration::from_millis(wait_ms)
+    }
+
+    /// Checks and keeps a renewed certificate: issued by the anchor, valid now, for this
+    /// router and its key.
+    fn renewed(&mut self, wire: Bytes, anchor: &Certificate) -> Result<(), SessionEnd> {
+        let now_s = nameway_ctl::now_ms() / 1000;
+        let checked =
+            nameway_ctl::ca::verify_router_cert(wire.clone(), anchor, &Default::default(), now_s)
+                .map_err(|e| e.to_string())
+                .and_then(|c| {
+                    let mine = self.s.key.public_der().unwrap_or_default();
+                    if c.identity() != &self.s.router || c.key_der() != mine.as_slice() {
+                        Err(format!(
+                            "{} is not a certificate of this router's key",
+                            c.name()
+                        ))
+                    } else {
+                        Ok(c)
+                    }
+                });
+        match checked {
+            Ok(cert) => {
+                self.s
+                    .state
+                    .save_certificate(wire)
+                    .map_err(|e| SessionEnd::Local(e.to_string()))?;
+                self.s.counters.renewed.fetch_add(1, Ordering::Relaxed);
+                tracing::info!(
+                    router = %self.s.router,
+                    not_after = cert.validity().1,
+                    "router certificate renewed and kept"
+                );
+                Ok(())
+            }
+            Err(why) => {
+                self.s
+                    .counters
+                    .renew_refused
+                    .fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("renewed certificate refused: {why}");
+                Err(SessionEnd::Protocol(format!(
+                    "bad renewed certificate: {why}"
+                )))
             }
         }
     }

@@ -60,6 +60,10 @@ pub struct AgentCounters {
     pub applied: AtomicU64,
     /// Reports handed to the task.
     pub reports: AtomicU64,
+    /// Router certificates renewed and kept.
+    pub renewed: AtomicU64,
+    /// Renewed certificates refused (not the anchor's, not this router's key).
+    pub renew_refused: AtomicU64,
 }
 
 /// See the module documentation.
