@@ -32,6 +32,7 @@ pub mod renew;
 mod routes;
 mod schema;
 pub mod sealed;
+pub mod security_object;
 pub mod serve;
 pub mod spt;
 mod sqlite;

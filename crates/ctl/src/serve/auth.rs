@@ -214,6 +214,22 @@ impl Auth {
         r
     }
 
+    /// The group keys `router` must hold now, sealed to it (blocking: database).
+    ///
+    /// # Errors
+    /// A database failure or a malformed key row.
+    pub fn grants_for(
+        &self,
+        router: &Name,
+        now_ms: u64,
+    ) -> Result<Vec<crate::security_object::Grant>, crate::group_keys::GroupKeyError> {
+        let mut store = self
+            .store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        crate::security_object::grants_for(&mut store, &router.to_string(), now_ms)
+    }
+
     /// The enrolled routers and the deny list (blocking: database).
     ///
     /// # Errors

@@ -8,6 +8,7 @@
 mod api;
 pub mod auth;
 mod http;
+mod key_push;
 pub mod state;
 
 use std::collections::HashMap;
@@ -28,7 +29,12 @@ use crate::store::Registration;
 use crate::{now_ms, GroupCommitConfig, StoreError};
 
 use self::auth::{Auth, Refusal};
+use self::key_push::KeyPusher;
 use self::state::{ConnId, ControllerState, Push};
+
+/// How often the group keys in the database are compared with what each connected member
+/// holds (keys are made and rotated by `namewayctl keys`, another process).
+const KEY_POLL: Duration = Duration::from_millis(500);
 
 /// How long a forwarder has for the handshake and its Hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -349,9 +355,15 @@ async fn state_task(
     let mut state = ControllerState::new(config.max_nexthops);
     let mut conns: HashMap<ConnId, mpsc::UnboundedSender<Message>> = HashMap::new();
     let mut sweep = tokio::time::interval(Duration::from_secs(60));
+    let mut keys = KeyPusher::default();
+    let mut key_poll = tokio::time::interval(KEY_POLL);
     loop {
         let event = tokio::select! {
             e = events.recv() => match e { Some(e) => e, None => return },
+            _ = key_poll.tick() => {
+                keys.poll(&shared, &conns);
+                continue;
+            }
             _ = sweep.tick() => {
                 let swept = tokio::task::block_in_place(|| registry.sweep_expired(now_ms()));
                 if let Err(e) = swept {
@@ -363,7 +375,9 @@ async fn state_task(
         let pushes = match event {
             Event::Connected { conn, admitted, tx } => {
                 state.connected(&admitted.router, admitted.link_key, conn);
+                keys.connected(conn, admitted.router.clone());
                 conns.insert(conn, tx);
+                keys.poll(&shared, &conns);
                 Vec::new()
             }
             Event::Report(conn, report) => {
@@ -377,6 +391,7 @@ async fn state_task(
             }
             Event::Gone(conn) => {
                 conns.remove(&conn);
+                keys.gone(conn);
                 state.disconnected(conn)
             }
         };

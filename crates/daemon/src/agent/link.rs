@@ -19,8 +19,11 @@ use nameway_wire::Name;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
+use super::group_keys::{open_grants, GroupKey};
 use super::store::StateDir;
 use super::AgentCounters;
+use nameway_ctl::sealed::KemKeyPair;
+use nameway_ctl::security_object::decode_grants;
 
 const BACKOFF_MIN: Duration = Duration::from_millis(200);
 const BACKOFF_MAX: Duration = Duration::from_secs(10);
@@ -37,13 +40,15 @@ pub(crate) enum ToTask {
     Applied(u64, Arc<Fib>),
 }
 
-/// From the task to the driver: a verified FIB to apply.
+/// From the task to the driver: a verified FIB to apply, or the group keys to hold.
 #[derive(Debug)]
 pub struct Update {
     /// Its version.
     pub version: u64,
     /// The whole FIB.
     pub fib: Arc<Fib>,
+    /// Set for a `security` object: the group keys opened from it (then `fib` is unused).
+    pub(crate) keys: Option<Vec<GroupKey>>,
 }
 
 /// What the task needs.
@@ -53,6 +58,8 @@ pub(crate) struct LinkSetup {
     pub(crate) router: Name,
     pub(crate) token: String,
     pub(crate) link_key: Option<[u8; 32]>,
+    /// The secure-link identity as an HPKE key pair, to open group keys.
+    pub(crate) kem: Option<KemKeyPair>,
     pub(crate) key: SigningKey,
     pub(crate) state: StateDir,
     pub(crate) counters: Arc<AgentCounters>,
@@ -303,10 +310,20 @@ impl Task {
                         return Err(SessionEnd::Refused(why));
                     }
                     Some(Ok(Message::Config(wire))) => {
+                        match self.security_object(&wire, anchor) {
+                            Some(Some(keys)) => {
+                                if self.to_driver.send(keys).is_err() {
+                                    return Err(SessionEnd::Stopped);
+                                }
+                                continue;
+                            }
+                            Some(None) => continue,
+                            None => {}
+                        }
                         match accept_object(wire, anchor, &self.s.router, session_fib.as_ref()) {
                             Ok((version, fib)) => {
                                 self.s.counters.objects.fetch_add(1, Ordering::Relaxed);
-                                let update = Update { version, fib: Arc::new(fib.clone()) };
+                                let update = Update { version, fib: Arc::new(fib.clone()), keys: None };
                                 session_fib = Some((version, fib));
                                 if self.to_driver.send(update).is_err() {
                                     return Err(SessionEnd::Stopped);
@@ -333,6 +350,55 @@ impl Task {
 }
 
 impl Task {
+    /// A verified `security` object for this router, its keys opened (`None`: not one, left
+    /// to [`accept_object`], which refuses what does not verify; `Some(None)`: refused,
+    /// counted, nothing changes).
+    fn security_object(&self, wire: &Bytes, anchor: &Certificate) -> Option<Option<Update>> {
+        let o = ConfigObject::decode_verified(wire.clone(), anchor).ok()?;
+        if o.kind != ConfigKind::Security || o.router != self.s.router {
+            return None;
+        }
+        let refuse = |why: String| {
+            self.s
+                .counters
+                .objects_refused
+                .fetch_add(1, Ordering::Relaxed);
+            self.s
+                .counters
+                .keys
+                .malformed
+                .fetch_add(1, Ordering::Relaxed);
+            tracing::warn!("security object refused: {why}");
+        };
+        let ConfigBody::Document(body) = &o.body else {
+            refuse("not a document".into());
+            return Some(None);
+        };
+        let grants = match decode_grants(body) {
+            Ok(g) => g,
+            Err(why) => {
+                refuse(why);
+                return Some(None);
+            }
+        };
+        let Some(kem) = &self.s.kem else {
+            refuse("no [security] identity to open group keys with".into());
+            return Some(None);
+        };
+        self.s.counters.objects.fetch_add(1, Ordering::Relaxed);
+        let keys = open_grants(
+            kem,
+            &self.s.router.to_string(),
+            &grants,
+            &self.s.counters.keys,
+        );
+        Some(Some(Update {
+            version: o.version,
+            fib: Arc::new(Fib::new()),
+            keys: Some(keys),
+        }))
+    }
+
     /// When to ask for a renewal: at 2/3 of the certificate's lifetime (now when it is past,
     /// or when there is no certificate to read, never).
     fn renewal_due(&self) -> tokio::time::Instant {

@@ -14,6 +14,7 @@
 //!   still forwards.
 
 pub mod config;
+pub mod group_keys;
 mod link;
 pub mod store;
 
@@ -64,6 +65,10 @@ pub struct AgentCounters {
     pub renewed: AtomicU64,
     /// Renewed certificates refused (not the anchor's, not this router's key).
     pub renew_refused: AtomicU64,
+    /// Group keys refused, by reason.
+    pub keys: group_keys::KeyRefusals,
+    /// `security` objects applied (group keys installed).
+    pub keys_applied: AtomicU64,
 }
 
 /// See the module documentation.
@@ -74,6 +79,8 @@ pub struct Agent {
     next_report: Instant,
     interval: Duration,
     link_cost: u64,
+    /// The group keys granted by the controller.
+    keyring: group_keys::Keyring,
     /// Counters.
     pub counters: Arc<AgentCounters>,
 }
@@ -109,6 +116,13 @@ impl Agent {
         let state = store::StateDir::open(&c.state_dir).context("controller.state_dir")?;
         let key = state.router_key().context("the agent's router key")?;
         let link_key = faces.security().map(|s| s.identity().public_key().0);
+        let kem = match faces.security() {
+            Some(s) => Some(
+                nameway_ctl::sealed::KemKeyPair::from_private(&s.identity().secret_copy())
+                    .map_err(|e| anyhow::anyhow!("the secure-link identity as an HPKE key: {e}"))?,
+            ),
+            None => None,
+        };
         if link_key.is_none() {
             tracing::warn!("[controller] without a [security] identity: this forwarder's neighbours cannot be reported (no secure links)");
         }
@@ -140,6 +154,7 @@ impl Agent {
             router,
             token: c.token.clone(),
             link_key,
+            kem,
             key,
             state,
             counters: counters.clone(),
@@ -153,6 +168,7 @@ impl Agent {
             next_report: Instant::now(),
             interval: Duration::from_millis(c.report_interval_ms),
             link_cost: c.link_cost,
+            keyring: group_keys::Keyring::default(),
             counters,
         }))
     }
@@ -164,6 +180,10 @@ impl Agent {
 
     /// Applies `update` (all its routes in this call, between bursts) and tells the task.
     pub fn apply(&mut self, fw: &mut Forwarder, mgmt: &mut Management, update: Update) {
+        if let Some(keys) = update.keys {
+            self.install_keys(mgmt, update.version, keys);
+            return;
+        }
         let (routes, skipped) = install(fw, mgmt, &update.fib);
         self.counters.applied.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(
@@ -175,6 +195,37 @@ impl Agent {
         let _ = self
             .to_task
             .send(link::ToTask::Applied(update.version, update.fib));
+    }
+
+    /// Holds the group keys of a `security` object and sets (or unsets) their prefixes'
+    /// levels in the forwarder's security policy.
+    fn install_keys(&mut self, mgmt: &Management, version: u64, keys: Vec<group_keys::GroupKey>) {
+        let change = self.keyring.replace(keys);
+        let Some(policy) = mgmt.security.as_ref() else {
+            tracing::warn!("group keys received but no [security] policy to install them in");
+            return;
+        };
+        for (prefix, level) in &change.set {
+            if let Err(e) = policy.set(prefix, *level) {
+                tracing::warn!(%prefix, "group key prefix not installed: {e}");
+            }
+        }
+        for prefix in &change.unset {
+            policy.unset(prefix);
+        }
+        self.counters.keys_applied.fetch_add(1, Ordering::Relaxed);
+        tracing::info!(
+            version,
+            keys = ?self.keyring.ids(),
+            prefixes = change.set.len(),
+            removed = change.unset.len(),
+            "group keys installed"
+        );
+    }
+
+    /// The group keys held (the keyring the controller's `security` objects fill).
+    pub fn keyring(&self) -> &group_keys::Keyring {
+        &self.keyring
     }
 
     /// When [`Agent::poll`] wants to run next.

@@ -1,0 +1,80 @@
+//! Pushing each connected member the group keys it must hold: a signed `security` object
+//! (a whole snapshot, [`crate::security_object`]) when a router connects and whenever the
+//! set of its valid keys changes (a key made, rotated or expired).
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+use nameway_wire::Name;
+use tokio::sync::mpsc;
+
+use super::state::ConnId;
+use super::Shared;
+use crate::channel::Message;
+use crate::now_ms;
+use crate::objects::{ConfigBody, ConfigKind, ConfigObject};
+use crate::security_object::encode_grants;
+
+/// Per connection: the router and the key ids it was last sent.
+#[derive(Debug, Default)]
+pub(super) struct KeyPusher {
+    routers: HashMap<ConnId, (Name, Option<Vec<String>>)>,
+    version: u64,
+}
+
+impl KeyPusher {
+    pub(super) fn connected(&mut self, conn: ConnId, router: Name) {
+        self.routers.insert(conn, (router, None));
+    }
+
+    pub(super) fn gone(&mut self, conn: ConnId) {
+        self.routers.remove(&conn);
+    }
+
+    /// Sends a `security` object to every connected router whose valid keys changed since
+    /// the last one it was sent (nothing to a router that never had a key).
+    pub(super) fn poll(
+        &mut self,
+        shared: &Shared,
+        conns: &HashMap<ConnId, mpsc::UnboundedSender<Message>>,
+    ) {
+        let now = now_ms();
+        for (conn, (router, sent)) in &mut self.routers {
+            let grants = match tokio::task::block_in_place(|| shared.auth.grants_for(router, now)) {
+                Ok(g) => g,
+                Err(e) => {
+                    tracing::error!(%router, "group keys: {e}");
+                    continue;
+                }
+            };
+            let ids: Vec<String> = grants.iter().map(|g| g.key_id.clone()).collect();
+            if sent.as_ref() == Some(&ids) || (sent.is_none() && ids.is_empty()) {
+                continue;
+            }
+            // Versions grow across restarts of the controller: the clock, kept increasing.
+            self.version = self.version.saturating_add(1).max(now);
+            let object = ConfigObject {
+                router: router.clone(),
+                kind: ConfigKind::Security,
+                version: self.version,
+                base: None,
+                body: ConfigBody::Document(encode_grants(&grants)),
+            };
+            let wire = match object.sign(&shared.auth.ca) {
+                Ok(w) => w,
+                Err(e) => {
+                    tracing::error!(%router, "cannot sign a security object: {e}");
+                    continue;
+                }
+            };
+            let Some(tx) = conns.get(conn) else {
+                continue;
+            };
+            if tx.send(Message::Config(wire)).is_ok() {
+                shared.counters.objects_sent.fetch_add(1, Ordering::Relaxed);
+                tracing::info!(%router, keys = ?ids, version = self.version, "security object sent");
+                *sent = Some(ids);
+            }
+        }
+    }
+}
