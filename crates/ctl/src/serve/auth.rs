@@ -230,6 +230,31 @@ impl Auth {
         crate::security_object::grants_for(&mut store, &router.to_string(), now_ms)
     }
 
+    /// The group keys, the enrolled routers and the deny list (blocking: database).
+    ///
+    /// # Errors
+    /// A database failure, as one line.
+    #[allow(clippy::type_complexity)]
+    pub fn key_infos(
+        &self,
+    ) -> Result<
+        (
+            Vec<crate::group_keys::GroupKeyInfo>,
+            Vec<crate::store::NodeRecord>,
+            Vec<Name>,
+        ),
+        String,
+    > {
+        let mut store = self
+            .store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let keys = crate::group_keys::group_key_infos(&mut store).map_err(|e| e.to_string())?;
+        let nodes = store.nodes().map_err(|e| e.to_string())?;
+        let denied = ca::denied(&mut store).map_err(|e| e.to_string())?;
+        Ok((keys, nodes, denied))
+    }
+
     /// The enrolled routers and the deny list (blocking: database).
     ///
     /// # Errors
