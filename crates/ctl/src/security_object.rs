@@ -32,6 +32,7 @@ const SEALED_KEY: u32 = 0xB3;
 const NOT_BEFORE: u32 = 0xB4;
 const NOT_AFTER: u32 = 0xB5;
 const NAME: u32 = 0x07;
+const LINK_KEY: u32 = 0xDA;
 
 /// One group key granted to one router.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,6 +124,36 @@ pub fn decode_grants(body: &Bytes) -> Result<Vec<Grant>, String> {
     Ok(out)
 }
 
+/// A `trust` object's Body: the secure-link keys (X25519, 32 bytes) of every router of the
+/// domain whose certificate is valid and not denied, each as `LinkKey = 0xDA 32OCTET`.
+pub fn encode_trust(keys: &[[u8; 32]]) -> Bytes {
+    let mut out = Vec::with_capacity(keys.len() * 34);
+    for k in keys {
+        put_tlv(&mut out, LINK_KEY, k);
+    }
+    Bytes::from(out)
+}
+
+/// Decodes a `trust` object's Body.
+///
+/// # Errors
+/// A one-line reason: not TLV, an unknown element, a key that is not 32 bytes.
+pub fn decode_trust(body: &Bytes) -> Result<Vec<[u8; 32]>, String> {
+    let mut out = Vec::new();
+    let mut r = Reader::new(body);
+    while let Some(e) = r.read().map_err(|e| format!("trust object: {e}"))? {
+        if e.typ != LINK_KEY {
+            return Err(format!("trust object: unknown element {:#x}", e.typ));
+        }
+        let k: [u8; 32] = body
+            .get(e.value_range())
+            .and_then(|v| v.try_into().ok())
+            .ok_or("trust object: a link key is not 32 bytes")?;
+        out.push(k);
+    }
+    Ok(out)
+}
+
 /// The grants `router` must hold at `now_ms`: every key it is a member of that has not
 /// expired, oldest first.
 ///
@@ -171,6 +202,10 @@ mod tests {
         let body = encode_grants(&[g.clone(), g.clone()]);
         assert_eq!(decode_grants(&body).unwrap(), vec![g.clone(), g]);
         assert_eq!(decode_grants(&Bytes::new()).unwrap(), vec![]);
+        let keys = [[1u8; 32], [2u8; 32]];
+        assert_eq!(decode_trust(&encode_trust(&keys)).unwrap(), keys.to_vec());
+        assert!(decode_trust(&Bytes::from_static(b"\xda\x01\x00")).is_err());
+        assert!(decode_trust(&Bytes::from_static(b"\xb0\x00")).is_err());
         for bad in [
             &b"\xb0\x02\xb1\x00"[..],
             b"\xb9\x00",

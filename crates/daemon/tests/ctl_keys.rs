@@ -229,6 +229,27 @@ impl Agent {
             .and_then(|p| p["level"].as_str().map(str::to_owned))
     }
 
+    /// The state of the secure link to the peer whose link key is `peer` (hex), if any.
+    fn link_state(&self, peer: &str) -> Option<String> {
+        let v: Value =
+            serde_json::from_str(&self.nameway(&["neighbour", "list", "--json"])).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["peer"] == peer)
+            .and_then(|n| n["state"].as_str().map(str::to_owned))
+    }
+
+    fn trusted(&self, peer: &str) -> bool {
+        let v: Value =
+            serde_json::from_str(&self.nameway(&["security", "list", "--json"])).unwrap();
+        v["trusted_peers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|k| k == peer)
+    }
+
     /// Every secure neighbour's drop counters, summed, and the packets decrypted.
     fn secure_drops_and_decrypted(&self) -> (u64, u64) {
         let v: Value =
@@ -575,4 +596,52 @@ fn a_group_key_rotated_and_certificates_renewed_during_a_transfer_lose_nothing()
     .unwrap();
     assert_eq!(cli["group_keys"].as_array().unwrap().len(), 2);
     assert!(run("nameway", &["ctl", "--controller", &ctl.http, "keys"]).contains(&k2));
+}
+
+#[test]
+fn forwarders_trust_the_domain_s_valid_routers_on_their_links_and_stop_when_one_is_denied() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ctl = Controller::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let keys: Vec<String> = (1..=2)
+        .map(|i| {
+            let (id, _) = nameway_face::secure::Identity::load_or_create(
+                &dir.path().join(format!("r{i}.key")),
+            )
+            .unwrap();
+            hex::encode(id.public_key().0)
+        })
+        .collect();
+    let ports = [free_port(), free_port()];
+    // A secure face to the other, and no trusted_peers list at all.
+    let security = |me: usize| {
+        format!(
+            "[[face]]\nuri = \"udp4://127.0.0.1:{}\"\nsecure = true\n",
+            ports[1 - me]
+        )
+    };
+    let r1 = Agent::with(&ctl, dir.path(), 1, &security(0), ports[0]);
+    let r2 = Agent::with(&ctl, dir.path(), 2, &security(1), ports[1]);
+    // Both enrolled with valid certificates: each trusts the other, the link comes up.
+    assert!(
+        wait(Duration::from_secs(30), || r1
+            .link_state(&keys[1])
+            .as_deref()
+            == Some("established")
+            && r2.link_state(&keys[0]).as_deref() == Some("established")),
+        "the link did not come up on domain trust\n{}\n{}",
+        r1.log(),
+        ctl.log()
+    );
+    assert!(r1.trusted(&keys[1]) && r2.trusted(&keys[0]));
+    assert!(r1.log().contains("domain trust installed"));
+    // r2 denied: r1 stops trusting it and ends the session.
+    run("namewayctl", &["deny", "/example/r2", "--db", &ctl.db()]);
+    assert!(
+        wait(Duration::from_secs(15), || !r1.trusted(&keys[1])
+            && r1.link_state(&keys[1]).as_deref() != Some("established")),
+        "r1 still trusts the denied r2\n{}",
+        r1.log()
+    );
+    assert!(r1.log().contains("no longer in the domain's trust"));
 }

@@ -230,6 +230,41 @@ impl Auth {
         crate::security_object::grants_for(&mut store, &router.to_string(), now_ms)
     }
 
+    /// The secure-link keys of every enrolled router whose certificate is valid at `now_ms`
+    /// and not denied, sorted (blocking: database): what the `trust` objects carry.
+    ///
+    /// # Errors
+    /// A database failure.
+    pub fn trusted_link_keys(&self, now_ms: u64) -> Result<Vec<[u8; 32]>, CaError> {
+        let mut store = self
+            .store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let deny = DenyList {
+            version: 0,
+            names: ca::denied(&mut store)?,
+        };
+        let mut keys: Vec<[u8; 32]> = store
+            .nodes()?
+            .into_iter()
+            .filter(|n| {
+                let Some(cert) = &n.cert else { return false };
+                let valid = ca::verify_router_cert(
+                    Bytes::from(cert.clone()),
+                    self.ca.certificate(),
+                    &deny,
+                    now_ms / 1000,
+                );
+                let denied = n.name.parse::<Name>().map_or(true, |r| deny.denies(&r));
+                valid.is_ok() && !denied
+            })
+            .filter_map(|n| n.kem_pubkey.and_then(|k| <[u8; 32]>::try_from(k).ok()))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        Ok(keys)
+    }
+
     /// The group keys, the enrolled routers and the deny list (blocking: database).
     ///
     /// # Errors

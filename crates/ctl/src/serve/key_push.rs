@@ -13,12 +13,13 @@ use super::Shared;
 use crate::channel::Message;
 use crate::now_ms;
 use crate::objects::{ConfigBody, ConfigKind, ConfigObject};
-use crate::security_object::encode_grants;
+use crate::security_object::{encode_grants, encode_trust};
 
-/// Per connection: the router and the key ids it was last sent.
+/// Per connection: the router, the key ids and the trust list it was last sent.
 #[derive(Debug, Default)]
 pub(super) struct KeyPusher {
     routers: HashMap<ConnId, (Name, Option<Vec<String>>)>,
+    trust_sent: HashMap<ConnId, Vec<[u8; 32]>>,
     version: u64,
 }
 
@@ -29,6 +30,45 @@ impl KeyPusher {
 
     pub(super) fn gone(&mut self, conn: ConnId) {
         self.routers.remove(&conn);
+        self.trust_sent.remove(&conn);
+    }
+
+    /// Sends a `trust` object (the link keys of every router with a valid, non-denied
+    /// certificate) to every connected router whose list changed.
+    fn push_trust(
+        &mut self,
+        shared: &Shared,
+        conns: &HashMap<ConnId, mpsc::UnboundedSender<Message>>,
+        now: u64,
+    ) {
+        let keys = match tokio::task::block_in_place(|| shared.auth.trusted_link_keys(now)) {
+            Ok(k) => k,
+            Err(e) => {
+                tracing::error!("trust list: {e}");
+                return;
+            }
+        };
+        for (conn, (router, _)) in &self.routers {
+            if self.trust_sent.get(conn) == Some(&keys) {
+                continue;
+            }
+            self.version = self.version.saturating_add(1).max(now);
+            let object = ConfigObject {
+                router: router.clone(),
+                kind: ConfigKind::Trust,
+                version: self.version,
+                base: None,
+                body: ConfigBody::Document(encode_trust(&keys)),
+            };
+            let (Ok(wire), Some(tx)) = (object.sign(&shared.auth.ca), conns.get(conn)) else {
+                continue;
+            };
+            if tx.send(Message::Config(wire)).is_ok() {
+                shared.counters.objects_sent.fetch_add(1, Ordering::Relaxed);
+                tracing::info!(%router, peers = keys.len(), "trust object sent");
+                self.trust_sent.insert(*conn, keys.clone());
+            }
+        }
     }
 
     /// Sends a `security` object to every connected router whose valid keys changed since
@@ -39,6 +79,7 @@ impl KeyPusher {
         conns: &HashMap<ConnId, mpsc::UnboundedSender<Message>>,
     ) {
         let now = now_ms();
+        self.push_trust(shared, conns, now);
         for (conn, (router, sent)) in &mut self.routers {
             let grants = match tokio::task::block_in_place(|| shared.auth.grants_for(router, now)) {
                 Ok(g) => g,

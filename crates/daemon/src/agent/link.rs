@@ -23,7 +23,7 @@ use super::group_keys::{open_grants, GroupKey};
 use super::store::StateDir;
 use super::AgentCounters;
 use nameway_ctl::sealed::KemKeyPair;
-use nameway_ctl::security_object::decode_grants;
+use nameway_ctl::security_object::{decode_grants, decode_trust};
 
 const BACKOFF_MIN: Duration = Duration::from_millis(200);
 const BACKOFF_MAX: Duration = Duration::from_secs(10);
@@ -49,6 +49,8 @@ pub struct Update {
     pub fib: Arc<Fib>,
     /// Set for a `security` object: the group keys opened from it (then `fib` is unused).
     pub(crate) keys: Option<Vec<GroupKey>>,
+    /// Set for a `trust` object: the link keys of the domain's valid routers.
+    pub(crate) trust: Option<Vec<[u8; 32]>>,
 }
 
 /// What the task needs.
@@ -323,7 +325,7 @@ impl Task {
                         match accept_object(wire, anchor, &self.s.router, session_fib.as_ref()) {
                             Ok((version, fib)) => {
                                 self.s.counters.objects.fetch_add(1, Ordering::Relaxed);
-                                let update = Update { version, fib: Arc::new(fib.clone()), keys: None };
+                                let update = Update { version, fib: Arc::new(fib.clone()), keys: None, trust: None };
                                 session_fib = Some((version, fib));
                                 if self.to_driver.send(update).is_err() {
                                     return Err(SessionEnd::Stopped);
@@ -355,7 +357,13 @@ impl Task {
     /// counted, nothing changes).
     fn security_object(&self, wire: &Bytes, anchor: &Certificate) -> Option<Option<Update>> {
         let o = ConfigObject::decode_verified(wire.clone(), anchor).ok()?;
-        if o.kind != ConfigKind::Security || o.router != self.s.router {
+        if o.router != self.s.router {
+            return None;
+        }
+        if o.kind == ConfigKind::Trust {
+            return Some(self.trust_object(o));
+        }
+        if o.kind != ConfigKind::Security {
             return None;
         }
         let refuse = |why: String| {
@@ -396,7 +404,36 @@ impl Task {
             version: o.version,
             fib: Arc::new(Fib::new()),
             keys: Some(keys),
+            trust: None,
         }))
+    }
+
+    /// A verified `trust` object for this router: the link keys to trust (`None`: refused,
+    /// counted).
+    fn trust_object(&self, o: ConfigObject) -> Option<Update> {
+        let decoded = match &o.body {
+            ConfigBody::Document(body) => decode_trust(body),
+            _ => Err("not a document".into()),
+        };
+        match decoded {
+            Ok(keys) => {
+                self.s.counters.objects.fetch_add(1, Ordering::Relaxed);
+                Some(Update {
+                    version: o.version,
+                    fib: Arc::new(Fib::new()),
+                    keys: None,
+                    trust: Some(keys),
+                })
+            }
+            Err(why) => {
+                self.s
+                    .counters
+                    .objects_refused
+                    .fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("trust object refused: {why}");
+                None
+            }
+        }
     }
 
     /// When to ask for a renewal: at 2/3 of the certificate's lifetime (now when it is past,

@@ -81,6 +81,11 @@ pub struct Agent {
     link_cost: u64,
     /// The group keys granted by the controller.
     keyring: group_keys::Keyring,
+    /// Domain trust on links: the secure-link context, the peers trusted because the
+    /// controller listed them, and those to untrust (their sessions ended) at the next poll.
+    security: Option<Arc<nameway_face::secure::SecurityContext>>,
+    ctl_trusted: std::collections::BTreeSet<[u8; 32]>,
+    to_untrust: Vec<[u8; 32]>,
     /// Counters.
     pub counters: Arc<AgentCounters>,
 }
@@ -169,6 +174,9 @@ impl Agent {
             interval: Duration::from_millis(c.report_interval_ms),
             link_cost: c.link_cost,
             keyring: group_keys::Keyring::default(),
+            security: faces.security().cloned(),
+            ctl_trusted: std::collections::BTreeSet::new(),
+            to_untrust: Vec::new(),
             counters,
         }))
     }
@@ -182,6 +190,10 @@ impl Agent {
     pub fn apply(&mut self, fw: &mut Forwarder, mgmt: &mut Management, update: Update) {
         if let Some(keys) = update.keys {
             self.install_keys(mgmt, update.version, keys);
+            return;
+        }
+        if let Some(trust) = update.trust {
+            self.install_trust(update.version, &trust);
             return;
         }
         let (routes, skipped) = install(fw, mgmt, &update.fib);
@@ -223,6 +235,37 @@ impl Agent {
         );
     }
 
+    /// Domain trust on links: trusts the link keys of the domain's valid routers (those the
+    /// configuration already trusts stay as they are) and untrusts, ending their sessions at
+    /// the next poll, the ones the controller listed before and no longer does.
+    fn install_trust(&mut self, version: u64, keys: &[[u8; 32]]) {
+        let Some(ctx) = &self.security else {
+            return;
+        };
+        let me = ctx.identity().public_key().0;
+        let want: std::collections::BTreeSet<[u8; 32]> =
+            keys.iter().copied().filter(|k| *k != me).collect();
+        let mut added = 0;
+        for k in &want {
+            if !self.ctl_trusted.contains(k) && ctx.trust(nameway_face::secure::PublicKey(*k)) {
+                self.ctl_trusted.insert(*k);
+                added += 1;
+            }
+        }
+        let gone: Vec<[u8; 32]> = self.ctl_trusted.difference(&want).copied().collect();
+        for k in &gone {
+            self.ctl_trusted.remove(k);
+            self.to_untrust.push(*k);
+        }
+        tracing::info!(
+            version,
+            peers = want.len(),
+            added,
+            removed = gone.len(),
+            "domain trust installed"
+        );
+    }
+
     /// The group keys held (the keyring the controller's `security` objects fill).
     pub fn keyring(&self) -> &group_keys::Keyring {
         &self.keyring
@@ -236,6 +279,11 @@ impl Agent {
     /// Reports the forwarder's state to the task when it changed (at most once per
     /// `report_interval_ms`).
     pub fn poll(&mut self, fw: &Forwarder, mgmt: &Management, faces: &FaceSystem) {
+        for k in self.to_untrust.drain(..) {
+            let key = nameway_face::secure::PublicKey(k);
+            faces.untrust(&key);
+            tracing::info!(peer = %key, "peer no longer in the domain's trust: its sessions end");
+        }
         let now = Instant::now();
         if now < self.next_report {
             return;
