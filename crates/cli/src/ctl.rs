@@ -42,6 +42,9 @@ enum CtlCommand {
     Routes(RoutesArgs),
     /// The registrations the controller holds: prefix, router, face, expiry.
     Registry(JsonFlag),
+    /// Group keys (ids, prefixes, levels, members, validity; never a key) and routers'
+    /// certificates (validity, denied).
+    Keys(JsonFlag),
 }
 
 /// Arguments of `nameway ctl routes`.
@@ -60,6 +63,7 @@ pub(crate) async fn run(args: &CtlArgs) -> anyhow::Result<()> {
         CtlCommand::Topology(o) => ("/api/topology".to_owned(), o),
         CtlCommand::Nodes(o) => ("/api/nodes".to_owned(), o),
         CtlCommand::Registry(o) => ("/api/registry".to_owned(), o),
+        CtlCommand::Keys(o) => ("/api/keys".to_owned(), o),
         CtlCommand::Routes(r) => (
             format!("/api/routes?prefix={}", percent_encode(&r.prefix)),
             &r.out,
@@ -76,6 +80,7 @@ pub(crate) async fn run(args: &CtlArgs) -> anyhow::Result<()> {
         CtlCommand::Nodes(_) => nodes_table(serde_json::from_value(value)?),
         CtlCommand::Routes(_) => routes_table(serde_json::from_value(value)?),
         CtlCommand::Registry(_) => registry_table(serde_json::from_value(value)?),
+        CtlCommand::Keys(_) => keys_table(serde_json::from_value(value)?),
     };
     write_out(&text)?;
     Ok(())
@@ -237,6 +242,64 @@ fn nodes_table(n: NodesView) -> String {
         ]);
     }
     t.render()
+}
+
+#[derive(Debug, Deserialize)]
+struct KeysView {
+    group_keys: Vec<GroupKeyView>,
+    certificates: Vec<CertView>,
+}
+
+#[derive(Debug, Deserialize)]
+struct GroupKeyView {
+    key_id: String,
+    prefix: String,
+    level: String,
+    members: Vec<String>,
+    not_before_ms: u64,
+    not_after_ms: u64,
+    valid: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct CertView {
+    router: String,
+    name: String,
+    not_after: String,
+    denied: bool,
+}
+
+fn keys_table(k: KeysView) -> String {
+    let mut g = Table::new(&[
+        "KEY-ID",
+        "PREFIX",
+        "LEVEL",
+        "MEMBERS",
+        "NOT-BEFORE",
+        "NOT-AFTER",
+        "VALID",
+    ]);
+    for x in k.group_keys {
+        g.row(vec![
+            x.key_id,
+            x.prefix,
+            x.level,
+            x.members.join(" "),
+            iso_time(x.not_before_ms),
+            iso_time(x.not_after_ms),
+            if x.valid { "yes" } else { "no" }.into(),
+        ]);
+    }
+    let mut c = Table::new(&["ROUTER", "CERTIFICATE", "NOT-AFTER", "DENIED"]);
+    for x in k.certificates {
+        c.row(vec![
+            x.router,
+            x.name,
+            x.not_after,
+            if x.denied { "denied" } else { "-" }.into(),
+        ]);
+    }
+    format!("{}\n{}", g.render(), c.render())
 }
 
 #[derive(Debug, Deserialize)]

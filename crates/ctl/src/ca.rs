@@ -108,6 +108,7 @@ pub struct Authority {
     domain: Name,
     key: SigningKey,
     cert: Certificate,
+    router_cert_lifetime_s: u64,
 }
 
 impl std::fmt::Debug for Authority {
@@ -176,7 +177,23 @@ impl Authority {
 
     fn with(domain: Name, key: SigningKey, cert: Certificate) -> Self {
         let key = key.with_name_locator(cert.key_name());
-        Self { domain, key, cert }
+        Self {
+            domain,
+            key,
+            cert,
+            router_cert_lifetime_s: ROUTER_CERT_DAYS * 86_400,
+        }
+    }
+
+    /// Sets how long the router certificates it issues are valid, in seconds (at least 3:
+    /// the ValidityPeriod counts whole seconds). The default is [`ROUTER_CERT_DAYS`].
+    pub fn set_router_cert_lifetime(&mut self, secs: u64) {
+        self.router_cert_lifetime_s = secs.max(3);
+    }
+
+    /// How long the router certificates it issues are valid, in seconds.
+    pub fn router_cert_lifetime(&self) -> u64 {
+        self.router_cert_lifetime_s
     }
 
     /// The domain.
@@ -195,7 +212,7 @@ impl Authority {
     }
 
     /// Issues a certificate for `router`'s Ed25519 key (SubjectPublicKeyInfo DER), valid
-    /// from `now_s` for [`ROUTER_CERT_DAYS`].
+    /// from `now_s` for [`Authority::router_cert_lifetime`] ([`ROUTER_CERT_DAYS`] unless set).
     ///
     /// # Errors
     /// [`CaError::OutsideDomain`], [`CaError::BadRouterKey`], a signing failure.
@@ -235,7 +252,7 @@ impl Authority {
         });
         data.signature_info.validity_period = Some(ValidityPeriod {
             not_before: Bytes::from(iso8601(now_s)),
-            not_after: Bytes::from(iso8601(now_s + ROUTER_CERT_DAYS * 86_400)),
+            not_after: Bytes::from(iso8601(now_s.saturating_add(self.router_cert_lifetime_s))),
         });
         data.sign(self.key.signer())
             .map_err(|e| CaError::BadObject(e.to_string()))?;

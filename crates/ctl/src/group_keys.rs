@@ -141,6 +141,98 @@ pub fn group_keys(store: &mut SqliteStore) -> Result<Vec<(String, Vec<String>)>,
         .collect()
 }
 
+/// What the database holds of one group key (never the key).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupKeyInfo {
+    /// Its id (`<prefix>#<16 hex digits>`).
+    pub key_id: String,
+    /// The prefix it protects.
+    pub scope: String,
+    /// The security level of the prefix (a level name, e.g. `chacha20-poly1305`).
+    pub level: String,
+    /// Valid from (ms since the epoch).
+    pub not_before_ms: u64,
+    /// Valid until (ms since the epoch).
+    pub not_after_ms: u64,
+    /// The member routers.
+    pub members: Vec<String>,
+}
+
+/// The level given to a group key's prefix when none was set.
+pub const DEFAULT_LEVEL: &str = "chacha20-poly1305";
+
+fn level_meta(key_id: &str) -> String {
+    format!("key_level {key_id}")
+}
+
+/// Records the security level of `key_id`'s prefix (kept in `meta`, so the schema is
+/// unchanged).
+///
+/// # Errors
+/// A database failure.
+pub fn set_level(store: &mut SqliteStore, key_id: &str, level: &str) -> Result<(), GroupKeyError> {
+    store.set_meta(&level_meta(key_id), level)?;
+    Ok(())
+}
+
+/// Shortens the validity of every other key of `scope` still valid after `until_ms` to end
+/// at `until_ms`: the rotation's overlap (both keys open until then). Returns how many.
+///
+/// # Errors
+/// A database failure.
+pub fn retire_others(
+    store: &mut SqliteStore,
+    scope: &str,
+    keep: &str,
+    until_ms: u64,
+) -> Result<usize, GroupKeyError> {
+    let i = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+    let n = store
+        .conn()
+        .execute(
+            "UPDATE keys SET not_after = ?1 WHERE scope = ?2 AND key_id != ?3 AND not_after > ?1",
+            params![i(until_ms), scope, keep],
+        )
+        .map_err(|e| store.err(e))?;
+    Ok(n)
+}
+
+/// Every group key (oldest first), without the keys.
+///
+/// # Errors
+/// A database failure; [`GroupKeyError::Malformed`].
+pub fn group_key_infos(store: &mut SqliteStore) -> Result<Vec<GroupKeyInfo>, GroupKeyError> {
+    type Row = (String, String, i64, i64, Vec<u8>);
+    let conn = store.conn();
+    let run = || -> rusqlite::Result<Vec<Row>> {
+        let mut q = conn.prepare(
+            "SELECT key_id, scope, not_before, not_after, sealed_per_node FROM keys \
+             ORDER BY not_before, key_id",
+        )?;
+        let rows = q.query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })?;
+        rows.collect()
+    };
+    let rows = run().map_err(|e| store.err(e))?;
+    let mut out = Vec::with_capacity(rows.len());
+    for (key_id, scope, nb, na, blob) in rows {
+        let members = members_of(&blob).ok_or_else(|| GroupKeyError::Malformed(key_id.clone()))?;
+        let level = store
+            .meta(&level_meta(&key_id))?
+            .unwrap_or_else(|| DEFAULT_LEVEL.to_owned());
+        out.push(GroupKeyInfo {
+            key_id,
+            scope,
+            level,
+            not_before_ms: u64::try_from(nb).unwrap_or(0),
+            not_after_ms: u64::try_from(na).unwrap_or(0),
+            members,
+        });
+    }
+    Ok(out)
+}
+
 /// The member names in a `sealed_per_node` blob.
 fn members_of(blob: &[u8]) -> Option<Vec<String>> {
     let mut out = Vec::new();

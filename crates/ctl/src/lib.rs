@@ -39,10 +39,12 @@ pub mod objects;
 mod postgres;
 #[cfg(feature = "server")]
 mod registry;
+pub mod renew;
 mod routes;
 #[cfg(feature = "server")]
 mod schema;
 pub mod sealed;
+pub mod security_object;
 #[cfg(feature = "server")]
 pub mod serve;
 pub mod spt;

@@ -97,6 +97,13 @@ enum Command {
         /// The group key's lifetime.
         #[arg(long, default_value = "7d")]
         ttl: String,
+        /// The prefix's security level (a level that encrypts).
+        #[arg(long, default_value = nameway_ctl::group_keys::DEFAULT_LEVEL)]
+        level: String,
+        /// A rotation: the prefix's older keys stay valid this long after the new one is
+        /// made (both open meanwhile), then expire.
+        #[arg(long, default_value = "30s")]
+        overlap: String,
         /// The database file.
         #[arg(long)]
         db: PathBuf,
@@ -148,6 +155,9 @@ enum Command {
         /// How long a reported registration lives in the registry without a report.
         #[arg(long, default_value = "10m")]
         registration_ttl: String,
+        /// Lifetime of the router certificates issued (agents renew at 2/3 of it).
+        #[arg(long, default_value = "7d")]
+        cert_lifetime: String,
     },
     /// Runs SQLite's integrity check on the database.
     Check {
@@ -259,6 +269,7 @@ fn run(command: Command) -> anyhow::Result<()> {
             http,
             max_nexthops,
             registration_ttl,
+            cert_lifetime,
         } => {
             let (ca_db, registry) = serve_stores(db, ca)?;
             exists(&ca_db)?;
@@ -268,6 +279,7 @@ fn run(command: Command) -> anyhow::Result<()> {
                 http,
                 max_nexthops,
                 registration_ttl_ms: parse_duration(&registration_ttl)?,
+                cert_lifetime_s: parse_duration(&cert_lifetime)? / 1000,
             };
             serve(config, registry)
         }
@@ -321,11 +333,20 @@ fn run(command: Command) -> anyhow::Result<()> {
             group: Some(scope),
             members,
             ttl,
+            level,
+            overlap,
             db,
         } => {
             exists(&db)?;
             let mut store = open_full(&db)?;
             let scope = parse_name(&scope)?.to_string();
+            let lv: nameway_wire::lp::SecurityLevel = level
+                .parse()
+                .map_err(|e| anyhow::anyhow!("--level {level:?}: {e}"))?;
+            if !lv.encrypts() {
+                bail!("--level {level:?} does not encrypt: a group key needs a level that does");
+            }
+            let overlap = parse_duration(&overlap)?;
             if members.is_empty() {
                 bail!("a group key needs at least one --member");
             }
@@ -342,6 +363,19 @@ fn run(command: Command) -> anyhow::Result<()> {
                 now,
                 now.saturating_add(parse_duration(&ttl)?),
             )?;
+            nameway_ctl::group_keys::set_level(&mut store, &id, lv.name())?;
+            let retired = nameway_ctl::group_keys::retire_others(
+                &mut store,
+                &scope,
+                &id,
+                now.saturating_add(overlap),
+            )?;
+            if retired > 0 {
+                eprintln!(
+                    "{retired} older key(s) of {scope} retire in {}s",
+                    overlap / 1000
+                );
+            }
             println!("{id}");
             Ok(())
         }

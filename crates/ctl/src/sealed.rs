@@ -70,6 +70,19 @@ impl KemKeyPair {
         Self { private, public: p }
     }
 
+    /// The key pair of an X25519 secret scalar: a forwarder's secure-link identity, whose
+    /// public key the controller recorded at enrolment.
+    ///
+    /// # Errors
+    /// [`SealError::BadKey`].
+    pub fn from_private(secret: &[u8; 32]) -> Result<Self, SealError> {
+        let private =
+            <Kem as hpke::Kem>::PrivateKey::from_bytes(secret).map_err(|_| SealError::BadKey)?;
+        let mut p = [0u8; 32];
+        p.copy_from_slice(&Kem::sk_to_pk(&private).to_bytes());
+        Ok(Self { private, public: p })
+    }
+
     /// The public key, to give the controller.
     pub fn public(&self) -> [u8; 32] {
         self.public

@@ -11,6 +11,8 @@
 //! Face         = 0xDD (FaceId Uri)
 //! Config       = 0xDE (Data)                           ; a signed ConfigObject
 //! Ack          = 0xDF Version                          ; NonNegativeInteger
+//! Renew        = 0xE2 Signature                        ; agent: renew my certificate
+//! Renewed      = 0xE3 RouterCert                       ; the renewed certificate
 //! ```
 //!
 //! `Signature` is an Ed25519 signature over a context string and the Noise handshake hash
@@ -39,6 +41,8 @@ const CONFIG: u32 = 0xDE;
 const ACK: u32 = 0xDF;
 const APPLIED: u32 = 0xE0;
 const ANCHOR_CERT: u32 = 0xE1;
+const RENEW: u32 = 0xE2;
+const RENEWED: u32 = 0xE3;
 const NAME: u32 = 0x07;
 const FACE_ID: u32 = 0x69;
 const COST: u32 = 0x6A;
@@ -141,6 +145,11 @@ pub enum Message {
     Config(Bytes),
     /// The forwarder applied this version.
     Ack(u64),
+    /// Renew my certificate: an Ed25519 signature by the router key over
+    /// [`crate::renew::renew_proof`] of the session's handshake hash.
+    Renew(Bytes),
+    /// The renewed router certificate.
+    Renewed(Bytes),
 }
 
 /// A message that does not decode.
@@ -205,6 +214,14 @@ impl Message {
                 nameway_wire::tlv::put_nni(&mut v, *n);
                 ACK
             }
+            Self::Renew(signature) => {
+                put_tlv(&mut v, SIGNATURE, signature);
+                RENEW
+            }
+            Self::Renewed(cert) => {
+                put_tlv(&mut v, ROUTER_CERT, cert);
+                RENEWED
+            }
         };
         let mut out = Vec::with_capacity(v.len() + 8);
         put_tlv(&mut out, typ, &v);
@@ -236,6 +253,8 @@ impl Message {
             REPORT => Self::Report(decode_report(&value)?),
             CONFIG => Self::Config(value),
             ACK => Self::Ack(e.nni().map_err(bad)?),
+            RENEW => Self::Renew(Fields::read(&value)?.need(SIGNATURE)?),
+            RENEWED => Self::Renewed(Fields::read(&value)?.need(ROUTER_CERT)?),
             t => return Err(bad(format!("unknown message type {t:#x}"))),
         })
     }
@@ -402,6 +421,8 @@ mod tests {
         }));
         round_trip(Message::Config(Bytes::from_static(b"\x06\x02\x07\x00")));
         round_trip(Message::Ack(1 << 40));
+        round_trip(Message::Renew(Bytes::from_static(&[5u8; 64])));
+        round_trip(Message::Renewed(Bytes::from_static(b"\x06\x01\x00")));
     }
 
     #[test]

@@ -20,6 +20,9 @@ pub(super) enum Request {
     Routes(Name),
     /// `/api/registry`.
     Registry,
+    /// `/api/keys`: group keys (ids, prefixes, levels, members, validity; never a key) and
+    /// router certificates.
+    Keys,
 }
 
 /// Why a target under `/api/` is not answered.
@@ -54,6 +57,7 @@ impl Request {
             "topology" => no_query(Self::Topology),
             "nodes" => no_query(Self::Nodes),
             "registry" => no_query(Self::Registry),
+            "keys" => no_query(Self::Keys),
             "routes" => {
                 let mut prefix = None;
                 for (k, v) in &params {
@@ -143,7 +147,61 @@ pub(super) fn answer(shared: &Shared, req: &Request) -> (&'static str, String) {
         },
         Request::Routes(prefix) => ("200 OK", routes(shared, prefix)),
         Request::Registry => ("200 OK", registry(shared)),
+        Request::Keys => match tokio::task::block_in_place(|| shared.auth.key_infos()) {
+            Ok((keys, nodes, denied)) => ("200 OK", keys_json(&keys, &nodes, &denied)),
+            Err(e) => (
+                "500 Internal Server Error",
+                format!("{{\"error\":{}}}\n", json_str(&e)),
+            ),
+        },
     }
+}
+
+/// `/api/keys`: the group keys (never the key itself) and the routers' certificates.
+fn keys_json(
+    keys: &[crate::group_keys::GroupKeyInfo],
+    nodes: &[crate::store::NodeRecord],
+    denied: &[Name],
+) -> String {
+    let now = crate::now_ms();
+    let groups: Vec<String> = keys
+        .iter()
+        .map(|k| {
+            let members: Vec<String> = k.members.iter().map(|m| json_str(m)).collect();
+            format!(
+                "{{\"key_id\":{},\"prefix\":{},\"level\":{},\"members\":[{}],\"not_before_ms\":{},\"not_after_ms\":{},\"valid\":{}}}",
+                json_str(&k.key_id),
+                json_str(&k.scope),
+                json_str(&k.level),
+                members.join(","),
+                k.not_before_ms,
+                k.not_after_ms,
+                k.not_before_ms <= now && now < k.not_after_ms
+            )
+        })
+        .collect();
+    let certs: Vec<String> = nodes
+        .iter()
+        .filter_map(|n| {
+            let c =
+                nameway_transport::Certificate::decode(bytes::Bytes::from(n.cert.clone()?)).ok()?;
+            let (nb, na) = c.validity();
+            let name: Name = n.name.parse().ok()?;
+            Some(format!(
+                "{{\"router\":{},\"name\":{},\"not_before\":{},\"not_after\":{},\"denied\":{}}}",
+                json_str(&n.name),
+                json_str(&c.name().to_string()),
+                json_str(nb),
+                json_str(na),
+                denied.iter().any(|d| d.is_prefix_of(&name))
+            ))
+        })
+        .collect();
+    format!(
+        "{{\"group_keys\":[{}],\"certificates\":[{}]}}\n",
+        groups.join(","),
+        certs.join(",")
+    )
 }
 
 fn topology(shared: &Shared) -> String {

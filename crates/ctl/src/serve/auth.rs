@@ -9,6 +9,7 @@ use nameway_wire::Name;
 
 use crate::ca::{self, Authority, CaError, DenyList};
 use crate::channel::{self, messages::router_proof, Credential, Hello};
+use crate::renew::{self, RenewError};
 use crate::sqlite::SqliteStore;
 use crate::store::RegistryStore as _;
 
@@ -75,6 +76,16 @@ pub struct AuthCounters {
     pub refused_malformed: AtomicU64,
     /// Refused: the database failed.
     pub refused_store: AtomicU64,
+    /// Certificates renewed.
+    pub renewed: AtomicU64,
+    /// Renewals refused: denied.
+    pub renew_refused_denied: AtomicU64,
+    /// Renewals refused: the proof does not verify.
+    pub renew_refused_signature: AtomicU64,
+    /// Renewals refused: not enrolled.
+    pub renew_refused_unknown: AtomicU64,
+    /// Renewals refused: the database or signing failed.
+    pub renew_refused_store: AtomicU64,
 }
 
 impl AuthCounters {
@@ -104,6 +115,20 @@ impl AuthCounters {
             ("refused_signature", &self.refused_signature),
             ("refused_malformed", &self.refused_malformed),
             ("refused_store", &self.refused_store),
+        ]
+        .into_iter()
+        .map(|(n, c)| (n, c.load(Ordering::Relaxed)))
+        .collect()
+    }
+
+    /// Renewals: renewed, and refused by reason.
+    pub fn renewals(&self) -> Vec<(&'static str, u64)> {
+        [
+            ("renewed", &self.renewed),
+            ("refused_denied", &self.renew_refused_denied),
+            ("refused_signature", &self.renew_refused_signature),
+            ("refused_unknown", &self.renew_refused_unknown),
+            ("refused_store", &self.renew_refused_store),
         ]
         .into_iter()
         .map(|(n, c)| (n, c.load(Ordering::Relaxed)))
@@ -152,6 +177,117 @@ impl Auth {
             Err(e) => self.counters.refused(e),
         }
         r
+    }
+
+    /// Renews `router`'s certificate on the session with `handshake_hash` (blocking:
+    /// database); counted.
+    ///
+    /// # Errors
+    /// [`RenewError`], already counted.
+    pub fn renew(
+        &self,
+        router: &Name,
+        handshake_hash: &[u8],
+        signature: &[u8],
+        now_ms: u64,
+    ) -> Result<nameway_transport::Certificate, RenewError> {
+        let mut store = self
+            .store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let r = renew::renew(
+            &mut store,
+            &self.ca,
+            router,
+            handshake_hash,
+            signature,
+            now_ms,
+        );
+        let c = match &r {
+            Ok(_) => &self.counters.renewed,
+            Err(RenewError::Denied(_)) => &self.counters.renew_refused_denied,
+            Err(RenewError::Signature(_)) => &self.counters.renew_refused_signature,
+            Err(RenewError::Unknown(_)) => &self.counters.renew_refused_unknown,
+            Err(_) => &self.counters.renew_refused_store,
+        };
+        c.fetch_add(1, Ordering::Relaxed);
+        r
+    }
+
+    /// The group keys `router` must hold now, sealed to it (blocking: database).
+    ///
+    /// # Errors
+    /// A database failure or a malformed key row.
+    pub fn grants_for(
+        &self,
+        router: &Name,
+        now_ms: u64,
+    ) -> Result<Vec<crate::security_object::Grant>, crate::group_keys::GroupKeyError> {
+        let mut store = self
+            .store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        crate::security_object::grants_for(&mut store, &router.to_string(), now_ms)
+    }
+
+    /// The secure-link keys of every enrolled router whose certificate is valid at `now_ms`
+    /// and not denied, sorted (blocking: database): what the `trust` objects carry.
+    ///
+    /// # Errors
+    /// A database failure.
+    pub fn trusted_link_keys(&self, now_ms: u64) -> Result<Vec<[u8; 32]>, CaError> {
+        let mut store = self
+            .store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let deny = DenyList {
+            version: 0,
+            names: ca::denied(&mut store)?,
+        };
+        let mut keys: Vec<[u8; 32]> = store
+            .nodes()?
+            .into_iter()
+            .filter(|n| {
+                let Some(cert) = &n.cert else { return false };
+                let valid = ca::verify_router_cert(
+                    Bytes::from(cert.clone()),
+                    self.ca.certificate(),
+                    &deny,
+                    now_ms / 1000,
+                );
+                let denied = n.name.parse::<Name>().map_or(true, |r| deny.denies(&r));
+                valid.is_ok() && !denied
+            })
+            .filter_map(|n| n.kem_pubkey.and_then(|k| <[u8; 32]>::try_from(k).ok()))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        Ok(keys)
+    }
+
+    /// The group keys, the enrolled routers and the deny list (blocking: database).
+    ///
+    /// # Errors
+    /// A database failure, as one line.
+    #[allow(clippy::type_complexity)]
+    pub fn key_infos(
+        &self,
+    ) -> Result<
+        (
+            Vec<crate::group_keys::GroupKeyInfo>,
+            Vec<crate::store::NodeRecord>,
+            Vec<Name>,
+        ),
+        String,
+    > {
+        let mut store = self
+            .store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let keys = crate::group_keys::group_key_infos(&mut store).map_err(|e| e.to_string())?;
+        let nodes = store.nodes().map_err(|e| e.to_string())?;
+        let denied = ca::denied(&mut store).map_err(|e| e.to_string())?;
+        Ok((keys, nodes, denied))
     }
 
     /// The enrolled routers and the deny list (blocking: database).

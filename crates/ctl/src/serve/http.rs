@@ -58,6 +58,9 @@ fn metrics(shared: &Shared) -> String {
     for (reason, v) in shared.auth.counters.all() {
         let _ = writeln!(out, "namewayctl_agents_total{{result=\"{reason}\"}} {v}");
     }
+    for (result, v) in shared.auth.counters.renewals() {
+        let _ = writeln!(out, "namewayctl_renewals_total{{result=\"{result}\"}} {v}");
+    }
     let c = &shared.counters;
     for (name, v) in [
         ("namewayctl_connections_total", &c.connections),

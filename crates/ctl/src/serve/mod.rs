@@ -8,6 +8,7 @@
 mod api;
 pub mod auth;
 mod http;
+mod key_push;
 pub mod state;
 
 use std::collections::HashMap;
@@ -28,7 +29,12 @@ use crate::store::{Registration, RegistryStore};
 use crate::{now_ms, GroupCommitConfig, StoreError};
 
 use self::auth::{Auth, Refusal};
+use self::key_push::KeyPusher;
 use self::state::{ConnId, ControllerState, Push};
+
+/// How often the group keys in the database are compared with what each connected member
+/// holds (keys are made and rotated by `namewayctl keys`, another process).
+const KEY_POLL: Duration = Duration::from_millis(500);
 
 /// How long a forwarder has for the handshake and its Hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -46,6 +52,9 @@ pub struct ServeConfig {
     pub max_nexthops: usize,
     /// Lifetime of a registration in the registry (renewed by every report).
     pub registration_ttl_ms: u64,
+    /// Lifetime of the router certificates issued, in seconds (7 days by default; agents
+    /// renew at 2/3 of it).
+    pub cert_lifetime_s: u64,
 }
 
 /// Why the service cannot start.
@@ -160,7 +169,8 @@ impl Server {
         config: ServeConfig,
         registry: Option<(BoxedStore, BoxedStore)>,
     ) -> Result<Self, ServeError> {
-        let ca = Authority::load(&anchor_key_path(&config.db), &anchor_cert_path(&config.db))?;
+        let mut ca = Authority::load(&anchor_key_path(&config.db), &anchor_cert_path(&config.db))?;
+        ca.set_router_cert_lifetime(config.cert_lifetime_s);
         let ca_store = SqliteStore::open(&config.db, Durability::Full)?;
         let (reg_store, nodes): (BoxedStore, _) = match registry {
             Some((reg, nodes)) => (reg, Some(Mutex::new(node_copier(nodes)))),
@@ -252,7 +262,7 @@ async fn connection(
     events: mpsc::UnboundedSender<Event>,
 ) {
     let greeting = tokio::time::timeout(HELLO_TIMEOUT, greet(stream, &shared)).await;
-    let (mut tx, mut rx, admitted) = match greeting {
+    let (mut tx, mut rx, admitted, hh) = match greeting {
         Ok(Ok(g)) => g,
         Ok(Err(refusal)) => {
             tracing::warn!(%peer, "forwarder refused: {refusal}");
@@ -273,7 +283,7 @@ async fn connection(
     let _ = events.send(Event::Connected {
         conn,
         admitted,
-        tx: out_tx,
+        tx: out_tx.clone(),
     });
     shared.counters.connected.fetch_add(1, Ordering::Relaxed);
     let writer = tokio::spawn(async move {
@@ -290,6 +300,24 @@ async fn connection(
             }
             Ok(Message::Ack(v)) => {
                 let _ = events.send(Event::Ack(conn, v));
+            }
+            Ok(Message::Renew(signature)) => {
+                let renewed = tokio::task::block_in_place(|| {
+                    shared.auth.renew(&router, &hh, &signature, now_ms())
+                });
+                match renewed {
+                    Ok(cert) => {
+                        tracing::info!(%router, cert = %cert.name(), "router certificate renewed");
+                        let _ = out_tx.send(Message::Renewed(cert.wire().clone()));
+                    }
+                    Err(e) => {
+                        tracing::warn!(%router, reason = e.reason(), "renewal refused: {e}");
+                        let _ = out_tx.send(Message::Refused(e.to_string()));
+                        // Let the writer send the refusal before the session closes.
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        break;
+                    }
+                }
             }
             Ok(other) => {
                 shared.counters.bad_messages.fetch_add(1, Ordering::Relaxed);
@@ -311,6 +339,7 @@ type Halves = (
     channel::Sender<tokio::io::WriteHalf<TcpStream>>,
     channel::Receiver<tokio::io::ReadHalf<TcpStream>>,
     auth::Admitted,
+    Vec<u8>,
 );
 
 /// The handshake, the ServerHello, the agent's Hello checked.
@@ -345,7 +374,7 @@ async fn greet(stream: TcpStream, shared: &Shared) -> Result<Halves, Refusal> {
     };
     let admitted = tokio::task::block_in_place(|| shared.auth.admit(&hello, &hh, now_ms()));
     match admitted {
-        Ok(a) => Ok((tx, rx, a)),
+        Ok(a) => Ok((tx, rx, a, hh.to_vec())),
         Err(r) => {
             let _ = tx.send(&Message::Refused(r.to_string())).await;
             Err(r)
@@ -362,9 +391,15 @@ async fn state_task(
     let mut state = ControllerState::new(config.max_nexthops);
     let mut conns: HashMap<ConnId, mpsc::UnboundedSender<Message>> = HashMap::new();
     let mut sweep = tokio::time::interval(Duration::from_secs(60));
+    let mut keys = KeyPusher::default();
+    let mut key_poll = tokio::time::interval(KEY_POLL);
     loop {
         let event = tokio::select! {
             e = events.recv() => match e { Some(e) => e, None => return },
+            _ = key_poll.tick() => {
+                keys.poll(&shared, &conns);
+                continue;
+            }
             _ = sweep.tick() => {
                 let swept = tokio::task::block_in_place(|| registry.sweep_expired(now_ms()));
                 if let Err(e) = swept {
@@ -376,7 +411,9 @@ async fn state_task(
         let pushes = match event {
             Event::Connected { conn, admitted, tx } => {
                 state.connected(&admitted.router, admitted.link_key, conn);
+                keys.connected(conn, admitted.router.clone());
                 conns.insert(conn, tx);
+                keys.poll(&shared, &conns);
                 Vec::new()
             }
             Event::Report(conn, report) => {
@@ -390,6 +427,7 @@ async fn state_task(
             }
             Event::Gone(conn) => {
                 conns.remove(&conn);
+                keys.gone(conn);
                 state.disconnected(conn)
             }
         };

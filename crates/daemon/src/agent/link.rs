@@ -12,18 +12,24 @@ use std::time::Duration;
 use bytes::Bytes;
 use nameway_ctl::channel::{self, messages::router_proof, Credential, Hello, Message, Report};
 use nameway_ctl::objects::{ConfigBody, ConfigKind, ConfigObject};
+use nameway_ctl::renew::{renew_proof, renewal_due_s};
 use nameway_ctl::Fib;
 use nameway_transport::{Certificate, SigningKey};
 use nameway_wire::Name;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
+use super::group_keys::{open_grants, GroupKey};
 use super::store::StateDir;
 use super::AgentCounters;
+use nameway_ctl::sealed::KemKeyPair;
+use nameway_ctl::security_object::{decode_grants, decode_trust};
 
 const BACKOFF_MIN: Duration = Duration::from_millis(200);
 const BACKOFF_MAX: Duration = Duration::from_secs(10);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long to wait for a renewal's answer before asking again.
+const RENEW_RETRY: Duration = Duration::from_secs(5);
 
 /// From the driver to the task.
 #[derive(Debug)]
@@ -34,13 +40,17 @@ pub(crate) enum ToTask {
     Applied(u64, Arc<Fib>),
 }
 
-/// From the task to the driver: a verified FIB to apply.
+/// From the task to the driver: a verified FIB to apply, or the group keys to hold.
 #[derive(Debug)]
 pub struct Update {
     /// Its version.
     pub version: u64,
     /// The whole FIB.
     pub fib: Arc<Fib>,
+    /// Set for a `security` object: the group keys opened from it (then `fib` is unused).
+    pub(crate) keys: Option<Vec<GroupKey>>,
+    /// Set for a `trust` object: the link keys of the domain's valid routers.
+    pub(crate) trust: Option<Vec<[u8; 32]>>,
 }
 
 /// What the task needs.
@@ -50,6 +60,8 @@ pub(crate) struct LinkSetup {
     pub(crate) router: Name,
     pub(crate) token: String,
     pub(crate) link_key: Option<[u8; 32]>,
+    /// The secure-link identity as an HPKE key pair, to open group keys.
+    pub(crate) kem: Option<KemKeyPair>,
     pub(crate) key: SigningKey,
     pub(crate) state: StateDir,
     pub(crate) counters: Arc<AgentCounters>,
@@ -221,7 +233,7 @@ impl Task {
                 }
             }
         });
-        let result = self.serve(&mut tx, &mut in_rx, &anchor).await;
+        let result = self.serve(&mut tx, &mut in_rx, &anchor, &hh).await;
         reader.abort();
         result
     }
@@ -260,10 +272,13 @@ impl Task {
         tx: &mut channel::Sender<tokio::io::WriteHalf<TcpStream>>,
         in_rx: &mut mpsc::UnboundedReceiver<Result<Message, channel::ChannelError>>,
         anchor: &Certificate,
+        hh: &[u8],
     ) -> Result<(), SessionEnd> {
         if let Some(r) = &self.report {
             tx.send(&Message::Report(r.clone())).await?;
         }
+        let renew = tokio::time::sleep_until(self.renewal_due());
+        tokio::pin!(renew);
         // The FIB of this session: the objects' base (a snapshot starts it).
         let mut session_fib: Option<(u64, Fib)> = None;
         loop {
@@ -279,12 +294,38 @@ impl Task {
                     }
                     None => return Err(SessionEnd::Stopped),
                 },
+                () = &mut renew => {
+                    let proof = channel::sign(&self.s.key, &renew_proof(hh))
+                        .map_err(|e| SessionEnd::Local(e.to_string()))?;
+                    tracing::info!(router = %self.s.router, "asking the controller to renew the router certificate");
+                    tx.send(&Message::Renew(proof)).await?;
+                    // The answer sets the next deadline; without one, ask again later.
+                    renew.as_mut().reset(tokio::time::Instant::now() + RENEW_RETRY);
+                }
                 m = in_rx.recv() => match m {
+                    Some(Ok(Message::Renewed(wire))) => {
+                        self.renewed(wire, anchor)?;
+                        renew.as_mut().reset(self.renewal_due());
+                    }
+                    Some(Ok(Message::Refused(why))) => {
+                        self.s.counters.refused.fetch_add(1, Ordering::Relaxed);
+                        return Err(SessionEnd::Refused(why));
+                    }
                     Some(Ok(Message::Config(wire))) => {
+                        match self.security_object(&wire, anchor) {
+                            Some(Some(keys)) => {
+                                if self.to_driver.send(keys).is_err() {
+                                    return Err(SessionEnd::Stopped);
+                                }
+                                continue;
+                            }
+                            Some(None) => continue,
+                            None => {}
+                        }
                         match accept_object(wire, anchor, &self.s.router, session_fib.as_ref()) {
                             Ok((version, fib)) => {
                                 self.s.counters.objects.fetch_add(1, Ordering::Relaxed);
-                                let update = Update { version, fib: Arc::new(fib.clone()) };
+                                let update = Update { version, fib: Arc::new(fib.clone()), keys: None, trust: None };
                                 session_fib = Some((version, fib));
                                 if self.to_driver.send(update).is_err() {
                                     return Err(SessionEnd::Stopped);
@@ -305,6 +346,158 @@ impl Task {
                     Some(Err(e)) => return Err(e.into()),
                     None => return Err(SessionEnd::Protocol("reader ended".into())),
                 },
+            }
+        }
+    }
+}
+
+impl Task {
+    /// A verified `security` object for this router, its keys opened (`None`: not one, left
+    /// to [`accept_object`], which refuses what does not verify; `Some(None)`: refused,
+    /// counted, nothing changes).
+    fn security_object(&self, wire: &Bytes, anchor: &Certificate) -> Option<Option<Update>> {
+        let o = ConfigObject::decode_verified(wire.clone(), anchor).ok()?;
+        if o.router != self.s.router {
+            return None;
+        }
+        if o.kind == ConfigKind::Trust {
+            return Some(self.trust_object(o));
+        }
+        if o.kind != ConfigKind::Security {
+            return None;
+        }
+        let refuse = |why: String| {
+            self.s
+                .counters
+                .objects_refused
+                .fetch_add(1, Ordering::Relaxed);
+            self.s
+                .counters
+                .keys
+                .malformed
+                .fetch_add(1, Ordering::Relaxed);
+            tracing::warn!("security object refused: {why}");
+        };
+        let ConfigBody::Document(body) = &o.body else {
+            refuse("not a document".into());
+            return Some(None);
+        };
+        let grants = match decode_grants(body) {
+            Ok(g) => g,
+            Err(why) => {
+                refuse(why);
+                return Some(None);
+            }
+        };
+        let Some(kem) = &self.s.kem else {
+            refuse("no [security] identity to open group keys with".into());
+            return Some(None);
+        };
+        self.s.counters.objects.fetch_add(1, Ordering::Relaxed);
+        let keys = open_grants(
+            kem,
+            &self.s.router.to_string(),
+            &grants,
+            &self.s.counters.keys,
+        );
+        Some(Some(Update {
+            version: o.version,
+            fib: Arc::new(Fib::new()),
+            keys: Some(keys),
+            trust: None,
+        }))
+    }
+
+    /// A verified `trust` object for this router: the link keys to trust (`None`: refused,
+    /// counted).
+    fn trust_object(&self, o: ConfigObject) -> Option<Update> {
+        let decoded = match &o.body {
+            ConfigBody::Document(body) => decode_trust(body),
+            _ => Err("not a document".into()),
+        };
+        match decoded {
+            Ok(keys) => {
+                self.s.counters.objects.fetch_add(1, Ordering::Relaxed);
+                Some(Update {
+                    version: o.version,
+                    fib: Arc::new(Fib::new()),
+                    keys: None,
+                    trust: Some(keys),
+                })
+            }
+            Err(why) => {
+                self.s
+                    .counters
+                    .objects_refused
+                    .fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("trust object refused: {why}");
+                None
+            }
+        }
+    }
+
+    /// When to ask for a renewal: at 2/3 of the certificate's lifetime (now when it is past,
+    /// or when there is no certificate to read, never).
+    fn renewal_due(&self) -> tokio::time::Instant {
+        let now = tokio::time::Instant::now();
+        let cert = match self.s.state.certificate() {
+            Ok(Some(c)) => c,
+            Ok(None) => return now + Duration::from_secs(86_400 * 365),
+            Err(e) => {
+                tracing::error!("the router certificate in controller.state_dir is unusable: {e}");
+                return now + Duration::from_secs(86_400 * 365);
+            }
+        };
+        let Some(due_s) = renewal_due_s(&cert) else {
+            return now;
+        };
+        let wait_ms = due_s
+            .saturating_mul(1000)
+            .saturating_sub(nameway_ctl::now_ms());
+        now + Duration::from_millis(wait_ms)
+    }
+
+    /// Checks and keeps a renewed certificate: issued by the anchor, valid now, for this
+    /// router and its key.
+    fn renewed(&mut self, wire: Bytes, anchor: &Certificate) -> Result<(), SessionEnd> {
+        let now_s = nameway_ctl::now_ms() / 1000;
+        let checked =
+            nameway_ctl::ca::verify_router_cert(wire.clone(), anchor, &Default::default(), now_s)
+                .map_err(|e| e.to_string())
+                .and_then(|c| {
+                    let mine = self.s.key.public_der().unwrap_or_default();
+                    if c.identity() != &self.s.router || c.key_der() != mine.as_slice() {
+                        Err(format!(
+                            "{} is not a certificate of this router's key",
+                            c.name()
+                        ))
+                    } else {
+                        Ok(c)
+                    }
+                });
+        match checked {
+            Ok(cert) => {
+                self.s
+                    .state
+                    .save_certificate(wire)
+                    .map_err(|e| SessionEnd::Local(e.to_string()))?;
+                self.s.counters.renewed.fetch_add(1, Ordering::Relaxed);
+                tracing::info!(
+                    router = %self.s.router,
+                    not_after = cert.validity().1,
+                    "router certificate renewed and kept"
+                );
+                Ok(())
+            }
+            Err(why) => {
+                self.s
+                    .counters
+                    .renew_refused
+                    .fetch_add(1, Ordering::Relaxed);
+                tracing::warn!("renewed certificate refused: {why}");
+                Err(SessionEnd::Protocol(format!(
+                    "bad renewed certificate: {why}"
+                )))
             }
         }
     }

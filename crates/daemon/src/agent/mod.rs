@@ -14,6 +14,7 @@
 //!   still forwards.
 
 pub mod config;
+pub mod group_keys;
 mod link;
 pub mod nfd;
 pub mod store;
@@ -61,6 +62,14 @@ pub struct AgentCounters {
     pub applied: AtomicU64,
     /// Reports handed to the task.
     pub reports: AtomicU64,
+    /// Router certificates renewed and kept.
+    pub renewed: AtomicU64,
+    /// Renewed certificates refused (not the anchor's, not this router's key).
+    pub renew_refused: AtomicU64,
+    /// Group keys refused, by reason.
+    pub keys: group_keys::KeyRefusals,
+    /// `security` objects applied (group keys installed).
+    pub keys_applied: AtomicU64,
 }
 
 /// See the module documentation.
@@ -71,6 +80,13 @@ pub struct Agent {
     next_report: Instant,
     interval: Duration,
     link_cost: u64,
+    /// The group keys granted by the controller.
+    keyring: group_keys::Keyring,
+    /// Domain trust on links: the secure-link context, the peers trusted because the
+    /// controller listed them, and those to untrust (their sessions ended) at the next poll.
+    security: Option<Arc<nameway_face::secure::SecurityContext>>,
+    ctl_trusted: std::collections::BTreeSet<[u8; 32]>,
+    to_untrust: Vec<[u8; 32]>,
     /// Counters.
     pub counters: Arc<AgentCounters>,
 }
@@ -106,6 +122,13 @@ impl Agent {
         let state = store::StateDir::open(&c.state_dir).context("controller.state_dir")?;
         let key = state.router_key().context("the agent's router key")?;
         let link_key = faces.security().map(|s| s.identity().public_key().0);
+        let kem = match faces.security() {
+            Some(s) => Some(
+                nameway_ctl::sealed::KemKeyPair::from_private(&s.identity().secret_copy())
+                    .map_err(|e| anyhow::anyhow!("the secure-link identity as an HPKE key: {e}"))?,
+            ),
+            None => None,
+        };
         if link_key.is_none() {
             tracing::warn!("[controller] without a [security] identity: this forwarder's neighbours cannot be reported (no secure links)");
         }
@@ -137,6 +160,7 @@ impl Agent {
             router,
             token: c.token.clone(),
             link_key,
+            kem,
             key,
             state,
             counters: counters.clone(),
@@ -150,6 +174,10 @@ impl Agent {
             next_report: Instant::now(),
             interval: Duration::from_millis(c.report_interval_ms),
             link_cost: c.link_cost,
+            keyring: group_keys::Keyring::default(),
+            security: faces.security().cloned(),
+            ctl_trusted: std::collections::BTreeSet::new(),
+            to_untrust: Vec::new(),
             counters,
         }))
     }
@@ -161,6 +189,14 @@ impl Agent {
 
     /// Applies `update` (all its routes in this call, between bursts) and tells the task.
     pub fn apply(&mut self, fw: &mut Forwarder, mgmt: &mut Management, update: Update) {
+        if let Some(keys) = update.keys {
+            self.install_keys(mgmt, update.version, keys);
+            return;
+        }
+        if let Some(trust) = update.trust {
+            self.install_trust(update.version, &trust);
+            return;
+        }
         let (routes, skipped) = install(fw, mgmt, &update.fib);
         self.counters.applied.fetch_add(1, Ordering::Relaxed);
         tracing::debug!(
@@ -174,6 +210,68 @@ impl Agent {
             .send(link::ToTask::Applied(update.version, update.fib));
     }
 
+    /// Holds the group keys of a `security` object and sets (or unsets) their prefixes'
+    /// levels in the forwarder's security policy.
+    fn install_keys(&mut self, mgmt: &Management, version: u64, keys: Vec<group_keys::GroupKey>) {
+        let change = self.keyring.replace(keys);
+        let Some(policy) = mgmt.security.as_ref() else {
+            tracing::warn!("group keys received but no [security] policy to install them in");
+            return;
+        };
+        for (prefix, level) in &change.set {
+            if let Err(e) = policy.set(prefix, *level) {
+                tracing::warn!(%prefix, "group key prefix not installed: {e}");
+            }
+        }
+        for prefix in &change.unset {
+            policy.unset(prefix);
+        }
+        self.counters.keys_applied.fetch_add(1, Ordering::Relaxed);
+        tracing::info!(
+            version,
+            keys = ?self.keyring.ids(),
+            prefixes = change.set.len(),
+            removed = change.unset.len(),
+            "group keys installed"
+        );
+    }
+
+    /// Domain trust on links: trusts the link keys of the domain's valid routers (those the
+    /// configuration already trusts stay as they are) and untrusts, ending their sessions at
+    /// the next poll, the ones the controller listed before and no longer does.
+    fn install_trust(&mut self, version: u64, keys: &[[u8; 32]]) {
+        let Some(ctx) = &self.security else {
+            return;
+        };
+        let me = ctx.identity().public_key().0;
+        let want: std::collections::BTreeSet<[u8; 32]> =
+            keys.iter().copied().filter(|k| *k != me).collect();
+        let mut added = 0;
+        for k in &want {
+            if !self.ctl_trusted.contains(k) && ctx.trust(nameway_face::secure::PublicKey(*k)) {
+                self.ctl_trusted.insert(*k);
+                added += 1;
+            }
+        }
+        let gone: Vec<[u8; 32]> = self.ctl_trusted.difference(&want).copied().collect();
+        for k in &gone {
+            self.ctl_trusted.remove(k);
+            self.to_untrust.push(*k);
+        }
+        tracing::info!(
+            version,
+            peers = want.len(),
+            added,
+            removed = gone.len(),
+            "domain trust installed"
+        );
+    }
+
+    /// The group keys held (the keyring the controller's `security` objects fill).
+    pub fn keyring(&self) -> &group_keys::Keyring {
+        &self.keyring
+    }
+
     /// When [`Agent::poll`] wants to run next.
     pub fn next_deadline(&self) -> Instant {
         self.next_report
@@ -182,6 +280,11 @@ impl Agent {
     /// Reports the forwarder's state to the task when it changed (at most once per
     /// `report_interval_ms`).
     pub fn poll(&mut self, fw: &Forwarder, mgmt: &Management, faces: &FaceSystem) {
+        for k in self.to_untrust.drain(..) {
+            let key = nameway_face::secure::PublicKey(k);
+            faces.untrust(&key);
+            tracing::info!(peer = %key, "peer no longer in the domain's trust: its sessions end");
+        }
         let now = Instant::now();
         if now < self.next_report {
             return;

@@ -118,6 +118,8 @@ pub async fn run(config: NfdAgentConfig) -> anyhow::Result<()> {
             router,
             token: c.token.clone(),
             link_key: Some(link_key),
+            // NFD has no secure faces: the controller's group keys have no use here.
+            kem: None,
             key,
             state,
             counters: counters.clone(),

@@ -120,6 +120,12 @@ impl Identity {
         self.public
     }
 
+    /// A copy of the secret scalar, to open what was sealed to this identity's public key
+    /// (the controller's group keys, HPKE); zeroized on drop. Never log or store it.
+    pub fn secret_copy(&self) -> Zeroizing<[u8; 32]> {
+        Zeroizing::new(*self.secret)
+    }
+
     /// The secret, for the handshake only.
     pub(crate) fn secret(&self) -> &[u8; 32] {
         &self.secret
