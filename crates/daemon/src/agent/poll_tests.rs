@@ -76,3 +76,66 @@ async fn a_report_is_built_only_after_the_rib_or_a_face_changed() {
     assert_eq!(built(&agent), 2);
     faces.shutdown().await;
 }
+
+/// A neighbour's hello reaches this forwarder's hello face and no other face, even with a
+/// default route toward another neighbour: hellos never go beyond one hop.
+#[tokio::test]
+async fn a_hello_from_a_neighbour_is_answered_here_and_never_forwarded() {
+    use nameway_fw::{FaceScope, LinkType};
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config::from_toml(&format!(
+        "[controller]\nuri = \"tcp://127.0.0.1:9\"\nkey = \"ed25519:{}\"\nname = \"/ex/r1\"\nstate_dir = {:?}\n",
+        "ab".repeat(32),
+        dir.path()
+    ))
+    .unwrap();
+    let faces_config = FaceSystemConfig {
+        unix_path: None,
+        tcp: vec![],
+        udp: vec![],
+        ..FaceSystemConfig::default()
+    };
+    let (faces, _events) = FaceSystem::start(faces_config).await.unwrap();
+    let mut fw = Forwarder::new(FwConfig::default());
+    let mut mgmt = Management::new(config.mgmt.clone());
+    let mut agent = Agent::start(&config, &mut fw, &mut mgmt, &faces)
+        .unwrap()
+        .unwrap();
+    let (from, other) = (FaceId(300), FaceId(301));
+    for f in [from, other] {
+        fw.add_face_with_id(f, FaceScope::NonLocal, LinkType::PointToPoint)
+            .unwrap();
+    }
+    fw.add_nexthop(&Name::default(), other, 0).unwrap();
+    // The neighbour's hello, as its agent builds it (its NextHopFaceId stays on its side).
+    let mut theirs = hello::Hellos::new(
+        hello::HelloTimers {
+            interval: Duration::from_millis(500),
+            dead_intervals: 3,
+            recover: 2,
+        },
+        7,
+        Instant::now(),
+    );
+    theirs.add(1, Instant::now());
+    let wire = theirs.poll(Instant::now()).remove(0).1;
+    let interest = nameway_wire::LpPacket::decode(&wire)
+        .unwrap()
+        .fragment
+        .unwrap();
+    let t = Time::from_nanos(1_000_000);
+    fw.handle_packet(t, from, interest);
+    let mut sent = Vec::new();
+    // The driver's flush: what goes to the hello face is handed to the agent.
+    for _ in 0..10 {
+        let Some(tx) = fw.poll_transmit() else { break };
+        if tx.face == HELLO_FACE {
+            agent.on_hello(&mut fw, t, tx.wire);
+        } else {
+            sent.push((tx.face, tx.kind));
+        }
+    }
+    assert_eq!(sent, vec![(from, nameway_fw::PacketKind::Data)]);
+    assert_eq!(agent.counters.hellos_received.load(Ordering::Relaxed), 1);
+    faces.shutdown().await;
+}
