@@ -5,6 +5,10 @@ C1: a diamond r1-r2-r3 / r1-r4-r3 with a prefix registered at r3; the r2-r3 link
     destroys its face toward r3: face-down detection). Measured: from the failure to every FIB
     that must change having changed (r1 uses r4 only, r2 goes through r1). Then the face is
     made again and the time until the FIBs are back (link up) is measured too.
+C1s: the same diamond, the r2-r3 link through a UDP relay of this script's that starts dropping
+    every datagram both ways (a silent failure: no face goes down; the agents' hellos find it).
+    Measured: from the relay dropping to every FIB that must change having changed; then from
+    the relay passing again to the FIBs back (hysteresis: two hellos answered in a row).
 C2: a line of N routers (N-1 hops); an application's registration (rib/register, origin app)
     at rN; measured: from the registration command to the prefix routed by the controller at
     r1.
@@ -25,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 
@@ -156,6 +161,35 @@ state_dir = "{d}/state"
                 p.kill()
 
 
+class Relay:
+    """Forwards UDP datagrams between a face pointed at `a_port` and `b_port`; `drop` silences it."""
+
+    def __init__(self, b_port):
+        self.a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.a.bind(("127.0.0.1", 0))
+        self.b = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.b.bind(("127.0.0.1", 0))
+        self.a_port = self.a.getsockname()[1]
+        self.b_addr = ("127.0.0.1", b_port)
+        self.a_src = None
+        self.drop = False
+        for f in (self.a_to_b, self.b_to_a):
+            threading.Thread(target=f, daemon=True).start()
+
+    def a_to_b(self):
+        while True:
+            data, src = self.a.recvfrom(65536)
+            self.a_src = src
+            if not self.drop:
+                self.b.sendto(data, self.b_addr)
+
+    def b_to_a(self):
+        while True:
+            data, _ = self.b.recvfrom(65536)
+            if not self.drop and self.a_src is not None:
+                self.a.sendto(data, self.a_src)
+
+
 def pct(xs, q):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
@@ -219,20 +253,57 @@ def c1(b, rounds):
     show("   link r2-r3 up (secure handshake included) -> FIBs back", up)
 
 
+def c1_silent(b, rounds):
+    r1, r2, r3, r4 = (b.router(i) for i in range(1, 5))
+    f12, f21 = b.link(r1, r2)
+    relay = Relay(r3["udp"])
+    b.nw(r2, "neighbour", "trust", r3["key"])
+    b.nw(r3, "neighbour", "trust", r2["key"])
+    out = b.nw(r2, "face", "create", f"udp4://127.0.0.1:{relay.a_port}", "--secure", "--json")
+    f23 = json.loads(out)["face_id"]
+    f14, _ = b.link(r1, r4)
+    b.link(r4, r3)
+    prefix = "/bench/c1s"
+    b.nw(r3, "route", "add", prefix, "255", "--origin", "0")
+    both = sorted([f12, f14])
+    if b.wait(lambda: b.ctl_faces(r1, prefix) == both and b.ctl_faces(r2, prefix) == [f23], 60) is None:
+        raise SystemExit("C1s: the diamond did not converge in 60 s")
+    down, up = [], []
+    for _ in range(rounds):
+        # A random phase against the hello rounds.
+        time.sleep(0.5 + (time.monotonic_ns() % 500) / 1000)
+        t0 = time.monotonic()
+        relay.drop = True
+        if b.wait(lambda: b.ctl_faces(r1, prefix) == [f14] and b.ctl_faces(r2, prefix) == [f21], 10) is None:
+            raise SystemExit("C1s: FIBs not updated after the link went silent")
+        down.append(time.monotonic() - t0)
+        time.sleep(0.2)
+        t0 = time.monotonic()
+        relay.drop = False
+        if b.wait(lambda: b.ctl_faces(r1, prefix) == both and b.ctl_faces(r2, prefix) == [f23], 20) is None:
+            raise SystemExit("C1s: FIBs not back after the link answered again")
+        up.append(time.monotonic() - t0)
+    show("C1s link r2-r3 silent (relay drops all) -> r1 and r2 FIBs updated", down)
+    show("   link r2-r3 passes again -> FIBs back (2 hellos answered)", up)
+
+
 parser = argparse.ArgumentParser()
 parser.add_argument("--bin", default="target/debug")
 parser.add_argument("--line", type=int, default=10)
 parser.add_argument("--rounds", type=int, default=30)
 parser.add_argument("--poll-ms", type=int, default=5)
+parser.add_argument("--only", choices=["c1", "c1s", "c2"], help="run one scenario")
 args = parser.parse_args()
 
-for which in ("c1", "c2"):
+for which in [args.only] if args.only else ("c1", "c1s", "c2"):
     work = tempfile.mkdtemp(prefix=f"bench-ctl-{which}-")
     b = Bench(os.path.abspath(args.bin), work)
     try:
         b.start_controller()
         if which == "c1":
             c1(b, args.rounds)
+        elif which == "c1s":
+            c1_silent(b, args.rounds)
         else:
             c2(b, args.line, args.rounds)
     finally:

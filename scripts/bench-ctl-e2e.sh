@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The controller's end-to-end figures C1 (link failure -> every FIB updated) and C2
+# The controller's end-to-end figures C1 (link failure -> every FIB updated; C1s: a silent
+# failure found by the hellos) and C2
 # (registration at one edge -> routed at the far edge), docs/controller.md "Phase 2 figures":
 #
-#   bash scripts/bench-ctl-e2e.sh                 # LINE=10 ROUNDS=30 PROFILE=debug
+#   bash scripts/bench-ctl-e2e.sh                 # LINE=10 ROUNDS=30 PROFILE=debug [ONLY=c1s]
 #
 # namewayctl serve, LINE namewayd and the nameway CLI on loopback; see bench-ctl-e2e.py.
 set -euo pipefail
@@ -17,4 +18,4 @@ if [ "$PROFILE" = release ]; then
 else
   nice -n 10 cargo build --quiet -p namewayd -p nameway -p nameway-ctl
 fi
-python3 scripts/bench-ctl-e2e.py --bin "target/$PROFILE" --line "$LINE" --rounds "$ROUNDS"
+python3 scripts/bench-ctl-e2e.py --bin "target/$PROFILE" --line "$LINE" --rounds "$ROUNDS" ${ONLY:+--only "$ONLY"}

@@ -468,9 +468,17 @@ impl Driver {
                 let now = self.now();
                 self.fw.handle_packet(now, FaceId(face.0), wire);
             }
-            FaceEvent::Up { info, .. } => self.face_up(&info),
+            FaceEvent::Up { info, .. } => {
+                if let Some(a) = self.agent.as_mut() {
+                    a.face_changed(info.id.0);
+                }
+                self.face_up(&info);
+            }
             FaceEvent::Down { face, reason } => {
                 tracing::debug!(face = face.0, ?reason, "face down");
+                if let Some(a) = self.agent.as_mut() {
+                    a.face_changed(face.0);
+                }
                 if let Some(f) = self.fw.face(FaceId(face.0)) {
                     let c = f.counters();
                     self.mgmt.add_closed_bytes(c.n_in_bytes, c.n_out_bytes);
@@ -505,6 +513,11 @@ impl Driver {
                     } => {
                         self.spawn_create(*interest, uri, persistency, *params);
                     }
+                }
+            } else if t.face == crate::agent::HELLO_FACE {
+                let now = self.now();
+                if let Some(a) = self.agent.as_mut() {
+                    a.on_hello(&mut self.fw, now, t.wire);
                 }
             } else if crate::routing::Routing::owns(t.face) {
                 if let Some(r) = self.routing.as_mut() {
@@ -649,7 +662,7 @@ impl Driver {
         loop {
             let fw_deadline = self.fw.poll_timeout().map(|t| self.instant_of(t));
             let routing_deadline = self.routing.as_ref().and_then(|r| r.next_deadline());
-            let agent_deadline = self.agent.as_ref().map(crate::agent::Agent::next_deadline);
+            let agent_deadline = self.agent.as_ref().map(|a| a.next_deadline(&self.mgmt));
             let deadline = [
                 fw_deadline,
                 self.mgmt.next_expiry(),
@@ -722,7 +735,8 @@ impl Driver {
                 self.flush();
             }
             if let Some(a) = self.agent.as_mut() {
-                a.poll(&self.fw, &self.mgmt, &self.faces);
+                a.poll(&mut self.fw, &self.mgmt, &self.faces, now);
+                self.flush();
             }
             // Served every turn, so a flood that keeps the event branch ready cannot starve them.
             while let Some(request) = self.snapshots.as_mut().and_then(|rx| rx.try_recv().ok()) {

@@ -43,6 +43,8 @@ pub struct Rib {
     entries: BTreeMap<Name, Vec<Route>>,
     /// The earliest expiry, recomputed after every change (the driver asks every loop turn).
     next_expiry: Option<Instant>,
+    /// Bumped by every change (the controller's agent reports again only when it moved).
+    generation: u64,
 }
 
 impl Rib {
@@ -53,6 +55,7 @@ impl Rib {
 
     /// Adds or replaces the route keyed by (name, face, origin); returns the FIB changes.
     pub fn register(&mut self, name: &Name, route: Route) -> Vec<FibUpdate> {
+        self.generation += 1;
         let routes = self.entries.entry(name.clone()).or_default();
         let expires = route.expires;
         let old = match routes
@@ -85,6 +88,7 @@ impl Rib {
         if routes.len() == before {
             return Vec::new();
         }
+        self.generation += 1;
         self.recompute_next_expiry();
         self.updates_under(name)
     }
@@ -100,6 +104,11 @@ impl Rib {
             return Vec::new();
         }
         self.remove_where(|r| r.expires.is_some_and(|e| e <= now))
+    }
+
+    /// A number that changes whenever a route is added, replaced or removed (O(1)).
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// The earliest route expiry. O(1): kept up to date by every change.
@@ -142,6 +151,7 @@ impl Rib {
             })
             .collect();
         if !touched.is_empty() {
+            self.generation += 1;
             self.recompute_next_expiry();
         }
         let mut out: Vec<FibUpdate> = Vec::new();
@@ -237,6 +247,28 @@ mod tests {
             .iter()
             .find(|u| u.name == n(name))
             .map(|u| u.next_hops.clone())
+    }
+
+    #[test]
+    fn the_generation_moves_on_every_change_and_only_then() {
+        let mut rib = Rib::new();
+        let g0 = rib.generation();
+        rib.unregister(&n("/a"), 256, 0);
+        rib.remove_face(256);
+        rib.expire(Instant::now());
+        assert_eq!(rib.generation(), g0, "nothing changed");
+        rib.register(&n("/a"), route(256, 10, 0));
+        let g1 = rib.generation();
+        assert_ne!(g1, g0);
+        rib.remove_face(300);
+        assert_eq!(rib.generation(), g1);
+        rib.unregister(&n("/a"), 256, 0);
+        let g2 = rib.generation();
+        assert_ne!(g2, g1);
+        rib.register(&n("/b"), route(7, 1, 0));
+        let g3 = rib.generation();
+        rib.remove_face(7);
+        assert_ne!(rib.generation(), g3);
     }
 
     #[test]

@@ -11,11 +11,13 @@
 mod common;
 
 use std::io::{BufRead as _, BufReader};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use common::relay::{Direction, Fault, Matcher, Relay};
 use common::{free_port, http_get, Daemon};
 use serde_json::Value;
 
@@ -232,6 +234,19 @@ fn net(
     links: &[(usize, usize)],
     agent: impl Fn(usize, &str) -> Option<String>,
 ) -> Net {
+    net_relayed(ctl, n, links, &[], agent).0
+}
+
+/// [`net`] where each link `(a, b)` of `relayed` crosses a UDP relay of the test's: `a`'s
+/// face points at the relay, which forwards to `b`'s listener (`b` gets an on-demand face
+/// for the relay's address). The relays come back in the order of `relayed`.
+fn net_relayed(
+    ctl: &Controller,
+    n: usize,
+    links: &[(usize, usize)],
+    relayed: &[(usize, usize)],
+    agent: impl Fn(usize, &str) -> Option<String>,
+) -> (Net, Vec<Relay>) {
     let keys = tempfile::tempdir().unwrap();
     let mut routers: Vec<Router> = (0..n)
         .map(|i| {
@@ -247,6 +262,10 @@ fn net(
                 d: None,
             }
         })
+        .collect();
+    let relays: Vec<Relay> = relayed
+        .iter()
+        .map(|&(_, b)| Relay::start(SocketAddr::from(([127, 0, 0, 1], routers[b].udp))))
         .collect();
     for i in 0..n {
         let peers: Vec<usize> = links
@@ -272,10 +291,14 @@ fn net(
             trusted.join(", ")
         );
         for &p in &peers {
-            cfg += &format!(
-                "[[face]]\nuri = \"udp4://127.0.0.1:{}\"\nsecure = true\n",
-                routers[p].udp
-            );
+            if relayed.contains(&(p, i)) {
+                continue; // the far end of a relayed link: its face is made on demand
+            }
+            let remote = match relayed.iter().position(|&l| l == (i, p)) {
+                Some(k) => relays[k].a_facing_addr().to_string(),
+                None => format!("127.0.0.1:{}", routers[p].udp),
+            };
+            cfg += &format!("[[face]]\nuri = \"udp4://{remote}\"\nsecure = true\n");
         }
         let state = keys.path().join(format!("state-r{}", i + 1));
         cfg += &agent(i, &r.name).unwrap_or_else(|| {
@@ -290,10 +313,11 @@ fn net(
         routers[i].cfg = cfg;
         routers[i].start();
     }
-    Net {
+    let net = Net {
         routers,
         _keys: keys,
-    }
+    };
+    (net, relays)
 }
 
 impl Router {
@@ -657,6 +681,118 @@ fn when_a_router_of_a_diamond_dies_the_fibs_move_to_the_other_path() {
         ctl.status()
     );
     assert_eq!(ctl.status()["links"].as_array().unwrap().len(), 2);
+}
+
+/// C1 with a silent failure: the r2 - r3 link of the diamond crosses a relay that starts
+/// dropping every datagram both ways while a 16 MiB fetch runs at r1. No face goes down; the
+/// agents' hellos stop being answered, r2 and r3 report the link down, the FIBs move to r4
+/// and the fetch completes. When the relay passes packets again the link comes back.
+#[test]
+fn a_link_that_silently_drops_everything_is_routed_around_by_the_hellos() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ctl = Controller::start();
+    // r1 - r2 - r3 and r1 - r4 - r3; r2 - r3 through the relay.
+    let links = [(0, 1), (1, 2), (0, 3), (3, 2)];
+    let (net, relays) = net_relayed(&ctl, 4, &links, &[(1, 2)], |_, _| None);
+    let relay = &relays[0];
+    let [r1, r2, r3, r4] = [0, 1, 2, 3].map(|i| &net.routers[i]);
+    let files = tempfile::tempdir().unwrap();
+    let big = payload(16 << 20, 9);
+    let _pc = put(r3, "/example/app/c", &big, files.path());
+    let (to_r2, to_r4) = (r1.face_to(r2), r1.face_to(r4));
+    let mut both = vec![to_r2, to_r4];
+    both.sort_unstable();
+    let r2_to_r1 = r2.face_to(r1);
+    assert!(
+        wait(Duration::from_secs(30), || r1.ctl_faces("/example/app/c")
+            == both
+            && !r2.ctl_faces("/example/app/c").is_empty()
+            && r2.ctl_faces("/example/app/c") != vec![r2_to_r1]),
+        "r1 {:?} r2 {:?}\n{}\n{}",
+        r1.ctl_faces("/example/app/c"),
+        r2.ctl_faces("/example/app/c"),
+        ctl.status(),
+        ctl.log()
+    );
+    let r2_to_r3 = r2.ctl_faces("/example/app/c");
+    let faces_before = r2.nameway(&["face", "list", "--json"]);
+    let out = files.path().join("c");
+    let mut running = Command::new(bin("nameway"))
+        .args(["--transport", &r1.d().transport()])
+        .args(["get", "-q", "--lifetime", "1000", "-o"])
+        .arg(&out)
+        .arg("/example/app/c")
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(
+        running.try_wait().unwrap().is_none(),
+        "the fetch ended before the link failed: make the object larger"
+    );
+    // The link goes silent: every datagram dropped both ways, no face goes down.
+    for dir in Direction::ALL {
+        relay.set_fault(dir, Fault::drop_next(usize::MAX, Matcher::any()));
+    }
+    let failed = Instant::now();
+    assert!(
+        wait(Duration::from_secs(10), || r1.ctl_faces("/example/app/c")
+            == vec![to_r4]
+            && r2.ctl_faces("/example/app/c") == vec![r2_to_r1]),
+        "r1 {:?} r2 {:?}\n{}",
+        r1.ctl_faces("/example/app/c"),
+        r2.ctl_faces("/example/app/c"),
+        ctl.status()
+    );
+    // Not a timing assertion (scripts/bench-ctl-e2e.py measures it): for the log.
+    eprintln!(
+        "silent failure -> FIBs of r1 and r2 updated in {:?}",
+        failed.elapsed()
+    );
+    assert_eq!(
+        r2.nameway(&["face", "list", "--json"])
+            .matches("\"face_id\"")
+            .count(),
+        faces_before.matches("\"face_id\"").count(),
+        "a face went down: the failure was not silent"
+    );
+    // One end's report is enough to stop using the link; soon both ends report it down.
+    let r2r3 = || {
+        let topo = ctl.cli(&["topology"]);
+        topo["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["a"] == "/example/r2" && l["b"] == "/example/r3")
+            .unwrap_or_else(|| panic!("{topo}"))
+            .clone()
+    };
+    assert!(
+        wait(Duration::from_secs(5), || {
+            let l = r2r3();
+            l["up"] == false && l["a_up"] == false && l["b_up"] == false
+        }),
+        "{}",
+        r2r3()
+    );
+    let status = running.wait().unwrap();
+    assert!(
+        status.success(),
+        "the fetch running when the link went silent failed"
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), big);
+    // Packets cross again: after hellos are answered the link is back and r1 uses both paths.
+    for dir in Direction::ALL {
+        relay.set_fault(dir, Fault::Pass);
+    }
+    assert!(
+        wait(Duration::from_secs(10), || r1.ctl_faces("/example/app/c")
+            == both
+            && r2.ctl_faces("/example/app/c") == r2_to_r3),
+        "r1 {:?} r2 {:?}\n{}",
+        r1.ctl_faces("/example/app/c"),
+        r2.ctl_faces("/example/app/c"),
+        ctl.status()
+    );
 }
 
 #[test]

@@ -23,6 +23,13 @@ pub struct ControllerConfig {
     pub link_cost: u64,
     /// How often the agent looks for changes to report, in milliseconds.
     pub report_interval_ms: u64,
+    /// Between two hellos to each secure-link neighbour, in milliseconds.
+    pub hello_interval_ms: u64,
+    /// A neighbour none of whose hellos was answered for this many intervals is reported
+    /// down.
+    pub hello_dead_intervals: u32,
+    /// A neighbour reported down comes back after this many hellos answered in a row.
+    pub hello_recover: u32,
 }
 
 impl Default for ControllerConfig {
@@ -35,6 +42,9 @@ impl Default for ControllerConfig {
             state_dir: PathBuf::new(),
             link_cost: 10,
             report_interval_ms: 20,
+            hello_interval_ms: 500,
+            hello_dead_intervals: 3,
+            hello_recover: 2,
         }
     }
 }
@@ -85,6 +95,15 @@ impl ControllerConfig {
         if self.report_interval_ms == 0 || self.report_interval_ms > 60_000 {
             return Err("controller.report_interval_ms must be between 1 and 60000".into());
         }
+        if !(50..=60_000).contains(&self.hello_interval_ms) {
+            return Err("controller.hello_interval_ms must be between 50 and 60000".into());
+        }
+        if !(2..=100).contains(&self.hello_dead_intervals) {
+            return Err("controller.hello_dead_intervals must be between 2 and 100".into());
+        }
+        if !(1..=100).contains(&self.hello_recover) {
+            return Err("controller.hello_recover must be between 1 and 100".into());
+        }
         Ok(())
     }
 }
@@ -109,7 +128,13 @@ mod tests {
     fn a_good_section_passes_and_each_bad_key_is_named() {
         assert_eq!(on().validate(), Ok(()));
         assert_eq!(ControllerConfig::default().validate(), Ok(()));
-        let cases: [(Change, &str); 5] = [
+        let cases: [(Change, &str); 8] = [
+            (|c| c.hello_interval_ms = 10, "controller.hello_interval_ms"),
+            (
+                |c| c.hello_dead_intervals = 1,
+                "controller.hello_dead_intervals",
+            ),
+            (|c| c.hello_recover = 0, "controller.hello_recover"),
             (|c| c.uri = "http://x/y".into(), "controller.uri"),
             (|c| c.key = "ed25519:12".into(), "controller.key"),
             (|c| c.name = String::new(), "controller.name"),

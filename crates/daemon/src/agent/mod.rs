@@ -4,9 +4,13 @@
 //! connection to `namewayctl serve`; the driver side does what must happen between packet
 //! bursts:
 //!
-//! - every `report_interval_ms` it builds the forwarder's [`Report`] (secure-link neighbours
-//!   with their face ids, the faces they use, applications' registrations from the RIB) and
-//!   hands it to the task when it changed;
+//! - it sends fast hellos to every secure-link neighbour and answers theirs ([`hello`]): a
+//!   neighbour is reported up only while it answers;
+//! - it reports the forwarder's [`Report`] (secure-link neighbours with their face ids, the
+//!   faces they use, applications' registrations from the RIB) to the task **only after a
+//!   change**: a neighbour's liveness, a face up or down, or the RIB's generation moving;
+//!   nothing is scanned while nothing changed, and two reports are at least
+//!   `report_interval_ms` apart;
 //! - it applies each verified FIB the task hands back ([`Agent::apply`]) in one go, as routes
 //!   of origin [`CTL_ORIGIN`] (shown as `ctl` by `nameway route list`), and tells the task the
 //!   version, which the task acknowledges and writes to `state_dir`;
@@ -15,11 +19,12 @@
 
 pub mod config;
 pub mod group_keys;
+pub mod hello;
 mod link;
 pub mod nfd;
 pub mod store;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,7 +34,7 @@ use bytes::Bytes;
 use nameway_ctl::channel::{NeighbourReport, RegistrationReport, Report};
 use nameway_ctl::Fib;
 use nameway_face::FaceSystem;
-use nameway_fw::{FaceId, Forwarder};
+use nameway_fw::{FaceId, FaceScope, Forwarder, LinkType, Time};
 use nameway_wire::mgmt::route_origin;
 use nameway_wire::Name;
 use tokio::sync::mpsc;
@@ -38,6 +43,7 @@ use crate::config::Config;
 use crate::mgmt::Management;
 use crate::rib::Route;
 
+pub use hello::HELLO_FACE;
 pub use link::Update;
 
 /// Route origin of the routes the controller installs ("ctl").
@@ -70,7 +76,20 @@ pub struct AgentCounters {
     pub keys: group_keys::KeyRefusals,
     /// `security` objects applied (group keys installed).
     pub keys_applied: AtomicU64,
+    /// Reports built (only after a change: a neighbour, a face or the RIB).
+    pub reports_built: AtomicU64,
+    /// Hellos sent to neighbours.
+    pub hellos_sent: AtomicU64,
+    /// Our hellos answered.
+    pub hellos_answered: AtomicU64,
+    /// Neighbours' hellos this forwarder answered.
+    pub hellos_received: AtomicU64,
+    /// Neighbours declared dead (no hello answered within the window).
+    pub neighbours_dead: AtomicU64,
 }
+
+/// Hello rounds after a face event during which the secure links are listed again.
+const REFRESH_ROUNDS: u32 = 4;
 
 /// See the module documentation.
 pub struct Agent {
@@ -87,6 +106,23 @@ pub struct Agent {
     security: Option<Arc<nameway_face::secure::SecurityContext>>,
     ctl_trusted: std::collections::BTreeSet<[u8; 32]>,
     to_untrust: Vec<[u8; 32]>,
+    hellos: hello::Hellos,
+    /// Secure-link faces probed, with the neighbour's link key once known.
+    peers: BTreeMap<u64, Option<[u8; 32]>>,
+    /// Faces that sent a hello but are not secure links (not probed; forgotten when down).
+    plain: BTreeSet<u64>,
+    /// Faces a hello came from that were not probed (looked at by the next listing).
+    unknown: BTreeSet<u64>,
+    /// The faces changed: list the secure links again at the next poll.
+    refresh: bool,
+    /// Hello rounds during which the secure links are listed again after a face event (a
+    /// face's handshake completes after its `Up` event, and the face system says nothing).
+    refresh_rounds: u32,
+    /// Neighbours changed since the last report.
+    neighbours_dirty: bool,
+    /// The RIB generation the last report's registrations were read at.
+    reported_rib: Option<u64>,
+    registrations: Vec<RegistrationReport>,
     /// Counters.
     pub counters: Arc<AgentCounters>,
 }
@@ -151,6 +187,17 @@ impl Agent {
                 None
             }
         };
+        fw.add_face_with_id(HELLO_FACE, FaceScope::Local, LinkType::PointToPoint)
+            .context("the hello face")?;
+        fw.set_local_fields(HELLO_FACE, true);
+        let hello_prefix: Name = hello::HELLO_PREFIX.parse().context("hello prefix")?;
+        fw.add_nexthop(&hello_prefix, HELLO_FACE, 0)
+            .context("the hello route")?;
+        let timers = hello::HelloTimers {
+            interval: Duration::from_millis(c.hello_interval_ms),
+            dead_intervals: c.hello_dead_intervals,
+            recover: c.hello_recover,
+        };
         let counters = Arc::new(AgentCounters::default());
         let (to_task, from_driver) = mpsc::unbounded_channel();
         let (to_driver, updates) = mpsc::unbounded_channel();
@@ -178,6 +225,15 @@ impl Agent {
             security: faces.security().cloned(),
             ctl_trusted: std::collections::BTreeSet::new(),
             to_untrust: Vec::new(),
+            hellos: hello::Hellos::new(timers, nameway_wire::random::u64(), Instant::now()),
+            peers: BTreeMap::new(),
+            plain: BTreeSet::new(),
+            unknown: BTreeSet::new(),
+            refresh: true,
+            refresh_rounds: REFRESH_ROUNDS,
+            neighbours_dirty: true,
+            reported_rib: None,
+            registrations: Vec::new(),
             counters,
         }))
     }
@@ -272,31 +328,187 @@ impl Agent {
         &self.keyring
     }
 
-    /// When [`Agent::poll`] wants to run next.
-    pub fn next_deadline(&self) -> Instant {
-        self.next_report
+    /// When [`Agent::poll`] wants to run next: the next hello round, or the next report
+    /// when something changed.
+    pub fn next_deadline(&self, mgmt: &Management) -> Instant {
+        let hellos = self.hellos.next_deadline();
+        if self.refresh {
+            return Instant::now();
+        }
+        if self.report_due(mgmt) {
+            hellos.min(self.next_report)
+        } else {
+            hellos
+        }
     }
 
-    /// Reports the forwarder's state to the task when it changed (at most once per
-    /// `report_interval_ms`).
-    pub fn poll(&mut self, fw: &Forwarder, mgmt: &Management, faces: &FaceSystem) {
+    fn report_due(&self, mgmt: &Management) -> bool {
+        self.neighbours_dirty || self.reported_rib != Some(mgmt.rib().generation())
+    }
+
+    /// A face came up or went down: the secure links are listed again at the next poll.
+    pub fn face_changed(&mut self, face: u64) {
+        self.plain.remove(&face);
+        self.refresh = true;
+        self.refresh_rounds = REFRESH_ROUNDS;
+    }
+
+    /// What the forwarder sent to [`HELLO_FACE`]: a neighbour's hello is answered at once
+    /// (the answer goes back into the forwarder), an answer to ours is recorded.
+    pub fn on_hello(&mut self, fw: &mut Forwarder, fw_now: Time, wire: Bytes) {
+        let (answer, unknown) = self.hellos.on_transmit(Instant::now(), wire);
+        if let Some(data) = answer {
+            fw.handle_packet(fw_now, HELLO_FACE, data);
+        }
+        if let Some(f) = unknown.filter(|f| !self.plain.contains(f)) {
+            self.unknown.insert(f);
+            self.refresh = true;
+        }
+        self.sync_hello_counters();
+    }
+
+    /// Sends the hellos that are due, and reports the forwarder's state to the task when it
+    /// changed (at most once per `report_interval_ms`). While nothing changed this costs a
+    /// few comparisons: no face and no route is looked at.
+    pub fn poll(
+        &mut self,
+        fw: &mut Forwarder,
+        mgmt: &Management,
+        faces: &FaceSystem,
+        fw_now: Time,
+    ) {
         for k in self.to_untrust.drain(..) {
             let key = nameway_face::secure::PublicKey(k);
             faces.untrust(&key);
             tracing::info!(peer = %key, "peer no longer in the domain's trust: its sessions end");
         }
         let now = Instant::now();
-        if now < self.next_report {
+        if self.refresh {
+            self.refresh_peers(fw, faces, now);
+        }
+        if self.hellos.next_deadline() <= now {
+            // A neighbour that answers before its session told its key: read it again.
+            let keyless = self
+                .peers
+                .iter()
+                .any(|(f, k)| k.is_none() && self.hellos.alive(*f));
+            if self.refresh_rounds > 0 || keyless {
+                self.refresh_rounds = self.refresh_rounds.saturating_sub(1);
+                self.refresh_peers(fw, faces, now);
+            }
+            for (_, wire) in self.hellos.poll(now) {
+                fw.handle_packet(fw_now, HELLO_FACE, wire);
+            }
+            self.sync_hello_counters();
+        }
+        if self.hellos.take_changed() {
+            self.neighbours_dirty = true;
+            // A neighbour alive before its link key was read: read it now.
+            if self
+                .peers
+                .iter()
+                .any(|(f, k)| k.is_none() && self.hellos.alive(*f))
+            {
+                self.refresh_peers(fw, faces, now);
+            }
+        }
+        if now < self.next_report || !self.report_due(mgmt) {
             return;
         }
         self.next_report = now + self.interval;
-        let report = build_report(fw, mgmt, faces, self.link_cost);
+        self.neighbours_dirty = false;
+        self.counters.reports_built.fetch_add(1, Ordering::Relaxed);
+        let generation = mgmt.rib().generation();
+        if self.reported_rib != Some(generation) {
+            self.registrations = registrations(mgmt);
+            self.reported_rib = Some(generation);
+        }
+        let report = self.build_report(fw, faces);
         if self.last_report.as_ref() == Some(&report) {
             return;
         }
         self.counters.reports.fetch_add(1, Ordering::Relaxed);
         let _ = self.to_task.send(link::ToTask::Report(report.clone()));
         self.last_report = Some(report);
+    }
+
+    fn sync_hello_counters(&self) {
+        let h = &self.hellos.counters;
+        let c = &self.counters;
+        c.hellos_sent.store(h.sent, Ordering::Relaxed);
+        c.hellos_answered.store(h.answered, Ordering::Relaxed);
+        c.hellos_received.store(h.received, Ordering::Relaxed);
+        c.neighbours_dead.store(h.deaths, Ordering::Relaxed);
+    }
+
+    /// Lists the secure links again (after a face event): new ones are probed, gone ones
+    /// forgotten.
+    fn refresh_peers(&mut self, fw: &Forwarder, faces: &FaceSystem, now: Instant) {
+        self.refresh = false;
+        let mut listed: BTreeMap<u64, Option<[u8; 32]>> = BTreeMap::new();
+        for (id, _, info) in faces.neighbours() {
+            if fw.face(FaceId(id.0)).is_some() {
+                listed.insert(id.0, info.peer.map(|p| p.0));
+            }
+        }
+        for f in std::mem::take(&mut self.unknown) {
+            if !listed.contains_key(&f) {
+                self.plain.insert(f);
+            }
+        }
+        for face in self.hellos.faces().collect::<Vec<_>>() {
+            if !listed.contains_key(&face) {
+                self.hellos.remove(face);
+            }
+        }
+        for &face in listed.keys() {
+            if !self.hellos.is_probed(face) {
+                self.hellos.add(face, now);
+            }
+        }
+        if listed != self.peers {
+            self.neighbours_dirty = true;
+            self.peers = listed;
+        }
+    }
+
+    /// The forwarder's state as the controller sees it: secure-link neighbours whose key is
+    /// known (up while they answer hellos), the registrations read at the last RIB change,
+    /// and the faces both use.
+    fn build_report(&self, fw: &Forwarder, faces: &FaceSystem) -> Report {
+        let mut neighbours: Vec<NeighbourReport> = self
+            .peers
+            .iter()
+            .filter_map(|(&face, key)| {
+                let key = key.as_ref()?;
+                Some(NeighbourReport {
+                    link_key: Bytes::copy_from_slice(key),
+                    face,
+                    cost: self.link_cost,
+                    up: self.hellos.alive(face) && fw.face(FaceId(face)).is_some(),
+                })
+            })
+            .collect();
+        neighbours.sort();
+        let mut ids: Vec<u64> = neighbours
+            .iter()
+            .map(|n| n.face)
+            .chain(self.registrations.iter().map(|r| r.face))
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let face_uris = ids
+            .into_iter()
+            .filter_map(|id| {
+                let info = faces.info(nameway_face::FaceId(id))?;
+                Some((id, info.remote.to_string()))
+            })
+            .collect();
+        Report {
+            neighbours,
+            registrations: self.registrations.clone(),
+            faces: face_uris,
+        }
     }
 }
 
@@ -305,24 +517,9 @@ fn is_local_name(n: &Name) -> bool {
     matches!(first.as_deref(), Some(b"localhost" | b"localhop"))
 }
 
-/// The forwarder's state as the controller sees it.
-fn build_report(fw: &Forwarder, mgmt: &Management, faces: &FaceSystem, cost: u64) -> Report {
-    let mut neighbours: Vec<NeighbourReport> = faces
-        .neighbours()
-        .into_iter()
-        .filter_map(|(id, _, info)| {
-            let peer = info.peer?;
-            let up = info.state == nameway_face::secure::LinkState::Established
-                && fw.face(FaceId(id.0)).is_some();
-            Some(NeighbourReport {
-                link_key: Bytes::copy_from_slice(&peer.0),
-                face: id.0,
-                cost,
-                up,
-            })
-        })
-        .collect();
-    neighbours.sort();
+/// Applications' registrations in the RIB (origin app or client, not `/localhost` or
+/// `/localhop`).
+fn registrations(mgmt: &Management) -> Vec<RegistrationReport> {
     let mut registrations: Vec<RegistrationReport> = mgmt
         .rib()
         .entries()
@@ -339,25 +536,7 @@ fn build_report(fw: &Forwarder, mgmt: &Management, faces: &FaceSystem, cost: u64
         })
         .collect();
     registrations.sort();
-    let mut ids: Vec<u64> = neighbours
-        .iter()
-        .map(|n| n.face)
-        .chain(registrations.iter().map(|r| r.face))
-        .collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let faces = ids
-        .into_iter()
-        .filter_map(|id| {
-            let info = faces.info(nameway_face::FaceId(id))?;
-            Some((id, info.remote.to_string()))
-        })
-        .collect();
-    Report {
-        neighbours,
-        registrations,
-        faces,
-    }
+    registrations
 }
 
 /// Makes the routes of origin [`CTL_ORIGIN`] those of `fib` (next hops through faces this
@@ -409,3 +588,6 @@ fn install(fw: &mut Forwarder, mgmt: &mut Management, fib: &Fib) -> (usize, usiz
     }
     (want.len(), skipped)
 }
+
+#[cfg(test)]
+mod poll_tests;

@@ -66,6 +66,8 @@ fn main() -> ExitCode {
             state_dir: args.state_dir,
             link_cost: args.link_cost,
             report_interval_ms: args.report_interval_ms,
+            // NFD answers no hellos: links are the declared ones.
+            ..ControllerConfig::default()
         },
         neighbours: args.neighbours,
     };
