@@ -872,3 +872,135 @@ fn garbage_forged_certificates_and_stolen_certificates_are_refused_and_counted()
     assert_eq!(m("refused_signature"), 1);
     assert_eq!(m("enrolled"), 1);
 }
+
+/// The `[controller]` section of router `name` with a fresh token, and `extra` after it.
+fn agent_section(ctl: &Controller, name: &str, state: &Path, extra: &str) -> String {
+    format!(
+        "[controller]\nuri = \"tcp://{}\"\nkey = {:?}\nname = {name:?}\ntoken = {:?}\nstate_dir = {state:?}\n{extra}",
+        ctl.listen,
+        ctl.pin,
+        ctl.token(name)
+    )
+}
+
+/// `nameway status --json` at `r`: the `controller` block.
+fn agent_status(r: &Router) -> Value {
+    let v: Value = serde_json::from_str(&r.nameway(&["status", "--json"])).unwrap();
+    v["controller"].clone()
+}
+
+/// The value of the `/metrics` line that starts with `line_prefix`, if any.
+fn metric_at(http: &str, line_prefix: &str) -> Option<u64> {
+    let (_, _, body) = http_get(http, "/metrics");
+    String::from_utf8(body)
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix(line_prefix))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[test]
+fn the_agents_counters_show_sessions_objects_applied_and_failures_by_reason() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ctl = Controller::start();
+    let other_key = format!("ed25519:{}", "5a".repeat(32));
+    let dir = tempfile::tempdir().unwrap();
+    let http_port = free_port();
+    let http = format!("http://127.0.0.1:{http_port}");
+    // r1 (with /metrics) and r2 honest; r3 pinned to another key.
+    let net = net(&ctl, 3, &[(0, 1), (0, 2)], |i, name| {
+        let state = dir.path().join(format!("s{i}"));
+        match i {
+            0 => Some(agent_section(
+                &ctl,
+                name,
+                &state,
+                &format!("[http]\nlisten = \"127.0.0.1:{http_port}\"\n"),
+            )),
+            2 => Some(format!(
+                "[controller]\nuri = \"tcp://{}\"\nkey = {other_key:?}\nname = {name:?}\ntoken = {:?}\nstate_dir = {state:?}\n",
+                ctl.listen,
+                ctl.token(name)
+            )),
+            _ => None,
+        }
+    });
+    let (r1, r2, r3) = (&net.routers[0], &net.routers[1], &net.routers[2]);
+    let files = tempfile::tempdir().unwrap();
+    let _p = put(r2, "/example/app/a", &payload(10_000, 5), files.path());
+    assert!(
+        wait(Duration::from_secs(20), || !r1
+            .ctl_faces("/example/app/a")
+            .is_empty()),
+        "{}",
+        r1.d().log()
+    );
+    let c1 = agent_status(r1);
+    assert_eq!(c1["reachable"], true, "{c1}");
+    assert_eq!(c1["sessions"], 1, "{c1}");
+    assert!(c1["objects_applied"]["fib"].as_u64().unwrap() >= 1, "{c1}");
+    let version = c1["applied_version"]["fib"].as_u64().unwrap();
+    assert!(version >= 1, "{c1}");
+    assert_eq!(
+        c1["objects_refused"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum::<u64>(),
+        0,
+        "{c1}"
+    );
+    // The same figures in namewayd's /metrics.
+    assert_eq!(metric_at(&http, "nameway_controller_reachable "), Some(1));
+    assert_eq!(
+        metric_at(&http, "nameway_controller_sessions_total "),
+        Some(1)
+    );
+    assert!(
+        metric_at(
+            &http,
+            "nameway_controller_objects_applied_total{kind=\"fib\"} "
+        )
+        .unwrap()
+            >= 1
+    );
+    assert!(metric_at(&http, "nameway_controller_applied_version{kind=\"fib\"} ").unwrap() >= 1);
+    // The text view has a controller block.
+    let text = r1.nameway(&["status"]);
+    assert!(text.contains("Controller:"), "{text}");
+    assert!(text.contains("reachable"), "{text}");
+    // r3 never had a session: every attempt failed on the anchor.
+    assert!(
+        wait(Duration::from_secs(20), || agent_status(r3)
+            ["session_failures"]["anchor"]
+            .as_u64()
+            .unwrap()
+            >= 2),
+        "{}",
+        r3.d().log()
+    );
+    let c3 = agent_status(r3);
+    assert_eq!(c3["reachable"], false, "{c3}");
+    assert_eq!(c3["sessions"], 0, "{c3}");
+    assert_eq!(c3["applied_version"]["fib"], 0, "{c3}");
+    // The controller dies: r1 sees it unreachable, the session's end and the failed dials
+    // counted, and keeps the version it applied.
+    drop(ctl);
+    assert!(
+        wait(Duration::from_secs(20), || {
+            let c = agent_status(r1);
+            c["reachable"] == false && c["session_failures"]["connect"].as_u64().unwrap() >= 1
+        }),
+        "{}",
+        r1.d().log()
+    );
+    assert_eq!(metric_at(&http, "nameway_controller_reachable "), Some(0));
+    let c1 = agent_status(r1);
+    assert_eq!(c1["applied_version"]["fib"], version, "{c1}");
+    let ended: u64 = ["channel", "protocol"]
+        .iter()
+        .map(|k| c1["session_failures"][k].as_u64().unwrap())
+        .sum();
+    assert_eq!(ended, 1, "{c1}");
+}

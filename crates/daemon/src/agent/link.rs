@@ -18,6 +18,7 @@ use nameway_wire::Name;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
+use super::stats::{ObjectRefusal, SessionFailure};
 use super::store::StateDir;
 use super::AgentCounters;
 
@@ -86,6 +87,21 @@ enum SessionEnd {
     Stopped,
 }
 
+impl SessionEnd {
+    /// The counter's reason (none when the daemon stops).
+    fn failure(&self) -> Option<SessionFailure> {
+        Some(match self {
+            Self::Connect(_) => SessionFailure::Connect,
+            Self::Channel(_) => SessionFailure::Channel,
+            Self::Anchor(_) => SessionFailure::Anchor,
+            Self::Refused(_) => SessionFailure::Refused,
+            Self::Local(_) => SessionFailure::Local,
+            Self::Protocol(_) => SessionFailure::Protocol,
+            Self::Stopped => return None,
+        })
+    }
+}
+
 /// Starts the task.
 pub(crate) fn spawn(
     setup: LinkSetup,
@@ -109,13 +125,12 @@ impl Task {
         loop {
             let started = tokio::time::Instant::now();
             let end = self.session().await;
+            if let Some(why) = end.failure() {
+                self.s.counters.failed(why);
+            }
             match &end {
                 SessionEnd::Stopped => return,
                 SessionEnd::Anchor(_) => {
-                    self.s
-                        .counters
-                        .anchor_refused
-                        .fetch_add(1, Ordering::Relaxed);
                     tracing::error!(controller = %self.s.address, "controller refused: {end}");
                 }
                 SessionEnd::Refused(_) | SessionEnd::Local(_) => {
@@ -290,13 +305,13 @@ impl Task {
                                     return Err(SessionEnd::Stopped);
                                 }
                             }
-                            Err(Refused::BadObject(why)) => {
+                            Err(Refused::BadObject(reason, why)) => {
                                 // Nothing applied; the controller's next object is checked again.
-                                self.s.counters.objects_refused.fetch_add(1, Ordering::Relaxed);
+                                self.s.counters.refused_object(reason);
                                 tracing::warn!("configuration object refused: {why}");
                             }
                             Err(Refused::Base(why)) => {
-                                self.s.counters.objects_refused.fetch_add(1, Ordering::Relaxed);
+                                self.s.counters.refused_object(ObjectRefusal::Base);
                                 return Err(SessionEnd::Protocol(why));
                             }
                         }
@@ -313,8 +328,8 @@ impl Task {
 /// Why an object was not applied.
 #[derive(Debug)]
 pub(crate) enum Refused {
-    /// Not signed by the anchor, not for this router, not a FIB, malformed.
-    BadObject(String),
+    /// Not signed by the anchor, not for this router, a kind not applied, malformed.
+    BadObject(ObjectRefusal, String),
     /// A diff from a version this session does not hold (the session restarts, and the
     /// controller starts it with a snapshot).
     Base(String),
@@ -328,18 +343,18 @@ pub(crate) fn accept_object(
     current: Option<&(u64, Fib)>,
 ) -> Result<(u64, Fib), Refused> {
     let o = ConfigObject::decode_verified(wire, anchor)
-        .map_err(|e| Refused::BadObject(e.to_string()))?;
+        .map_err(|e| Refused::BadObject(ObjectRefusal::Signature, e.to_string()))?;
     if &o.router != router {
-        return Err(Refused::BadObject(format!(
-            "object for {}, this router is {router}",
-            o.router
-        )));
+        return Err(Refused::BadObject(
+            ObjectRefusal::OtherRouter,
+            format!("object for {}, this router is {router}", o.router),
+        ));
     }
     if o.kind != ConfigKind::Fib {
-        return Err(Refused::BadObject(format!(
-            "{} objects are not applied by this agent",
-            o.kind.as_str()
-        )));
+        return Err(Refused::BadObject(
+            ObjectRefusal::Kind,
+            format!("{} objects are not applied by this agent", o.kind.as_str()),
+        ));
     }
     match o.body {
         ConfigBody::FibSnapshot(fib) => Ok((o.version, fib)),
@@ -350,7 +365,7 @@ pub(crate) fn accept_object(
                 held.map(|(v, _)| *v)
             ))),
         },
-        ConfigBody::Document(_) => Err(Refused::BadObject("not a FIB".into())),
+        ConfigBody::Document(_) => Err(Refused::BadObject(ObjectRefusal::Kind, "not a FIB".into())),
     }
 }
 
@@ -400,13 +415,13 @@ mod tests {
         let forged = snap.sign(&forger).unwrap();
         assert!(matches!(
             accept_object(forged, ca.certificate(), &me, None),
-            Err(Refused::BadObject(_))
+            Err(Refused::BadObject(..))
         ));
         // Another router's object: refused.
         let other: Name = "/example/r2".parse().unwrap();
         assert!(matches!(
             accept_object(snap.sign(&ca).unwrap(), ca.certificate(), &other, None),
-            Err(Refused::BadObject(_))
+            Err(Refused::BadObject(..))
         ));
         // A diff from the held version applies; from another version it is refused.
         let diff = object(

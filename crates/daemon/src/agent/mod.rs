@@ -15,10 +15,11 @@
 
 pub mod config;
 mod link;
+pub mod stats;
 pub mod store;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -37,30 +38,10 @@ use crate::mgmt::Management;
 use crate::rib::Route;
 
 pub use link::Update;
+pub use stats::AgentCounters;
 
 /// Route origin of the routes the controller installs ("ctl").
 pub const CTL_ORIGIN: u64 = nameway_wire::mgmt::route_origin::CTL;
-
-/// The agent's counters (shown in the log; read by tests through the routes they cause).
-#[derive(Debug, Default)]
-pub struct AgentCounters {
-    /// 1 while a session with the controller is up.
-    pub connected: AtomicU64,
-    /// Sessions established.
-    pub sessions: AtomicU64,
-    /// Objects verified and handed to the driver.
-    pub objects: AtomicU64,
-    /// Objects refused (bad signature, another router's, a diff from an unknown base).
-    pub objects_refused: AtomicU64,
-    /// Controllers refused: their anchor is not the pinned key or their proof is bad.
-    pub anchor_refused: AtomicU64,
-    /// Times the controller refused this forwarder.
-    pub refused: AtomicU64,
-    /// FIB versions applied.
-    pub applied: AtomicU64,
-    /// Reports handed to the task.
-    pub reports: AtomicU64,
-}
 
 /// See the module documentation.
 pub struct Agent {
@@ -128,6 +109,10 @@ impl Agent {
             }
         };
         let counters = Arc::new(AgentCounters::default());
+        if let Some((version, _)) = &applied {
+            counters.last_version[0].store(*version, Ordering::Relaxed);
+        }
+        mgmt.agent = Some(counters.clone());
         let (to_task, from_driver) = mpsc::unbounded_channel();
         let (to_driver, updates) = mpsc::unbounded_channel();
         let setup = link::LinkSetup {
@@ -161,7 +146,7 @@ impl Agent {
     /// Applies `update` (all its routes in this call, between bursts) and tells the task.
     pub fn apply(&mut self, fw: &mut Forwarder, mgmt: &mut Management, update: Update) {
         let (routes, skipped) = install(fw, mgmt, &update.fib);
-        self.counters.applied.fetch_add(1, Ordering::Relaxed);
+        self.counters.applied("fib", update.version);
         tracing::debug!(
             version = update.version,
             routes,
