@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 pub mod ca;
+pub mod cache_policy;
 pub mod channel;
 mod checkpoint;
 mod error;

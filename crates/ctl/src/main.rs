@@ -142,6 +142,10 @@ enum Command {
         /// How long a reported registration lives in the registry without a report.
         #[arg(long, default_value = "10m")]
         registration_ttl: String,
+        /// Cache policy file (TOML; docs/controller.md, "Cache policy"), read again whenever
+        /// it changes.
+        #[arg(long)]
+        cache_policy: Option<PathBuf>,
     },
     /// Runs SQLite's integrity check on the database.
     Check {
@@ -252,6 +256,7 @@ fn run(command: Command) -> anyhow::Result<()> {
             http,
             max_nexthops,
             registration_ttl,
+            cache_policy,
         } => {
             exists(&db)?;
             let config = nameway_ctl::serve::ServeConfig {
@@ -260,6 +265,7 @@ fn run(command: Command) -> anyhow::Result<()> {
                 http,
                 max_nexthops,
                 registration_ttl_ms: parse_duration(&registration_ttl)?,
+                cache_policy,
             };
             serve(config)
         }

@@ -95,12 +95,18 @@ impl Controller {
 
     /// `namewayctl serve` on the database in `dir`, listening on `listen`.
     fn serve(dir: tempfile::TempDir, listen: &str) -> Self {
+        Self::serve_with(dir, listen, &[])
+    }
+
+    /// [`Controller::serve`] with more arguments.
+    fn serve_with(dir: tempfile::TempDir, listen: &str, extra: &[&str]) -> Self {
         let db = dir.path().join("ctl.db");
         let db_s = db.to_str().unwrap();
         let log = std::fs::File::create(dir.path().join("ctl.log")).unwrap();
         let mut child = Command::new(bin("namewayctl"))
             .args(["serve", "--db", db_s, "--listen", listen])
             .args(["--http", "127.0.0.1:0"])
+            .args(extra)
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
             .stderr(log)
@@ -1003,4 +1009,86 @@ fn the_agents_counters_show_sessions_objects_applied_and_failures_by_reason() {
         .map(|k| c1["session_failures"][k].as_u64().unwrap())
         .sum();
     assert_eq!(ended, 1, "{c1}");
+}
+
+#[test]
+fn a_prefix_the_cache_policy_marks_no_admit_is_not_cached_and_another_is() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ctl.db");
+    run(
+        "namewayctl",
+        &["init", "--domain", "/example", "--db", db.to_str().unwrap()],
+    );
+    let policy = dir.path().join("cache.toml");
+    std::fs::write(
+        &policy,
+        "capacity = 4096\n[[prefix]]\nprefix = \"/example/app/live\"\nadmit = false\n",
+    )
+    .unwrap();
+    let ctl = Controller::serve_with(
+        dir,
+        "127.0.0.1:0",
+        &["--cache-policy", policy.to_str().unwrap()],
+    );
+    let net = net(&ctl, 2, &[(0, 1)], |_, _| None);
+    let (r1, r2) = (&net.routers[0], &net.routers[1]);
+    let files = tempfile::tempdir().unwrap();
+    let keep = payload(50_000, 7);
+    let live = payload(50_000, 8);
+    let producers = vec![
+        put(r2, "/example/app/keep", &keep, files.path()),
+        put(r2, "/example/app/live", &live, files.path()),
+    ];
+    // Both routers applied the policy and the controller has their acknowledgements.
+    assert!(
+        wait(Duration::from_secs(20), || {
+            let t = ctl.cli(&["topology"]);
+            let routers = t["routers"].as_array().unwrap().clone();
+            routers.len() == 2
+                && routers
+                    .iter()
+                    .all(|r| r["cs_version"] == 1 && r["cs_acked"] == 1)
+        }),
+        "{}",
+        ctl.cli(&["topology"])
+    );
+    for r in [r1, r2] {
+        let c = agent_status(r);
+        assert_eq!(c["applied_version"]["cs"], 1, "{c}");
+        assert_eq!(c["objects_applied"]["cs"], 1, "{c}");
+    }
+    assert!(
+        wait(Duration::from_secs(20), || !r1
+            .ctl_faces("/example/app/live")
+            .is_empty()
+            && !r1.ctl_faces("/example/app/keep").is_empty()),
+        "{}",
+        r1.d().log()
+    );
+    assert_eq!(get(r1, "/example/app/keep", files.path()), keep);
+    assert_eq!(get(r1, "/example/app/live", files.path()), live);
+    // The producers are gone: only what the forwarders cached can answer.
+    drop(producers);
+    assert_eq!(get(r1, "/example/app/keep", files.path()), keep);
+    let out = Command::new(bin("nameway"))
+        .args([
+            "--transport",
+            &r1.d().transport(),
+            "get",
+            "-q",
+            "--lifetime",
+            "500",
+        ])
+        .args(["-o", files.path().join("live2").to_str().unwrap()])
+        .arg("/example/app/live")
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success(),
+        "/example/app/live was served without its producer: it was cached"
+    );
+    // The capacity the policy set is the forwarder's.
+    let v: Value = serde_json::from_str(&r1.nameway(&["cs", "info", "--json"])).unwrap();
+    assert!(v.to_string().contains("4096"), "{v}");
 }

@@ -11,6 +11,7 @@
 //! Face         = 0xDD (FaceId Uri)
 //! Config       = 0xDE (Data)                           ; a signed ConfigObject
 //! Ack          = 0xDF Version                          ; NonNegativeInteger
+//! CsAck        = 0xE2 Version                          ; the cache policy version applied
 //! ```
 //!
 //! `Signature` is an Ed25519 signature over a context string and the Noise handshake hash
@@ -39,6 +40,7 @@ const CONFIG: u32 = 0xDE;
 const ACK: u32 = 0xDF;
 const APPLIED: u32 = 0xE0;
 const ANCHOR_CERT: u32 = 0xE1;
+const CS_ACK: u32 = 0xE2;
 const NAME: u32 = 0x07;
 const FACE_ID: u32 = 0x69;
 const COST: u32 = 0x6A;
@@ -141,6 +143,8 @@ pub enum Message {
     Config(Bytes),
     /// The forwarder applied this version.
     Ack(u64),
+    /// The forwarder applied this version of its cache policy (`cs` object).
+    CsAck(u64),
 }
 
 /// A message that does not decode.
@@ -205,6 +209,10 @@ impl Message {
                 nameway_wire::tlv::put_nni(&mut v, *n);
                 ACK
             }
+            Self::CsAck(n) => {
+                nameway_wire::tlv::put_nni(&mut v, *n);
+                CS_ACK
+            }
         };
         let mut out = Vec::with_capacity(v.len() + 8);
         put_tlv(&mut out, typ, &v);
@@ -236,6 +244,7 @@ impl Message {
             REPORT => Self::Report(decode_report(&value)?),
             CONFIG => Self::Config(value),
             ACK => Self::Ack(e.nni().map_err(bad)?),
+            CS_ACK => Self::CsAck(e.nni().map_err(bad)?),
             t => return Err(bad(format!("unknown message type {t:#x}"))),
         })
     }
@@ -402,6 +411,7 @@ mod tests {
         }));
         round_trip(Message::Config(Bytes::from_static(b"\x06\x02\x07\x00")));
         round_trip(Message::Ack(1 << 40));
+        round_trip(Message::CsAck(7));
     }
 
     #[test]

@@ -151,12 +151,18 @@ fn topology(shared: &Shared) -> String {
         .status
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let cs: std::collections::HashMap<&str, (u64, u64)> = s
+        .fibs
+        .iter()
+        .map(|f| (f.router.as_str(), f.cs_versions))
+        .collect();
     let routers: Vec<String> = s
         .routers
         .iter()
         .map(|(n, up, cur, ack)| {
+            let (cs_cur, cs_ack) = cs.get(n.as_str()).copied().unwrap_or_default();
             format!(
-                "{{\"name\":{},\"connected\":{up},\"version\":{cur},\"acked\":{ack}}}",
+                "{{\"name\":{},\"connected\":{up},\"version\":{cur},\"acked\":{ack},\"cs_version\":{cs_cur},\"cs_acked\":{cs_ack}}}",
                 json_str(n)
             )
         })

@@ -7,6 +7,7 @@
 
 mod api;
 pub mod auth;
+mod cs_versions;
 mod http;
 pub mod state;
 
@@ -46,6 +47,8 @@ pub struct ServeConfig {
     pub max_nexthops: usize,
     /// Lifetime of a registration in the registry (renewed by every report).
     pub registration_ttl_ms: u64,
+    /// The cache policy file, read at start and again whenever it changes.
+    pub cache_policy: Option<PathBuf>,
 }
 
 /// Why the service cannot start.
@@ -58,6 +61,9 @@ pub enum ServeError {
     /// The registry cannot be opened.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The cache policy file is refused.
+    #[error(transparent)]
+    CachePolicy(#[from] crate::cache_policy::CachePolicyError),
     /// A listener cannot be opened.
     #[error("cannot listen on {addr}: {source}")]
     Listen {
@@ -106,6 +112,7 @@ enum Event {
     },
     Report(ConnId, Report),
     Ack(ConnId, u64),
+    CsAck(ConnId, u64),
     Gone(ConnId),
 }
 
@@ -132,6 +139,9 @@ impl Server {
     /// # Errors
     /// [`ServeError`].
     pub async fn bind(config: ServeConfig) -> Result<Self, ServeError> {
+        if let Some(p) = &config.cache_policy {
+            crate::cache_policy::CachePolicy::load(p)?;
+        }
         let ca = Authority::load(&anchor_key_path(&config.db), &anchor_cert_path(&config.db))?;
         let ca_store = SqliteStore::open(&config.db, Durability::Full)?;
         // Not a second `open`: see `SqliteStore::open_another`.
@@ -255,6 +265,9 @@ async fn connection(
             Ok(Message::Ack(v)) => {
                 let _ = events.send(Event::Ack(conn, v));
             }
+            Ok(Message::CsAck(v)) => {
+                let _ = events.send(Event::CsAck(conn, v));
+            }
             Ok(other) => {
                 shared.counters.bad_messages.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(%router, "unexpected message from the agent: {other:?}");
@@ -326,9 +339,19 @@ async fn state_task(
     let mut state = ControllerState::new(config.max_nexthops);
     let mut conns: HashMap<ConnId, mpsc::UnboundedSender<Message>> = HashMap::new();
     let mut sweep = tokio::time::interval(Duration::from_secs(60));
+    let mut policy_check = tokio::time::interval(Duration::from_millis(500));
+    let mut policy_stamp = None;
     loop {
         let event = tokio::select! {
             e = events.recv() => match e { Some(e) => e, None => return },
+            _ = policy_check.tick() => {
+                if let Some(policy) = reload_policy(config.cache_policy.as_deref(), &mut policy_stamp) {
+                    let pushes = state.set_cache_policy(policy);
+                    send(&shared, &conns, pushes);
+                    refresh_status(&shared, &state);
+                }
+                continue;
+            }
             _ = sweep.tick() => {
                 let swept = tokio::task::block_in_place(|| registry.sweep_expired(now_ms()));
                 if let Err(e) = swept {
@@ -352,6 +375,10 @@ async fn state_task(
                 state.ack(conn, v);
                 Vec::new()
             }
+            Event::CsAck(conn, v) => {
+                state.cs_ack(conn, v);
+                Vec::new()
+            }
             Event::Gone(conn) => {
                 conns.remove(&conn);
                 state.disconnected(conn)
@@ -359,6 +386,31 @@ async fn state_task(
         };
         send(&shared, &conns, pushes);
         refresh_status(&shared, &state);
+    }
+}
+
+/// The cache policy file when it changed since `stamp` (its modification time and size);
+/// a file that does not parse is logged and the policy in force kept.
+fn reload_policy(
+    path: Option<&std::path::Path>,
+    stamp: &mut Option<(std::time::SystemTime, u64)>,
+) -> Option<crate::cache_policy::CachePolicy> {
+    let path = path?;
+    let meta = std::fs::metadata(path).ok()?;
+    let now = (meta.modified().ok()?, meta.len());
+    if *stamp == Some(now) {
+        return None;
+    }
+    *stamp = Some(now);
+    match crate::cache_policy::CachePolicy::load(path) {
+        Ok(p) => {
+            tracing::info!(path = %path.display(), "cache policy loaded");
+            Some(p)
+        }
+        Err(e) => {
+            tracing::error!("{e}; the cache policy in force is kept");
+            None
+        }
     }
 }
 

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use nameway_ctl::cache_policy::CsDocument;
 use nameway_ctl::channel::{self, messages::router_proof, Credential, Hello, Message, Report};
 use nameway_ctl::objects::{ConfigBody, ConfigKind, ConfigObject};
 use nameway_ctl::Fib;
@@ -33,15 +34,27 @@ pub(crate) enum ToTask {
     Report(Report),
     /// The driver applied this version.
     Applied(u64, Arc<Fib>),
+    /// The driver applied this cache policy version.
+    CsApplied(u64, CsDocument),
 }
 
-/// From the task to the driver: a verified FIB to apply.
+/// From the task to the driver: a verified object to apply.
 #[derive(Debug)]
-pub struct Update {
-    /// Its version.
-    pub version: u64,
-    /// The whole FIB.
-    pub fib: Arc<Fib>,
+pub enum Update {
+    /// A FIB.
+    Fib {
+        /// Its version.
+        version: u64,
+        /// The whole FIB.
+        fib: Arc<Fib>,
+    },
+    /// A cache policy.
+    Cs {
+        /// Its version.
+        version: u64,
+        /// The document.
+        doc: CsDocument,
+    },
 }
 
 /// What the task needs.
@@ -165,6 +178,7 @@ impl Task {
         match m {
             ToTask::Report(r) => self.report = Some(r),
             ToTask::Applied(v, fib) => self.persist(v, fib),
+            ToTask::CsApplied(v, doc) => self.persist_cs(v, &doc),
         }
     }
 
@@ -173,6 +187,12 @@ impl Task {
             tracing::error!("cannot keep the applied FIB: {e}");
         }
         self.applied = Some((version, fib));
+    }
+
+    fn persist_cs(&mut self, version: u64, doc: &CsDocument) {
+        if let Err(e) = super::cs::save(&self.s.state, version, doc) {
+            tracing::error!("cannot keep the applied cache policy: {e}");
+        }
     }
 
     async fn session(&mut self) -> SessionEnd {
@@ -292,16 +312,26 @@ impl Task {
                         tx.send(&Message::Ack(v)).await?;
                         self.persist(v, fib);
                     }
+                    Some(ToTask::CsApplied(v, doc)) => {
+                        tx.send(&Message::CsAck(v)).await?;
+                        self.persist_cs(v, &doc);
+                    }
                     None => return Err(SessionEnd::Stopped),
                 },
                 m = in_rx.recv() => match m {
                     Some(Ok(Message::Config(wire))) => {
                         match accept_object(wire, anchor, &self.s.router, session_fib.as_ref()) {
-                            Ok((version, fib)) => {
+                            Ok(Accepted::Fib(version, fib)) => {
                                 self.s.counters.objects.fetch_add(1, Ordering::Relaxed);
-                                let update = Update { version, fib: Arc::new(fib.clone()) };
+                                let update = Update::Fib { version, fib: Arc::new(fib.clone()) };
                                 session_fib = Some((version, fib));
                                 if self.to_driver.send(update).is_err() {
+                                    return Err(SessionEnd::Stopped);
+                                }
+                            }
+                            Ok(Accepted::Cs(version, doc)) => {
+                                self.s.counters.objects.fetch_add(1, Ordering::Relaxed);
+                                if self.to_driver.send(Update::Cs { version, doc }).is_err() {
                                     return Err(SessionEnd::Stopped);
                                 }
                             }
@@ -335,13 +365,23 @@ pub(crate) enum Refused {
     Base(String),
 }
 
-/// Verifies `wire` against `anchor` and returns the FIB it makes from `current`.
+/// An object verified and decoded.
+#[derive(Debug)]
+pub(crate) enum Accepted {
+    /// The whole FIB (a diff applied to the session's).
+    Fib(u64, Fib),
+    /// A cache policy.
+    Cs(u64, CsDocument),
+}
+
+/// Verifies `wire` against `anchor` and returns the FIB it makes from `current`, or the
+/// cache policy it carries.
 pub(crate) fn accept_object(
     wire: Bytes,
     anchor: &Certificate,
     router: &Name,
     current: Option<&(u64, Fib)>,
-) -> Result<(u64, Fib), Refused> {
+) -> Result<Accepted, Refused> {
     let o = ConfigObject::decode_verified(wire, anchor)
         .map_err(|e| Refused::BadObject(ObjectRefusal::Signature, e.to_string()))?;
     if &o.router != router {
@@ -350,6 +390,13 @@ pub(crate) fn accept_object(
             format!("object for {}, this router is {router}", o.router),
         ));
     }
+    if let (ConfigKind::Cs, ConfigBody::Document(d)) = (o.kind, &o.body) {
+        let doc = std::str::from_utf8(d)
+            .map_err(|e| e.to_string())
+            .and_then(|t| CsDocument::decode(t).map_err(|e| e.to_string()))
+            .map_err(|e| Refused::BadObject(ObjectRefusal::Document, e))?;
+        return Ok(Accepted::Cs(o.version, doc));
+    }
     if o.kind != ConfigKind::Fib {
         return Err(Refused::BadObject(
             ObjectRefusal::Kind,
@@ -357,9 +404,11 @@ pub(crate) fn accept_object(
         ));
     }
     match o.body {
-        ConfigBody::FibSnapshot(fib) => Ok((o.version, fib)),
+        ConfigBody::FibSnapshot(fib) => Ok(Accepted::Fib(o.version, fib)),
         ConfigBody::FibDiff(diff) => match (current, o.base) {
-            (Some((v, fib)), Some(base)) if *v == base => Ok((o.version, diff.apply(fib))),
+            (Some((v, fib)), Some(base)) if *v == base => {
+                Ok(Accepted::Fib(o.version, diff.apply(fib)))
+            }
             (held, base) => Err(Refused::Base(format!(
                 "diff from version {base:?}, this session holds {:?}",
                 held.map(|(v, _)| *v)
@@ -407,9 +456,11 @@ mod tests {
         let forger = authority(dir.path(), "forged");
         let me: Name = "/example/r1".parse().unwrap();
         let snap = object(1, None, ConfigBody::FibSnapshot(fib(257)));
-        let (v, f) = accept_object(snap.sign(&ca).unwrap(), ca.certificate(), &me, None)
-            .ok()
-            .unwrap();
+        let Ok(Accepted::Fib(v, f)) =
+            accept_object(snap.sign(&ca).unwrap(), ca.certificate(), &me, None)
+        else {
+            panic!("the snapshot is refused")
+        };
         assert_eq!((v, &f), (1, &fib(257)));
         // The same object signed by another key of the same domain: refused.
         let forged = snap.sign(&forger).unwrap();
@@ -430,14 +481,43 @@ mod tests {
             ConfigBody::FibDiff(FibDiff::between(&fib(257), &fib(258))),
         );
         let held = (1, fib(257));
-        let (v, f) = accept_object(diff.sign(&ca).unwrap(), ca.certificate(), &me, Some(&held))
-            .ok()
-            .unwrap();
+        let Ok(Accepted::Fib(v, f)) =
+            accept_object(diff.sign(&ca).unwrap(), ca.certificate(), &me, Some(&held))
+        else {
+            panic!("the diff is refused")
+        };
         assert_eq!((v, f), (2, fib(258)));
         let stale = (0, Fib::new());
         assert!(matches!(
             accept_object(diff.sign(&ca).unwrap(), ca.certificate(), &me, Some(&stale)),
             Err(Refused::Base(_))
+        ));
+    }
+
+    #[test]
+    fn cs_objects_carry_a_policy_and_a_bad_document_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = authority(dir.path(), "real");
+        let me: Name = "/example/r1".parse().unwrap();
+        let cs = |text: &str| ConfigObject {
+            router: me.clone(),
+            kind: ConfigKind::Cs,
+            version: 3,
+            base: None,
+            body: ConfigBody::Document(Bytes::from(text.to_owned())),
+        };
+        let good = cs("capacity 10\nprefix no-admit normal /live\n");
+        let Ok(Accepted::Cs(3, doc)) =
+            accept_object(good.sign(&ca).unwrap(), ca.certificate(), &me, None)
+        else {
+            panic!("the cs object is refused")
+        };
+        assert_eq!(doc.capacity, Some(10));
+        assert!(!doc.prefixes[0].admit);
+        let bad = cs("prefix perhaps normal /live\n");
+        assert!(matches!(
+            accept_object(bad.sign(&ca).unwrap(), ca.certificate(), &me, None),
+            Err(Refused::BadObject(ObjectRefusal::Document, _))
         ));
     }
 }

@@ -14,6 +14,7 @@
 //!   still forwards.
 
 pub mod config;
+pub mod cs;
 mod link;
 pub mod stats;
 pub mod store;
@@ -109,6 +110,19 @@ impl Agent {
             }
         };
         let counters = Arc::new(AgentCounters::default());
+        match cs::load(&state) {
+            Ok(Some((version, doc))) => match cs::apply(fw, &doc) {
+                Ok(()) => {
+                    counters.last_version[1].store(version, Ordering::Relaxed);
+                    tracing::info!(version, "cache policy restored from state_dir");
+                }
+                Err(e) => tracing::error!("the cache policy kept in controller.state_dir: {e}"),
+            },
+            Ok(None) => {}
+            Err(e) => tracing::error!(
+                "the cache policy kept in controller.state_dir is unusable, starting without it: {e}"
+            ),
+        }
         if let Some((version, _)) = &applied {
             counters.last_version[0].store(*version, Ordering::Relaxed);
         }
@@ -143,19 +157,28 @@ impl Agent {
         self.updates.recv().await
     }
 
-    /// Applies `update` (all its routes in this call, between bursts) and tells the task.
+    /// Applies `update` (all its routes, or the whole cache policy, in this call, between
+    /// bursts) and tells the task.
     pub fn apply(&mut self, fw: &mut Forwarder, mgmt: &mut Management, update: Update) {
-        let (routes, skipped) = install(fw, mgmt, &update.fib);
-        self.counters.applied("fib", update.version);
-        tracing::debug!(
-            version = update.version,
-            routes,
-            skipped,
-            "controller FIB applied"
-        );
-        let _ = self
-            .to_task
-            .send(link::ToTask::Applied(update.version, update.fib));
+        match update {
+            Update::Fib { version, fib } => {
+                let (routes, skipped) = install(fw, mgmt, &fib);
+                self.counters.applied("fib", version);
+                tracing::debug!(version, routes, skipped, "controller FIB applied");
+                let _ = self.to_task.send(link::ToTask::Applied(version, fib));
+            }
+            Update::Cs { version, doc } => match cs::apply(fw, &doc) {
+                Ok(()) => {
+                    self.counters.applied("cs", version);
+                    tracing::info!(version, "controller cache policy applied");
+                    let _ = self.to_task.send(link::ToTask::CsApplied(version, doc));
+                }
+                Err(e) => {
+                    self.counters.refused_object(stats::ObjectRefusal::Document);
+                    tracing::warn!(version, "cache policy refused: {e}");
+                }
+            },
+        }
     }
 
     /// When [`Agent::poll`] wants to run next.
