@@ -20,6 +20,8 @@ pub(super) enum Request {
     Routes(Name),
     /// `/api/registry`.
     Registry,
+    /// `/api/explain?name=NAME`.
+    Explain(Name),
 }
 
 /// Why a target under `/api/` is not answered.
@@ -54,6 +56,25 @@ impl Request {
             "topology" => no_query(Self::Topology),
             "nodes" => no_query(Self::Nodes),
             "registry" => no_query(Self::Registry),
+            "explain" => {
+                let mut name = None;
+                for (k, v) in &params {
+                    match k.as_str() {
+                        "name" if name.is_none() => name = Some(v),
+                        "name" => return Err(ApiError::BadQuery("name given twice".into())),
+                        other => {
+                            return Err(ApiError::BadQuery(format!(
+                                "unexpected parameter {other:?}"
+                            )))
+                        }
+                    }
+                }
+                let n = name.ok_or_else(|| ApiError::BadQuery("missing name".into()))?;
+                let name = n
+                    .parse::<Name>()
+                    .map_err(|e| ApiError::BadQuery(format!("name {n:?} is not a name: {e}")))?;
+                Ok(Self::Explain(name))
+            }
             "routes" => {
                 let mut prefix = None;
                 for (k, v) in &params {
@@ -143,6 +164,13 @@ pub(super) fn answer(shared: &Shared, req: &Request) -> (&'static str, String) {
         },
         Request::Routes(prefix) => ("200 OK", routes(shared, prefix)),
         Request::Registry => ("200 OK", registry(shared)),
+        Request::Explain(name) => {
+            let s = shared
+                .status
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            ("200 OK", super::explain::explain(&s, name))
+        }
     }
 }
 
@@ -289,6 +317,14 @@ mod tests {
             Some(Ok(Request::Routes("/example/app".parse().unwrap())))
         );
         assert_eq!(Request::parse("/api/nope"), Some(Err(ApiError::NotFound)));
+        assert_eq!(
+            Request::parse("/api/explain?name=%2Fexample%2Fa"),
+            Some(Ok(Request::Explain("/example/a".parse().unwrap())))
+        );
+        assert!(matches!(
+            Request::parse("/api/explain"),
+            Some(Err(ApiError::BadQuery(_)))
+        ));
         for bad in [
             "/api/routes",
             "/api/routes?prefix=%zz",

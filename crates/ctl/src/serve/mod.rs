@@ -8,6 +8,7 @@
 mod api;
 pub mod auth;
 mod cs_versions;
+mod explain;
 mod http;
 pub mod state;
 
@@ -102,6 +103,8 @@ pub struct Status {
     pub fibs: Vec<state::RouterFib>,
     /// The state machine's counters.
     pub state: state::StateCounters,
+    /// The cache policy in force.
+    pub cache: crate::cache_policy::CachePolicy,
 }
 
 enum Event {
@@ -476,4 +479,5 @@ fn refresh_status(shared: &Shared, state: &ControllerState) {
     s.link_views = state.link_views().to_vec();
     s.fibs = state.fibs();
     s.state = state.counters.clone();
+    s.cache = state.cache_policy().clone();
 }
