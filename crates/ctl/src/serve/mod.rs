@@ -10,6 +10,7 @@ pub mod auth;
 mod cs_versions;
 mod explain;
 mod http;
+mod page;
 pub mod state;
 
 use std::collections::HashMap;
