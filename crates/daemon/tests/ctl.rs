@@ -1031,7 +1031,7 @@ fn a_prefix_the_cache_policy_marks_no_admit_is_not_cached_and_another_is() {
         "127.0.0.1:0",
         &["--cache-policy", policy.to_str().unwrap()],
     );
-    let net = net(&ctl, 2, &[(0, 1)], |_, _| None);
+    let mut net = net(&ctl, 2, &[(0, 1)], |_, _| None);
     let (r1, r2) = (&net.routers[0], &net.routers[1]);
     let files = tempfile::tempdir().unwrap();
     let keep = payload(50_000, 7);
@@ -1107,4 +1107,21 @@ fn a_prefix_the_cache_policy_marks_no_admit_is_not_cached_and_another_is() {
     // The capacity the policy set is the forwarder's.
     let v: Value = serde_json::from_str(&r1.nameway(&["cs", "info", "--json"])).unwrap();
     assert!(v.to_string().contains("4096"), "{v}");
+    // The status page draws the link up, then no longer once r2 is gone.
+    let page = || {
+        let (_, _, body) = http_get(&ctl.http, "/");
+        String::from_utf8(body).unwrap()
+    };
+    let link_up = "class=\"link up\" data-a=\"/example/r1\" data-b=\"/example/r2\"";
+    let p = page();
+    assert!(p.contains("<svg") && p.contains(link_up), "{p}");
+    net.routers[1].d = None;
+    assert!(
+        wait(Duration::from_secs(10), || {
+            let p = page();
+            !p.contains("class=\"link up\"") && p.contains("<td>/example/r2</td><td>no</td>")
+        }),
+        "{}",
+        page()
+    );
 }
