@@ -45,6 +45,18 @@ enum CtlCommand {
     /// Group keys (ids, prefixes, levels, members, validity; never a key) and routers'
     /// certificates (validity, denied).
     Keys(JsonFlag),
+    /// For NAME: the registrations the controller routes it toward, each router's route
+    /// (next hops and costs) and the cache policy that applies.
+    Explain(ExplainArgs),
+}
+
+/// Arguments of `nameway ctl explain`.
+#[derive(Debug, clap::Args)]
+struct ExplainArgs {
+    /// The name (NDN URI).
+    name: String,
+    #[command(flatten)]
+    out: JsonFlag,
 }
 
 /// Arguments of `nameway ctl routes`.
@@ -68,6 +80,10 @@ pub(crate) async fn run(args: &CtlArgs) -> anyhow::Result<()> {
             format!("/api/routes?prefix={}", percent_encode(&r.prefix)),
             &r.out,
         ),
+        CtlCommand::Explain(e) => (
+            format!("/api/explain?name={}", percent_encode(&e.name)),
+            &e.out,
+        ),
     };
     let body = base.get(&target).await?;
     let value: Value = serde_json::from_str(&body)
@@ -81,9 +97,62 @@ pub(crate) async fn run(args: &CtlArgs) -> anyhow::Result<()> {
         CtlCommand::Routes(_) => routes_table(serde_json::from_value(value)?),
         CtlCommand::Registry(_) => registry_table(serde_json::from_value(value)?),
         CtlCommand::Keys(_) => keys_table(serde_json::from_value(value)?),
+        CtlCommand::Explain(_) => explain_text(&value),
     };
     write_out(&text)?;
     Ok(())
+}
+
+/// `nameway ctl explain` as text.
+fn explain_text(v: &Value) -> String {
+    let s = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+    let mut out = format!("name: {}\n", s(&v["name"]));
+    let origins = v["origins"].as_array().cloned().unwrap_or_default();
+    if origins.is_empty() {
+        out += "origin: none registered\n";
+    }
+    for o in &origins {
+        out += &format!(
+            "origin: {} at {} face {}\n",
+            s(&o["prefix"]),
+            s(&o["router"]),
+            o["face"]
+        );
+    }
+    out += "routes:\n";
+    for r in v["routers"].as_array().cloned().unwrap_or_default() {
+        let hops: Vec<String> = r["nexthops"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|h| format!("face {} cost {}", h["face"], h["cost"]))
+            .collect();
+        let hops = if hops.is_empty() {
+            "no route".to_owned()
+        } else {
+            format!("{} via {}", s(&r["match"]), hops.join(", "))
+        };
+        out += &format!(
+            "  {}: {hops} (fib v{} acked v{})\n",
+            s(&r["router"]),
+            r["version"],
+            r["acked"]
+        );
+    }
+    match v["cache_rule"].as_object() {
+        Some(c) => {
+            out += &format!(
+                "cache: {} (admit {}, priority {})\n",
+                s(&c["prefix"]),
+                c["admit"],
+                s(&c["priority"])
+            );
+        }
+        None => out += "cache: no per-prefix rule (admitted)\n",
+    }
+    out += "security: not set by the controller\n";
+    out
 }
 
 /// `http://HOST:PORT`, checked.

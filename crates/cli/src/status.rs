@@ -45,6 +45,10 @@ struct StatusView {
     /// Secure routing's counters (namewayd's `routing/status`; absent when routing is off).
     #[serde(skip_serializing_if = "Option::is_none")]
     routing: Option<serde_json::Value>,
+    /// The controller agent's counters (namewayd's `status/counters`; absent when
+    /// `[controller]` is off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    controller: Option<serde_json::Value>,
 }
 
 /// Drop totals by reason, zeros left out.
@@ -108,6 +112,7 @@ impl StatusView {
             n_next_hops: fib.iter().map(|e| e.next_hops.len()).sum(),
             drops: None,
             routing: None,
+            controller: None,
         }
     }
 
@@ -155,8 +160,53 @@ impl StatusView {
             outln!("Secure routing:")?;
             crate::routing::print_counters(r)?;
         }
+        if let Some(c) = &self.controller {
+            outln!("Controller:")?;
+            print_controller(c)?;
+        }
         Ok(())
     }
+}
+
+/// The `controller` block: reachability, sessions, objects applied and refused.
+fn print_controller(c: &serde_json::Value) -> std::io::Result<()> {
+    let map = |v: &serde_json::Value| {
+        let m: std::collections::BTreeMap<String, u64> = v
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| Some((k.clone(), v.as_u64()?)))
+            .collect();
+        m
+    };
+    let nonzero = |v: &serde_json::Value| {
+        let m = map(v).into_iter().filter(|(_, n)| *n > 0).collect();
+        Drops::text(&m)
+    };
+    let all = |v: &serde_json::Value| {
+        map(v)
+            .iter()
+            .map(|(k, n)| format!("{k}={n}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let num = |k: &str| c[k].as_u64().unwrap_or(0).to_string();
+    print_fields(&[
+        (
+            "reachable",
+            if c["reachable"].as_bool() == Some(true) {
+                "yes".into()
+            } else {
+                "no".into()
+            },
+        ),
+        ("sessions", num("sessions")),
+        ("sessionFailures", nonzero(&c["session_failures"])),
+        ("refusedByController", num("refused_by_controller")),
+        ("objectsApplied", all(&c["objects_applied"])),
+        ("objectsRefused", nonzero(&c["objects_refused"])),
+        ("appliedVersion", all(&c["applied_version"])),
+    ])
 }
 
 /// Runs `nameway status`.
@@ -178,6 +228,7 @@ pub(crate) async fn run(transport: Option<&str>, args: &StatusArgs) -> anyhow::R
         let counters: serde_json::Value = serde_json::from_slice(&raw)
             .map_err(|e| anyhow::anyhow!("bad status/counters dataset: {e}"))?;
         view.drops = Some(Drops::from_counters(&counters));
+        view.controller = Some(counters["controller"].clone()).filter(|c| !c.is_null());
         // Only a daemon with [routing] on answers routing/status.
         if let Ok(raw) = c.dataset("routing", "status").await {
             view.routing = serde_json::from_slice::<serde_json::Value>(&raw)

@@ -25,6 +25,7 @@
 #![forbid(unsafe_code)]
 
 pub mod ca;
+pub mod cache_policy;
 pub mod channel;
 #[cfg(feature = "server")]
 mod checkpoint;

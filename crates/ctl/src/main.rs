@@ -158,6 +158,10 @@ enum Command {
         /// Lifetime of the router certificates issued (agents renew at 2/3 of it).
         #[arg(long, default_value = "7d")]
         cert_lifetime: String,
+        /// Cache policy file (TOML; docs/controller.md, "Cache policy"), read again whenever
+        /// it changes.
+        #[arg(long)]
+        cache_policy: Option<PathBuf>,
     },
     /// Runs SQLite's integrity check on the database.
     Check {
@@ -270,6 +274,7 @@ fn run(command: Command) -> anyhow::Result<()> {
             max_nexthops,
             registration_ttl,
             cert_lifetime,
+            cache_policy,
         } => {
             let (ca_db, registry) = serve_stores(db, ca)?;
             exists(&ca_db)?;
@@ -280,6 +285,7 @@ fn run(command: Command) -> anyhow::Result<()> {
                 max_nexthops,
                 registration_ttl_ms: parse_duration(&registration_ttl)?,
                 cert_lifetime_s: parse_duration(&cert_lifetime)? / 1000,
+                cache_policy,
             };
             serve(config, registry)
         }

@@ -97,12 +97,18 @@ impl Controller {
 
     /// `namewayctl serve` on the database in `dir`, listening on `listen`.
     fn serve(dir: tempfile::TempDir, listen: &str) -> Self {
+        Self::serve_with(dir, listen, &[])
+    }
+
+    /// [`Controller::serve`] with more arguments.
+    fn serve_with(dir: tempfile::TempDir, listen: &str, extra: &[&str]) -> Self {
         let db = dir.path().join("ctl.db");
         let db_s = db.to_str().unwrap();
         let log = std::fs::File::create(dir.path().join("ctl.log")).unwrap();
         let mut child = Command::new(bin("namewayctl"))
             .args(["serve", "--db", db_s, "--listen", listen])
             .args(["--http", "127.0.0.1:0"])
+            .args(extra)
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
             .stderr(log)
@@ -1007,4 +1013,251 @@ fn garbage_forged_certificates_and_stolen_certificates_are_refused_and_counted()
     assert_eq!(m("refused_certificate"), 1);
     assert_eq!(m("refused_signature"), 1);
     assert_eq!(m("enrolled"), 1);
+}
+
+/// The `[controller]` section of router `name` with a fresh token, and `extra` after it.
+fn agent_section(ctl: &Controller, name: &str, state: &Path, extra: &str) -> String {
+    format!(
+        "[controller]\nuri = \"tcp://{}\"\nkey = {:?}\nname = {name:?}\ntoken = {:?}\nstate_dir = {state:?}\n{extra}",
+        ctl.listen,
+        ctl.pin,
+        ctl.token(name)
+    )
+}
+
+/// `nameway status --json` at `r`: the `controller` block.
+fn agent_status(r: &Router) -> Value {
+    let v: Value = serde_json::from_str(&r.nameway(&["status", "--json"])).unwrap();
+    v["controller"].clone()
+}
+
+/// The value of the `/metrics` line that starts with `line_prefix`, if any.
+fn metric_at(http: &str, line_prefix: &str) -> Option<u64> {
+    let (_, _, body) = http_get(http, "/metrics");
+    String::from_utf8(body)
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix(line_prefix))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[test]
+fn the_agents_counters_show_sessions_objects_applied_and_failures_by_reason() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ctl = Controller::start();
+    let other_key = format!("ed25519:{}", "5a".repeat(32));
+    let dir = tempfile::tempdir().unwrap();
+    let http_port = free_port();
+    let http = format!("http://127.0.0.1:{http_port}");
+    // r1 (with /metrics) and r2 honest; r3 pinned to another key.
+    let net = net(&ctl, 3, &[(0, 1), (0, 2)], |i, name| {
+        let state = dir.path().join(format!("s{i}"));
+        match i {
+            0 => Some(agent_section(
+                &ctl,
+                name,
+                &state,
+                &format!("[http]\nlisten = \"127.0.0.1:{http_port}\"\n"),
+            )),
+            2 => Some(format!(
+                "[controller]\nuri = \"tcp://{}\"\nkey = {other_key:?}\nname = {name:?}\ntoken = {:?}\nstate_dir = {state:?}\n",
+                ctl.listen,
+                ctl.token(name)
+            )),
+            _ => None,
+        }
+    });
+    let (r1, r2, r3) = (&net.routers[0], &net.routers[1], &net.routers[2]);
+    let files = tempfile::tempdir().unwrap();
+    let _p = put(r2, "/example/app/a", &payload(10_000, 5), files.path());
+    assert!(
+        wait(Duration::from_secs(20), || !r1
+            .ctl_faces("/example/app/a")
+            .is_empty()),
+        "{}",
+        r1.d().log()
+    );
+    let c1 = agent_status(r1);
+    assert_eq!(c1["reachable"], true, "{c1}");
+    assert_eq!(c1["sessions"], 1, "{c1}");
+    assert!(c1["objects_applied"]["fib"].as_u64().unwrap() >= 1, "{c1}");
+    let version = c1["applied_version"]["fib"].as_u64().unwrap();
+    assert!(version >= 1, "{c1}");
+    assert_eq!(
+        c1["objects_refused"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum::<u64>(),
+        0,
+        "{c1}"
+    );
+    // The same figures in namewayd's /metrics.
+    assert_eq!(metric_at(&http, "nameway_controller_reachable "), Some(1));
+    assert_eq!(
+        metric_at(&http, "nameway_controller_sessions_total "),
+        Some(1)
+    );
+    assert!(
+        metric_at(
+            &http,
+            "nameway_controller_objects_applied_total{kind=\"fib\"} "
+        )
+        .unwrap()
+            >= 1
+    );
+    assert!(metric_at(&http, "nameway_controller_applied_version{kind=\"fib\"} ").unwrap() >= 1);
+    // The text view has a controller block.
+    let text = r1.nameway(&["status"]);
+    assert!(text.contains("Controller:"), "{text}");
+    assert!(text.contains("reachable"), "{text}");
+    // r3 never had a session: every attempt failed on the anchor.
+    assert!(
+        wait(Duration::from_secs(20), || agent_status(r3)
+            ["session_failures"]["anchor"]
+            .as_u64()
+            .unwrap()
+            >= 2),
+        "{}",
+        r3.d().log()
+    );
+    let c3 = agent_status(r3);
+    assert_eq!(c3["reachable"], false, "{c3}");
+    assert_eq!(c3["sessions"], 0, "{c3}");
+    assert_eq!(c3["applied_version"]["fib"], 0, "{c3}");
+    // The controller dies: r1 sees it unreachable, the session's end and the failed dials
+    // counted, and keeps the version it applied.
+    drop(ctl);
+    assert!(
+        wait(Duration::from_secs(20), || {
+            let c = agent_status(r1);
+            c["reachable"] == false && c["session_failures"]["connect"].as_u64().unwrap() >= 1
+        }),
+        "{}",
+        r1.d().log()
+    );
+    assert_eq!(metric_at(&http, "nameway_controller_reachable "), Some(0));
+    let c1 = agent_status(r1);
+    assert_eq!(c1["applied_version"]["fib"], version, "{c1}");
+    let ended: u64 = ["channel", "protocol"]
+        .iter()
+        .map(|k| c1["session_failures"][k].as_u64().unwrap())
+        .sum();
+    assert_eq!(ended, 1, "{c1}");
+}
+
+#[test]
+fn a_prefix_the_cache_policy_marks_no_admit_is_not_cached_and_another_is() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ctl.db");
+    run(
+        "namewayctl",
+        &["init", "--domain", "/example", "--db", db.to_str().unwrap()],
+    );
+    let policy = dir.path().join("cache.toml");
+    std::fs::write(
+        &policy,
+        "capacity = 4096\n[[prefix]]\nprefix = \"/example/app/live\"\nadmit = false\n",
+    )
+    .unwrap();
+    let ctl = Controller::serve_with(
+        dir,
+        "127.0.0.1:0",
+        &["--cache-policy", policy.to_str().unwrap()],
+    );
+    let mut net = net(&ctl, 2, &[(0, 1)], |_, _| None);
+    let (r1, r2) = (&net.routers[0], &net.routers[1]);
+    let files = tempfile::tempdir().unwrap();
+    let keep = payload(50_000, 7);
+    let live = payload(50_000, 8);
+    let producers = vec![
+        put(r2, "/example/app/keep", &keep, files.path()),
+        put(r2, "/example/app/live", &live, files.path()),
+    ];
+    // Both routers applied the policy and the controller has their acknowledgements.
+    assert!(
+        wait(Duration::from_secs(20), || {
+            let t = ctl.cli(&["topology"]);
+            let routers = t["routers"].as_array().unwrap().clone();
+            routers.len() == 2
+                && routers
+                    .iter()
+                    .all(|r| r["cs_version"] == 1 && r["cs_acked"] == 1)
+        }),
+        "{}",
+        ctl.cli(&["topology"])
+    );
+    for r in [r1, r2] {
+        let c = agent_status(r);
+        assert_eq!(c["applied_version"]["cs"], 1, "{c}");
+        assert_eq!(c["objects_applied"]["cs"], 1, "{c}");
+    }
+    assert!(
+        wait(Duration::from_secs(20), || !r1
+            .ctl_faces("/example/app/live")
+            .is_empty()
+            && !r1.ctl_faces("/example/app/keep").is_empty()),
+        "{}",
+        r1.d().log()
+    );
+    assert_eq!(get(r1, "/example/app/keep", files.path()), keep);
+    assert_eq!(get(r1, "/example/app/live", files.path()), live);
+    // The producers are gone: only what the forwarders cached can answer.
+    drop(producers);
+    assert_eq!(get(r1, "/example/app/keep", files.path()), keep);
+    let out = Command::new(bin("nameway"))
+        .args([
+            "--transport",
+            &r1.d().transport(),
+            "get",
+            "-q",
+            "--lifetime",
+            "500",
+        ])
+        .args(["-o", files.path().join("live2").to_str().unwrap()])
+        .arg("/example/app/live")
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success(),
+        "/example/app/live was served without its producer: it was cached"
+    );
+    // `nameway ctl explain`: the origin at r2, r1's route toward it, the no-admit rule.
+    let e = ctl.cli(&["explain", "/example/app/live/v=1/seg=0"]);
+    assert_eq!(e["origins"][0]["router"], "/example/r2", "{e}");
+    assert_eq!(e["origins"][0]["prefix"], "/example/app/live", "{e}");
+    let r1_row = e["routers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["router"] == "/example/r1")
+        .unwrap()
+        .clone();
+    assert_eq!(r1_row["match"], "/example/app/live", "{e}");
+    assert_eq!(r1_row["nexthops"][0]["face"], r1.face_to(r2), "{e}");
+    assert_eq!(e["cache_rule"]["admit"], false, "{e}");
+    let e = ctl.cli(&["explain", "/example/app/keep"]);
+    assert_eq!(e["cache_rule"], Value::Null, "{e}");
+    // The capacity the policy set is the forwarder's.
+    let v: Value = serde_json::from_str(&r1.nameway(&["cs", "info", "--json"])).unwrap();
+    assert!(v.to_string().contains("4096"), "{v}");
+    // The status page draws the link up, then no longer once r2 is gone.
+    let page = || {
+        let (_, _, body) = http_get(&ctl.http, "/");
+        String::from_utf8(body).unwrap()
+    };
+    let link_up = "class=\"link up\" data-a=\"/example/r1\" data-b=\"/example/r2\"";
+    let p = page();
+    assert!(p.contains("<svg") && p.contains(link_up), "{p}");
+    net.routers[1].d = None;
+    assert!(
+        wait(Duration::from_secs(10), || {
+            let p = page();
+            !p.contains("class=\"link up\"") && p.contains("<td>/example/r2</td><td>no</td>")
+        }),
+        "{}",
+        page()
+    );
 }

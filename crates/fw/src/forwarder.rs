@@ -109,6 +109,8 @@ pub struct Forwarder {
     pub(crate) cs: Box<dyn ContentStore>,
     pub(crate) cs_admit: bool,
     pub(crate) cs_serve: bool,
+    /// Per-prefix admission and partitioned placement (set by the controller).
+    pub(crate) cs_policy: crate::CsPolicy,
     pub(crate) dnl: DeadNonceList,
     /// (name, Nonce) of the Interests that satisfied entries sent upstream, kept for
     /// [`Config::straggler_time`].
@@ -153,6 +155,7 @@ impl Forwarder {
             cs,
             cs_admit: true,
             cs_serve: true,
+            cs_policy: crate::CsPolicy::with_hasher(hasher),
             dnl: DeadNonceList::new(config.dnl_lifetime, config.dnl_capacity),
             stragglers: StragglerList::new(config.straggler_time, config.pit_capacity),
             strategy_choice: StrategyChoice::new(&hasher, root),
@@ -488,6 +491,24 @@ impl Forwarder {
     /// Whether the content store answers Interests (NFD `cs/config` flag serve).
     pub fn set_cs_serve(&mut self, serve: bool) {
         self.cs_serve = serve;
+    }
+
+    /// Replaces the per-prefix admission rules and the partitioned placement (see
+    /// [`CsPolicy`](crate::CsPolicy)); Data already stored stays.
+    ///
+    /// # Errors
+    /// [`CsPolicyError`](crate::CsPolicyError); the policy is then unchanged.
+    pub fn set_cs_policy(
+        &mut self,
+        rules: &[(nameway_wire::Name, crate::CsRule)],
+        partition: Option<crate::Partition>,
+    ) -> Result<(), crate::CsPolicyError> {
+        self.cs_policy.replace(rules, partition)
+    }
+
+    /// The per-prefix admission rules and the placement.
+    pub fn cs_policy(&self) -> &crate::CsPolicy {
+        &self.cs_policy
     }
 
     /// Whether Data is admitted to the content store.

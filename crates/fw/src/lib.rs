@@ -79,6 +79,7 @@ pub use table::cs::{
     ContentStore, InMemoryCs, Lru, ReplacementPolicy, DEFAULT_CS_CAPACITY, LOOKUP_BUDGET,
 };
 pub use table::cs_filter::{CsFilter, FilterCounters};
+pub use table::cs_policy::{Admission, CsPolicy, CsPolicyError, CsPriority, CsRule, Partition};
 pub use table::dead_nonce_list::DEFAULT_DNL_LIFETIME;
 pub use table::face_table::{Face, FaceId, FaceScope, LinkType};
 pub use table::fib::{FibError, NextHop};

@@ -13,6 +13,7 @@
 //! Ack          = 0xDF Version                          ; NonNegativeInteger
 //! Renew        = 0xE2 Signature                        ; agent: renew my certificate
 //! Renewed      = 0xE3 RouterCert                       ; the renewed certificate
+//! CsAck        = 0xE4 Version                          ; the cache policy version applied
 //! ```
 //!
 //! `Signature` is an Ed25519 signature over a context string and the Noise handshake hash
@@ -43,6 +44,7 @@ const APPLIED: u32 = 0xE0;
 const ANCHOR_CERT: u32 = 0xE1;
 const RENEW: u32 = 0xE2;
 const RENEWED: u32 = 0xE3;
+const CS_ACK: u32 = 0xE4;
 const NAME: u32 = 0x07;
 const FACE_ID: u32 = 0x69;
 const COST: u32 = 0x6A;
@@ -150,6 +152,8 @@ pub enum Message {
     Renew(Bytes),
     /// The renewed router certificate.
     Renewed(Bytes),
+    /// The forwarder applied this version of its cache policy (`cs` object).
+    CsAck(u64),
 }
 
 /// A message that does not decode.
@@ -222,6 +226,10 @@ impl Message {
                 put_tlv(&mut v, ROUTER_CERT, cert);
                 RENEWED
             }
+            Self::CsAck(n) => {
+                nameway_wire::tlv::put_nni(&mut v, *n);
+                CS_ACK
+            }
         };
         let mut out = Vec::with_capacity(v.len() + 8);
         put_tlv(&mut out, typ, &v);
@@ -255,6 +263,7 @@ impl Message {
             ACK => Self::Ack(e.nni().map_err(bad)?),
             RENEW => Self::Renew(Fields::read(&value)?.need(SIGNATURE)?),
             RENEWED => Self::Renewed(Fields::read(&value)?.need(ROUTER_CERT)?),
+            CS_ACK => Self::CsAck(e.nni().map_err(bad)?),
             t => return Err(bad(format!("unknown message type {t:#x}"))),
         })
     }
@@ -423,6 +432,7 @@ mod tests {
         round_trip(Message::Ack(1 << 40));
         round_trip(Message::Renew(Bytes::from_static(&[5u8; 64])));
         round_trip(Message::Renewed(Bytes::from_static(b"\x06\x01\x00")));
+        round_trip(Message::CsAck(7));
     }
 
     #[test]

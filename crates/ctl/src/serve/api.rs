@@ -23,6 +23,8 @@ pub(super) enum Request {
     /// `/api/keys`: group keys (ids, prefixes, levels, members, validity; never a key) and
     /// router certificates.
     Keys,
+    /// `/api/explain?name=NAME`.
+    Explain(Name),
 }
 
 /// Why a target under `/api/` is not answered.
@@ -58,6 +60,25 @@ impl Request {
             "nodes" => no_query(Self::Nodes),
             "registry" => no_query(Self::Registry),
             "keys" => no_query(Self::Keys),
+            "explain" => {
+                let mut name = None;
+                for (k, v) in &params {
+                    match k.as_str() {
+                        "name" if name.is_none() => name = Some(v),
+                        "name" => return Err(ApiError::BadQuery("name given twice".into())),
+                        other => {
+                            return Err(ApiError::BadQuery(format!(
+                                "unexpected parameter {other:?}"
+                            )))
+                        }
+                    }
+                }
+                let n = name.ok_or_else(|| ApiError::BadQuery("missing name".into()))?;
+                let name = n
+                    .parse::<Name>()
+                    .map_err(|e| ApiError::BadQuery(format!("name {n:?} is not a name: {e}")))?;
+                Ok(Self::Explain(name))
+            }
             "routes" => {
                 let mut prefix = None;
                 for (k, v) in &params {
@@ -154,6 +175,13 @@ pub(super) fn answer(shared: &Shared, req: &Request) -> (&'static str, String) {
                 format!("{{\"error\":{}}}\n", json_str(&e)),
             ),
         },
+        Request::Explain(name) => {
+            let s = shared
+                .status
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            ("200 OK", super::explain::explain(&s, name))
+        }
     }
 }
 
@@ -209,12 +237,18 @@ fn topology(shared: &Shared) -> String {
         .status
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let cs: std::collections::HashMap<&str, (u64, u64)> = s
+        .fibs
+        .iter()
+        .map(|f| (f.router.as_str(), f.cs_versions))
+        .collect();
     let routers: Vec<String> = s
         .routers
         .iter()
         .map(|(n, up, cur, ack)| {
+            let (cs_cur, cs_ack) = cs.get(n.as_str()).copied().unwrap_or_default();
             format!(
-                "{{\"name\":{},\"connected\":{up},\"version\":{cur},\"acked\":{ack}}}",
+                "{{\"name\":{},\"connected\":{up},\"version\":{cur},\"acked\":{ack},\"cs_version\":{cs_cur},\"cs_acked\":{cs_ack}}}",
                 json_str(n)
             )
         })
@@ -341,6 +375,14 @@ mod tests {
             Some(Ok(Request::Routes("/example/app".parse().unwrap())))
         );
         assert_eq!(Request::parse("/api/nope"), Some(Err(ApiError::NotFound)));
+        assert_eq!(
+            Request::parse("/api/explain?name=%2Fexample%2Fa"),
+            Some(Ok(Request::Explain("/example/a".parse().unwrap())))
+        );
+        assert!(matches!(
+            Request::parse("/api/explain"),
+            Some(Err(ApiError::BadQuery(_)))
+        ));
         for bad in [
             "/api/routes",
             "/api/routes?prefix=%zz",

@@ -35,6 +35,17 @@ pub(super) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
             let (status, ctype, body) = match (path, Request::parse(path)) {
                 ("/metrics", _) => ("200 OK", "text/plain; version=0.0.4", metrics(&shared)),
                 ("/status", _) => ("200 OK", "application/json", status(&shared)),
+                ("/", _) => {
+                    let s = shared
+                        .status
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    (
+                        "200 OK",
+                        "text/html; charset=utf-8",
+                        super::page::render(&s),
+                    )
+                }
                 (_, Some(Ok(req))) => {
                     let (status, body) = api::answer(&shared, &req);
                     (status, "application/json", body)

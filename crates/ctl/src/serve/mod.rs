@@ -7,8 +7,11 @@
 
 mod api;
 pub mod auth;
+mod cs_versions;
+mod explain;
 mod http;
 mod key_push;
+mod page;
 pub mod state;
 
 use std::collections::HashMap;
@@ -55,6 +58,8 @@ pub struct ServeConfig {
     /// Lifetime of the router certificates issued, in seconds (7 days by default; agents
     /// renew at 2/3 of it).
     pub cert_lifetime_s: u64,
+    /// The cache policy file, read at start and again whenever it changes.
+    pub cache_policy: Option<PathBuf>,
 }
 
 /// Why the service cannot start.
@@ -67,6 +72,9 @@ pub enum ServeError {
     /// The registry cannot be opened.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The cache policy file is refused.
+    #[error(transparent)]
+    CachePolicy(#[from] crate::cache_policy::CachePolicyError),
     /// A listener cannot be opened.
     #[error("cannot listen on {addr}: {source}")]
     Listen {
@@ -105,6 +113,8 @@ pub struct Status {
     pub fibs: Vec<state::RouterFib>,
     /// The state machine's counters.
     pub state: state::StateCounters,
+    /// The cache policy in force.
+    pub cache: crate::cache_policy::CachePolicy,
 }
 
 enum Event {
@@ -115,6 +125,7 @@ enum Event {
     },
     Report(ConnId, Report),
     Ack(ConnId, u64),
+    CsAck(ConnId, u64),
     Gone(ConnId),
 }
 
@@ -169,6 +180,9 @@ impl Server {
         config: ServeConfig,
         registry: Option<(BoxedStore, BoxedStore)>,
     ) -> Result<Self, ServeError> {
+        if let Some(p) = &config.cache_policy {
+            crate::cache_policy::CachePolicy::load(p)?;
+        }
         let mut ca = Authority::load(&anchor_key_path(&config.db), &anchor_cert_path(&config.db))?;
         ca.set_router_cert_lifetime(config.cert_lifetime_s);
         let ca_store = SqliteStore::open(&config.db, Durability::Full)?;
@@ -319,6 +333,9 @@ async fn connection(
                     }
                 }
             }
+            Ok(Message::CsAck(v)) => {
+                let _ = events.send(Event::CsAck(conn, v));
+            }
             Ok(other) => {
                 shared.counters.bad_messages.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(%router, "unexpected message from the agent: {other:?}");
@@ -393,11 +410,21 @@ async fn state_task(
     let mut sweep = tokio::time::interval(Duration::from_secs(60));
     let mut keys = KeyPusher::default();
     let mut key_poll = tokio::time::interval(KEY_POLL);
+    let mut policy_check = tokio::time::interval(Duration::from_millis(500));
+    let mut policy_stamp = None;
     loop {
         let event = tokio::select! {
             e = events.recv() => match e { Some(e) => e, None => return },
             _ = key_poll.tick() => {
                 keys.poll(&shared, &conns);
+                continue;
+            }
+            _ = policy_check.tick() => {
+                if let Some(policy) = reload_policy(config.cache_policy.as_deref(), &mut policy_stamp) {
+                    let pushes = state.set_cache_policy(policy);
+                    send(&shared, &conns, pushes);
+                    refresh_status(&shared, &state);
+                }
                 continue;
             }
             _ = sweep.tick() => {
@@ -425,6 +452,10 @@ async fn state_task(
                 state.ack(conn, v);
                 Vec::new()
             }
+            Event::CsAck(conn, v) => {
+                state.cs_ack(conn, v);
+                Vec::new()
+            }
             Event::Gone(conn) => {
                 conns.remove(&conn);
                 keys.gone(conn);
@@ -433,6 +464,31 @@ async fn state_task(
         };
         send(&shared, &conns, pushes);
         refresh_status(&shared, &state);
+    }
+}
+
+/// The cache policy file when it changed since `stamp` (its modification time and size);
+/// a file that does not parse is logged and the policy in force kept.
+fn reload_policy(
+    path: Option<&std::path::Path>,
+    stamp: &mut Option<(std::time::SystemTime, u64)>,
+) -> Option<crate::cache_policy::CachePolicy> {
+    let path = path?;
+    let meta = std::fs::metadata(path).ok()?;
+    let now = (meta.modified().ok()?, meta.len());
+    if *stamp == Some(now) {
+        return None;
+    }
+    *stamp = Some(now);
+    match crate::cache_policy::CachePolicy::load(path) {
+        Ok(p) => {
+            tracing::info!(path = %path.display(), "cache policy loaded");
+            Some(p)
+        }
+        Err(e) => {
+            tracing::error!("{e}; the cache policy in force is kept");
+            None
+        }
     }
 }
 
@@ -537,4 +593,5 @@ fn refresh_status(shared: &Shared, state: &ControllerState) {
     s.link_views = state.link_views().to_vec();
     s.fibs = state.fibs();
     s.state = state.counters.clone();
+    s.cache = state.cache_policy().clone();
 }

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use bytes::Bytes;
 use nameway_wire::Name;
 
+use super::cs_versions::CsVersions;
+use crate::cache_policy::CachePolicy;
 use crate::channel::{RegistrationReport, Report};
 use crate::objects::{ConfigBody, ConfigKind, ConfigObject, FibVersions};
 use crate::routes::{Fib, FibDiff, NextHop, Origin, RouteEngine};
@@ -29,6 +31,8 @@ struct RouterState {
     sent: Option<(u64, Fib)>,
     /// The FIB last computed for it (kept while it is away).
     fib: Arc<Fib>,
+    /// Its cache policy versions.
+    cs: CsVersions,
 }
 
 /// A link as operators see it: every pair of routers that at least one end reports.
@@ -59,6 +63,8 @@ pub struct RouterFib {
     pub acked: u64,
     /// The FIB last computed for it.
     pub fib: Arc<Fib>,
+    /// The cache policy version published for it and the one it acknowledged.
+    pub cs_versions: (u64, u64),
 }
 
 /// The longest prefix of `name` with an entry in `fib`: that prefix and its next hops.
@@ -95,6 +101,8 @@ pub struct ControllerState {
     link_views: Vec<LinkView>,
     /// Counters.
     pub counters: StateCounters,
+    /// The operator's cache policy.
+    cache: CachePolicy,
 }
 
 /// What the shell must send: an object for a router on its connection.
@@ -115,6 +123,7 @@ impl ControllerState {
             links: Vec::new(),
             link_views: Vec::new(),
             counters: StateCounters::default(),
+            cache: CachePolicy::default(),
         }
     }
 
@@ -131,11 +140,13 @@ impl ControllerState {
                 versions: FibVersions::new(),
                 sent: None,
                 fib: Arc::default(),
+                cs: CsVersions::default(),
             });
         r.link_key = link_key.or(r.link_key.take());
         r.conn = Some(conn);
         r.report = None;
         r.sent = None;
+        r.cs.new_session();
     }
 
     /// The connection `conn` closed: its router's links and registrations leave the
@@ -146,6 +157,7 @@ impl ControllerState {
             r.conn = None;
             r.report = None;
             r.sent = None;
+            r.cs.new_session();
             changed = true;
         }
         if changed {
@@ -166,7 +178,53 @@ impl ControllerState {
             return Vec::new();
         }
         r.report = Some(report);
-        self.recompute()
+        let mut pushes = self.recompute();
+        pushes.extend(self.cs_pushes());
+        pushes
+    }
+
+    /// Replaces the cache policy: every connected router whose document changed gets it.
+    pub fn set_cache_policy(&mut self, policy: CachePolicy) -> Vec<Push> {
+        self.cache = policy;
+        self.cs_pushes()
+    }
+
+    /// The operator's cache policy.
+    pub fn cache_policy(&self) -> &CachePolicy {
+        &self.cache
+    }
+
+    /// The router on `conn` applied cache policy `version`.
+    pub fn cs_ack(&mut self, conn: ConnId, version: u64) {
+        self.counters.acks += 1;
+        let Some(r) = self.routers.values_mut().find(|r| r.conn == Some(conn)) else {
+            return;
+        };
+        if !r.cs.ack(version) {
+            self.counters.bad_acks += 1;
+        }
+    }
+
+    /// Publishes each reporting router's cache policy document; returns the objects its
+    /// session has not had yet.
+    fn cs_pushes(&mut self) -> Vec<Push> {
+        let mut pushes = Vec::new();
+        for (n, r) in &mut self.routers {
+            let (Some(conn), Some(_)) = (r.conn, &r.report) else {
+                continue;
+            };
+            let doc = if self.cache.is_empty() {
+                String::new()
+            } else {
+                self.cache.document(n).encode()
+            };
+            r.cs.publish(doc);
+            if let Some(object) = r.cs.take_pending(n) {
+                self.counters.objects += 1;
+                pushes.push(Push { conn, object });
+            }
+        }
+        pushes
     }
 
     /// The router on `conn` applied `version`.
@@ -211,6 +269,7 @@ impl ControllerState {
                 version: r.versions.current(),
                 acked: r.versions.acked(),
                 fib: r.fib.clone(),
+                cs_versions: r.cs.versions(),
             })
             .collect()
     }

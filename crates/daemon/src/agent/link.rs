@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use nameway_ctl::cache_policy::CsDocument;
 use nameway_ctl::channel::{self, messages::router_proof, Credential, Hello, Message, Report};
 use nameway_ctl::objects::{ConfigBody, ConfigKind, ConfigObject};
 use nameway_ctl::renew::{renew_proof, renewal_due_s};
@@ -20,6 +21,7 @@ use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
 use super::group_keys::{open_grants, GroupKey};
+use super::stats::{ObjectRefusal, SessionFailure};
 use super::store::StateDir;
 use super::AgentCounters;
 use nameway_ctl::sealed::KemKeyPair;
@@ -38,19 +40,41 @@ pub(crate) enum ToTask {
     Report(Report),
     /// The driver applied this version.
     Applied(u64, Arc<Fib>),
+    /// The driver applied this cache policy version.
+    CsApplied(u64, CsDocument),
 }
 
-/// From the task to the driver: a verified FIB to apply, or the group keys to hold.
+/// From the task to the driver: a verified object to apply.
 #[derive(Debug)]
-pub struct Update {
-    /// Its version.
-    pub version: u64,
-    /// The whole FIB.
-    pub fib: Arc<Fib>,
-    /// Set for a `security` object: the group keys opened from it (then `fib` is unused).
-    pub(crate) keys: Option<Vec<GroupKey>>,
-    /// Set for a `trust` object: the link keys of the domain's valid routers.
-    pub(crate) trust: Option<Vec<[u8; 32]>>,
+pub enum Update {
+    /// A FIB.
+    Fib {
+        /// Its version.
+        version: u64,
+        /// The whole FIB.
+        fib: Arc<Fib>,
+    },
+    /// A cache policy.
+    Cs {
+        /// Its version.
+        version: u64,
+        /// The document.
+        doc: CsDocument,
+    },
+    /// The group keys opened from a `security` object.
+    Keys {
+        /// Its version.
+        version: u64,
+        /// The keys.
+        keys: Vec<GroupKey>,
+    },
+    /// A `trust` object: the link keys of the domain's valid routers.
+    Trust {
+        /// Its version.
+        version: u64,
+        /// The link keys.
+        keys: Vec<[u8; 32]>,
+    },
 }
 
 /// What the task needs.
@@ -98,6 +122,21 @@ enum SessionEnd {
     Stopped,
 }
 
+impl SessionEnd {
+    /// The counter's reason (none when the daemon stops).
+    fn failure(&self) -> Option<SessionFailure> {
+        Some(match self {
+            Self::Connect(_) => SessionFailure::Connect,
+            Self::Channel(_) => SessionFailure::Channel,
+            Self::Anchor(_) => SessionFailure::Anchor,
+            Self::Refused(_) => SessionFailure::Refused,
+            Self::Local(_) => SessionFailure::Local,
+            Self::Protocol(_) => SessionFailure::Protocol,
+            Self::Stopped => return None,
+        })
+    }
+}
+
 /// Starts the task.
 pub(crate) fn spawn(
     setup: LinkSetup,
@@ -121,13 +160,12 @@ impl Task {
         loop {
             let started = tokio::time::Instant::now();
             let end = self.session().await;
+            if let Some(why) = end.failure() {
+                self.s.counters.failed(why);
+            }
             match &end {
                 SessionEnd::Stopped => return,
                 SessionEnd::Anchor(_) => {
-                    self.s
-                        .counters
-                        .anchor_refused
-                        .fetch_add(1, Ordering::Relaxed);
                     tracing::error!(controller = %self.s.address, "controller refused: {end}");
                 }
                 SessionEnd::Refused(_) | SessionEnd::Local(_) => {
@@ -162,6 +200,7 @@ impl Task {
         match m {
             ToTask::Report(r) => self.report = Some(r),
             ToTask::Applied(v, fib) => self.persist(v, fib),
+            ToTask::CsApplied(v, doc) => self.persist_cs(v, &doc),
         }
     }
 
@@ -170,6 +209,12 @@ impl Task {
             tracing::error!("cannot keep the applied FIB: {e}");
         }
         self.applied = Some((version, fib));
+    }
+
+    fn persist_cs(&mut self, version: u64, doc: &CsDocument) {
+        if let Err(e) = super::cs::save(&self.s.state, version, doc) {
+            tracing::error!("cannot keep the applied cache policy: {e}");
+        }
     }
 
     async fn session(&mut self) -> SessionEnd {
@@ -292,6 +337,10 @@ impl Task {
                         tx.send(&Message::Ack(v)).await?;
                         self.persist(v, fib);
                     }
+                    Some(ToTask::CsApplied(v, doc)) => {
+                        tx.send(&Message::CsAck(v)).await?;
+                        self.persist_cs(v, &doc);
+                    }
                     None => return Err(SessionEnd::Stopped),
                 },
                 () = &mut renew => {
@@ -323,21 +372,27 @@ impl Task {
                             None => {}
                         }
                         match accept_object(wire, anchor, &self.s.router, session_fib.as_ref()) {
-                            Ok((version, fib)) => {
+                            Ok(Accepted::Fib(version, fib)) => {
                                 self.s.counters.objects.fetch_add(1, Ordering::Relaxed);
-                                let update = Update { version, fib: Arc::new(fib.clone()), keys: None, trust: None };
+                                let update = Update::Fib { version, fib: Arc::new(fib.clone()) };
                                 session_fib = Some((version, fib));
                                 if self.to_driver.send(update).is_err() {
                                     return Err(SessionEnd::Stopped);
                                 }
                             }
-                            Err(Refused::BadObject(why)) => {
+                            Ok(Accepted::Cs(version, doc)) => {
+                                self.s.counters.objects.fetch_add(1, Ordering::Relaxed);
+                                if self.to_driver.send(Update::Cs { version, doc }).is_err() {
+                                    return Err(SessionEnd::Stopped);
+                                }
+                            }
+                            Err(Refused::BadObject(reason, why)) => {
                                 // Nothing applied; the controller's next object is checked again.
-                                self.s.counters.objects_refused.fetch_add(1, Ordering::Relaxed);
+                                self.s.counters.refused_object(reason);
                                 tracing::warn!("configuration object refused: {why}");
                             }
                             Err(Refused::Base(why)) => {
-                                self.s.counters.objects_refused.fetch_add(1, Ordering::Relaxed);
+                                self.s.counters.refused_object(ObjectRefusal::Base);
                                 return Err(SessionEnd::Protocol(why));
                             }
                         }
@@ -367,10 +422,7 @@ impl Task {
             return None;
         }
         let refuse = |why: String| {
-            self.s
-                .counters
-                .objects_refused
-                .fetch_add(1, Ordering::Relaxed);
+            self.s.counters.refused_object(ObjectRefusal::Document);
             self.s
                 .counters
                 .keys
@@ -400,11 +452,9 @@ impl Task {
             &grants,
             &self.s.counters.keys,
         );
-        Some(Some(Update {
+        Some(Some(Update::Keys {
             version: o.version,
-            fib: Arc::new(Fib::new()),
-            keys: Some(keys),
-            trust: None,
+            keys,
         }))
     }
 
@@ -418,18 +468,13 @@ impl Task {
         match decoded {
             Ok(keys) => {
                 self.s.counters.objects.fetch_add(1, Ordering::Relaxed);
-                Some(Update {
+                Some(Update::Trust {
                     version: o.version,
-                    fib: Arc::new(Fib::new()),
-                    keys: None,
-                    trust: Some(keys),
+                    keys,
                 })
             }
             Err(why) => {
-                self.s
-                    .counters
-                    .objects_refused
-                    .fetch_add(1, Ordering::Relaxed);
+                self.s.counters.refused_object(ObjectRefusal::Document);
                 tracing::warn!("trust object refused: {why}");
                 None
             }
@@ -506,44 +551,63 @@ impl Task {
 /// Why an object was not applied.
 #[derive(Debug)]
 pub(crate) enum Refused {
-    /// Not signed by the anchor, not for this router, not a FIB, malformed.
-    BadObject(String),
+    /// Not signed by the anchor, not for this router, a kind not applied, malformed.
+    BadObject(ObjectRefusal, String),
     /// A diff from a version this session does not hold (the session restarts, and the
     /// controller starts it with a snapshot).
     Base(String),
 }
 
-/// Verifies `wire` against `anchor` and returns the FIB it makes from `current`.
+/// An object verified and decoded.
+#[derive(Debug)]
+pub(crate) enum Accepted {
+    /// The whole FIB (a diff applied to the session's).
+    Fib(u64, Fib),
+    /// A cache policy.
+    Cs(u64, CsDocument),
+}
+
+/// Verifies `wire` against `anchor` and returns the FIB it makes from `current`, or the
+/// cache policy it carries.
 pub(crate) fn accept_object(
     wire: Bytes,
     anchor: &Certificate,
     router: &Name,
     current: Option<&(u64, Fib)>,
-) -> Result<(u64, Fib), Refused> {
+) -> Result<Accepted, Refused> {
     let o = ConfigObject::decode_verified(wire, anchor)
-        .map_err(|e| Refused::BadObject(e.to_string()))?;
+        .map_err(|e| Refused::BadObject(ObjectRefusal::Signature, e.to_string()))?;
     if &o.router != router {
-        return Err(Refused::BadObject(format!(
-            "object for {}, this router is {router}",
-            o.router
-        )));
+        return Err(Refused::BadObject(
+            ObjectRefusal::OtherRouter,
+            format!("object for {}, this router is {router}", o.router),
+        ));
+    }
+    if let (ConfigKind::Cs, ConfigBody::Document(d)) = (o.kind, &o.body) {
+        let doc = std::str::from_utf8(d)
+            .map_err(|e| e.to_string())
+            .and_then(|t| CsDocument::decode(t).map_err(|e| e.to_string()))
+            .map_err(|e| Refused::BadObject(ObjectRefusal::Document, e))?;
+        return Ok(Accepted::Cs(o.version, doc));
     }
     if o.kind != ConfigKind::Fib {
-        return Err(Refused::BadObject(format!(
-            "{} objects are not applied by this agent",
-            o.kind.as_str()
-        )));
+        return Err(Refused::BadObject(
+            ObjectRefusal::Kind,
+            format!("{} objects are not applied by this agent", o.kind.as_str()),
+        ));
     }
     match o.body {
-        ConfigBody::FibSnapshot(fib) => Ok((o.version, fib)),
+        ConfigBody::FibSnapshot(fib) => Ok(Accepted::Fib(o.version, fib)),
         ConfigBody::FibDiff(diff) => match (current, o.base) {
-            (Some((v, fib)), Some(base)) if *v == base => Ok((o.version, diff.apply(fib))),
+            (Some((v, fib)), Some(base)) if *v == base => {
+                Ok(Accepted::Fib(o.version, diff.apply(fib)))
+            }
             (held, base) => Err(Refused::Base(format!(
                 "diff from version {base:?}, this session holds {:?}",
                 held.map(|(v, _)| *v)
             ))),
         },
-        ConfigBody::Document(_) => Err(Refused::BadObject("not a FIB".into())),
+        ConfigBody::Document(_) => Err(Refused::BadObject(ObjectRefusal::Kind, "not a FIB".into())),
     }
 }
 
@@ -585,21 +649,23 @@ mod tests {
         let forger = authority(dir.path(), "forged");
         let me: Name = "/example/r1".parse().unwrap();
         let snap = object(1, None, ConfigBody::FibSnapshot(fib(257)));
-        let (v, f) = accept_object(snap.sign(&ca).unwrap(), ca.certificate(), &me, None)
-            .ok()
-            .unwrap();
+        let Ok(Accepted::Fib(v, f)) =
+            accept_object(snap.sign(&ca).unwrap(), ca.certificate(), &me, None)
+        else {
+            panic!("the snapshot is refused")
+        };
         assert_eq!((v, &f), (1, &fib(257)));
         // The same object signed by another key of the same domain: refused.
         let forged = snap.sign(&forger).unwrap();
         assert!(matches!(
             accept_object(forged, ca.certificate(), &me, None),
-            Err(Refused::BadObject(_))
+            Err(Refused::BadObject(..))
         ));
         // Another router's object: refused.
         let other: Name = "/example/r2".parse().unwrap();
         assert!(matches!(
             accept_object(snap.sign(&ca).unwrap(), ca.certificate(), &other, None),
-            Err(Refused::BadObject(_))
+            Err(Refused::BadObject(..))
         ));
         // A diff from the held version applies; from another version it is refused.
         let diff = object(
@@ -608,14 +674,43 @@ mod tests {
             ConfigBody::FibDiff(FibDiff::between(&fib(257), &fib(258))),
         );
         let held = (1, fib(257));
-        let (v, f) = accept_object(diff.sign(&ca).unwrap(), ca.certificate(), &me, Some(&held))
-            .ok()
-            .unwrap();
+        let Ok(Accepted::Fib(v, f)) =
+            accept_object(diff.sign(&ca).unwrap(), ca.certificate(), &me, Some(&held))
+        else {
+            panic!("the diff is refused")
+        };
         assert_eq!((v, f), (2, fib(258)));
         let stale = (0, Fib::new());
         assert!(matches!(
             accept_object(diff.sign(&ca).unwrap(), ca.certificate(), &me, Some(&stale)),
             Err(Refused::Base(_))
+        ));
+    }
+
+    #[test]
+    fn cs_objects_carry_a_policy_and_a_bad_document_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = authority(dir.path(), "real");
+        let me: Name = "/example/r1".parse().unwrap();
+        let cs = |text: &str| ConfigObject {
+            router: me.clone(),
+            kind: ConfigKind::Cs,
+            version: 3,
+            base: None,
+            body: ConfigBody::Document(Bytes::from(text.to_owned())),
+        };
+        let good = cs("capacity 10\nprefix no-admit normal /live\n");
+        let Ok(Accepted::Cs(3, doc)) =
+            accept_object(good.sign(&ca).unwrap(), ca.certificate(), &me, None)
+        else {
+            panic!("the cs object is refused")
+        };
+        assert_eq!(doc.capacity, Some(10));
+        assert!(!doc.prefixes[0].admit);
+        let bad = cs("prefix perhaps normal /live\n");
+        assert!(matches!(
+            accept_object(bad.sign(&ca).unwrap(), ca.certificate(), &me, None),
+            Err(Refused::BadObject(ObjectRefusal::Document, _))
         ));
     }
 }

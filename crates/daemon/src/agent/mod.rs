@@ -18,14 +18,16 @@
 //!   still forwards.
 
 pub mod config;
+pub mod cs;
 pub mod group_keys;
 pub mod hello;
 mod link;
 pub mod nfd;
+pub mod stats;
 pub mod store;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -45,48 +47,10 @@ use crate::rib::Route;
 
 pub use hello::HELLO_FACE;
 pub use link::Update;
+pub use stats::AgentCounters;
 
 /// Route origin of the routes the controller installs ("ctl").
 pub const CTL_ORIGIN: u64 = nameway_wire::mgmt::route_origin::CTL;
-
-/// The agent's counters (shown in the log; read by tests through the routes they cause).
-#[derive(Debug, Default)]
-pub struct AgentCounters {
-    /// 1 while a session with the controller is up.
-    pub connected: AtomicU64,
-    /// Sessions established.
-    pub sessions: AtomicU64,
-    /// Objects verified and handed to the driver.
-    pub objects: AtomicU64,
-    /// Objects refused (bad signature, another router's, a diff from an unknown base).
-    pub objects_refused: AtomicU64,
-    /// Controllers refused: their anchor is not the pinned key or their proof is bad.
-    pub anchor_refused: AtomicU64,
-    /// Times the controller refused this forwarder.
-    pub refused: AtomicU64,
-    /// FIB versions applied.
-    pub applied: AtomicU64,
-    /// Reports handed to the task.
-    pub reports: AtomicU64,
-    /// Router certificates renewed and kept.
-    pub renewed: AtomicU64,
-    /// Renewed certificates refused (not the anchor's, not this router's key).
-    pub renew_refused: AtomicU64,
-    /// Group keys refused, by reason.
-    pub keys: group_keys::KeyRefusals,
-    /// `security` objects applied (group keys installed).
-    pub keys_applied: AtomicU64,
-    /// Reports built (only after a change: a neighbour, a face or the RIB).
-    pub reports_built: AtomicU64,
-    /// Hellos sent to neighbours.
-    pub hellos_sent: AtomicU64,
-    /// Our hellos answered.
-    pub hellos_answered: AtomicU64,
-    /// Neighbours' hellos this forwarder answered.
-    pub hellos_received: AtomicU64,
-    /// Neighbours declared dead (no hello answered within the window).
-    pub neighbours_dead: AtomicU64,
-}
 
 /// Hello rounds after a face event during which the secure links are listed again.
 const REFRESH_ROUNDS: u32 = 4;
@@ -199,6 +163,23 @@ impl Agent {
             recover: c.hello_recover,
         };
         let counters = Arc::new(AgentCounters::default());
+        match cs::load(&state) {
+            Ok(Some((version, doc))) => match cs::apply(fw, &doc) {
+                Ok(()) => {
+                    counters.last_version[1].store(version, Ordering::Relaxed);
+                    tracing::info!(version, "cache policy restored from state_dir");
+                }
+                Err(e) => tracing::error!("the cache policy kept in controller.state_dir: {e}"),
+            },
+            Ok(None) => {}
+            Err(e) => tracing::error!(
+                "the cache policy kept in controller.state_dir is unusable, starting without it: {e}"
+            ),
+        }
+        if let Some((version, _)) = &applied {
+            counters.last_version[0].store(*version, Ordering::Relaxed);
+        }
+        mgmt.agent = Some(counters.clone());
         let (to_task, from_driver) = mpsc::unbounded_channel();
         let (to_driver, updates) = mpsc::unbounded_channel();
         let setup = link::LinkSetup {
@@ -243,27 +224,30 @@ impl Agent {
         self.updates.recv().await
     }
 
-    /// Applies `update` (all its routes in this call, between bursts) and tells the task.
+    /// Applies `update` (all its routes, or the whole cache policy, in this call, between
+    /// bursts) and tells the task.
     pub fn apply(&mut self, fw: &mut Forwarder, mgmt: &mut Management, update: Update) {
-        if let Some(keys) = update.keys {
-            self.install_keys(mgmt, update.version, keys);
-            return;
+        match update {
+            Update::Fib { version, fib } => {
+                let (routes, skipped) = install(fw, mgmt, &fib);
+                self.counters.applied("fib", version);
+                tracing::debug!(version, routes, skipped, "controller FIB applied");
+                let _ = self.to_task.send(link::ToTask::Applied(version, fib));
+            }
+            Update::Cs { version, doc } => match cs::apply(fw, &doc) {
+                Ok(()) => {
+                    self.counters.applied("cs", version);
+                    tracing::info!(version, "controller cache policy applied");
+                    let _ = self.to_task.send(link::ToTask::CsApplied(version, doc));
+                }
+                Err(e) => {
+                    self.counters.refused_object(stats::ObjectRefusal::Document);
+                    tracing::warn!(version, "cache policy refused: {e}");
+                }
+            },
+            Update::Keys { version, keys } => self.install_keys(mgmt, version, keys),
+            Update::Trust { version, keys } => self.install_trust(version, &keys),
         }
-        if let Some(trust) = update.trust {
-            self.install_trust(update.version, &trust);
-            return;
-        }
-        let (routes, skipped) = install(fw, mgmt, &update.fib);
-        self.counters.applied.fetch_add(1, Ordering::Relaxed);
-        tracing::debug!(
-            version = update.version,
-            routes,
-            skipped,
-            "controller FIB applied"
-        );
-        let _ = self
-            .to_task
-            .send(link::ToTask::Applied(update.version, update.fib));
     }
 
     /// Holds the group keys of a `security` object and sets (or unsets) their prefixes'

@@ -180,7 +180,9 @@ impl Driver {
             tokio::select! {
                 _ = tick.tick() => {}
                 u = updates.recv() => match u {
-                    Some(u) => self.wanted = Some((u.version, u.fib, false)),
+                    Some(Update::Fib { version, fib }) => self.wanted = Some((version, fib, false)),
+                    // A stock NFD has no per-prefix cache admission, secure links or keys.
+                    Some(_) => tracing::debug!("object not applicable to an NFD (cache policy, keys, trust): ignored"),
                     None => return,
                 },
             }
@@ -258,7 +260,7 @@ impl Driver {
             );
         }
         if !told {
-            self.counters.applied.fetch_add(1, Ordering::Relaxed);
+            self.counters.applied("fib", version);
             let _ = self.to_task.send(ToTask::Applied(version, fib.clone()));
             self.wanted = Some((version, fib, true));
         }

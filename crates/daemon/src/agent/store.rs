@@ -59,6 +59,36 @@ impl StateDir {
         self.0.join(file)
     }
 
+    /// The path of `file` in the directory.
+    pub fn file(&self, file: &str) -> PathBuf {
+        self.path(file)
+    }
+
+    /// Writes `file` whole: to a temporary file, then renamed over it.
+    ///
+    /// # Errors
+    /// [`StateError::Io`].
+    pub fn write_atomically(&self, file: &str, bytes: &[u8]) -> Result<(), StateError> {
+        let path = self.path(file);
+        let tmp = self.path(&format!("{file}.tmp"));
+        std::fs::write(&tmp, bytes)
+            .and_then(|()| std::fs::rename(&tmp, &path))
+            .map_err(|source| StateError::Io { path, source })
+    }
+
+    /// The text of `file`, or None when it does not exist.
+    ///
+    /// # Errors
+    /// [`StateError::Io`] other than a missing file.
+    pub fn read_optional(&self, file: &str) -> Result<Option<String>, StateError> {
+        let path = self.path(file);
+        match std::fs::read_to_string(&path) {
+            Ok(t) => Ok(Some(t)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(StateError::Io { path, source }),
+        }
+    }
+
     /// The router key, made on first use.
     ///
     /// # Errors

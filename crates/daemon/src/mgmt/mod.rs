@@ -98,6 +98,8 @@ pub struct Management {
     datasets_cached: bool,
     /// The checks of self-certifying names, when `[routing]` is on.
     pub routing: Option<crate::routing::admission::Admission>,
+    /// The controller agent's counters, when `[controller]` is on.
+    pub agent: Option<std::sync::Arc<crate::agent::AgentCounters>>,
 }
 
 impl Management {
@@ -117,6 +119,7 @@ impl Management {
             // A disk tier may hold datasets of an earlier run: the first change clears them.
             datasets_cached: true,
             routing: None,
+            agent: None,
         }
     }
 

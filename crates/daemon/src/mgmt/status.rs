@@ -107,6 +107,8 @@ pub struct Counters {
     pub face_system: FaceSystemStats,
     /// The decoupled content store, when it runs.
     pub cs: Option<Tiers>,
+    /// The controller's agent, when `[controller]` is on.
+    pub controller: Option<crate::agent::stats::AgentStats>,
 }
 
 /// Everything the HTTP listener shows, taken at one instant.
@@ -134,6 +136,8 @@ pub struct Snapshot {
     pub cs: Option<Tiers>,
     /// Secure routing, when `[routing]` is on.
     pub routing: Option<crate::routing::stats::RoutingStats>,
+    /// The controller's agent, when `[controller]` is on.
+    pub controller: Option<crate::agent::stats::AgentStats>,
 }
 
 /// One FIB entry.
@@ -225,6 +229,9 @@ impl Snapshot {
         if let Some(routing) = &self.routing {
             routing.metrics(&[], &mut out);
         }
+        if let Some(c) = &self.controller {
+            c.metrics(&[], &mut out);
+        }
         out
     }
 
@@ -253,6 +260,7 @@ impl Management {
                     forwarder: self.forwarder_stats(fw, faces),
                     face_system: face_system_stats(faces),
                     cs: self.cs_tiers(fw),
+                    controller: self.agent.as_ref().map(|a| a.stats()),
                 };
                 Some(Ok(serde_json::to_vec(&counters).unwrap_or_default()))
             }
@@ -373,6 +381,7 @@ impl Management {
             neighbours: super::security::neighbour_views(faces),
             cs: self.cs_tiers(fw),
             routing: None,
+            controller: self.agent.as_ref().map(|a| a.stats()),
         }
     }
 }

@@ -37,7 +37,12 @@ impl Forwarder {
             return;
         }
         let hashes = self.hasher.prefix_hashes(data.name());
-        if self.cs_admit && !lp.no_cache && self.external_cs.is_none() {
+        let admission = if self.cs_admit && !lp.no_cache {
+            self.cs_policy.admission(data.name(), &hashes)
+        } else {
+            crate::Admission::Refuse
+        };
+        if admission != crate::Admission::Refuse && self.external_cs.is_none() {
             // The insert comes last: start its cache misses now.
             self.cs.prefetch(&hashes);
         }
@@ -60,7 +65,8 @@ impl Forwarder {
             // Last, so that the store takes the packet's handle instead of a copy of it,
             // and its table stores (which likely miss the cache) are not waited for by the
             // reference-count fences of sending and satisfying.
-            if self.cs_admit && !lp.no_cache {
+            let room = admission != crate::Admission::IfRoom || self.cs.len() < self.cs.capacity();
+            if admission != crate::Admission::Refuse && room {
                 match &mut self.external_cs {
                     Some(ext) => ext.admit(data.into_wire(), hashes),
                     None => self.cs.insert(data, &hashes, now),

@@ -4,6 +4,7 @@
 
 pub(crate) mod cs;
 pub(crate) mod cs_filter;
+pub(crate) mod cs_policy;
 pub(crate) mod dead_nonce_list;
 pub(crate) mod face_table;
 pub(crate) mod fib;
