@@ -98,6 +98,9 @@ pub struct Management {
     datasets_cached: bool,
     /// The checks of self-certifying names, when `[routing]` is on.
     pub routing: Option<crate::routing::admission::Admission>,
+    /// Forwarding shards (`[forwarder] threads`): each holds its share of the content store,
+    /// and capture, which sees only shard 0's packets, is refused above 1.
+    pub shards: usize,
 }
 
 impl Management {
@@ -117,6 +120,7 @@ impl Management {
             // A disk tier may hold datasets of an earlier run: the first change clears them.
             datasets_cached: true,
             routing: None,
+            shards: 1,
         }
     }
 
