@@ -696,6 +696,9 @@ impl Driver {
         let uptime = self.start.elapsed().as_secs_f64();
         let mut snapshot = self.mgmt.snapshot(&self.fw, &self.faces, uptime);
         snapshot.routing = self.routing.as_ref().map(|r| r.stats(&self.fw, &self.mgmt));
+        if let (Core::Sharded(s), Some(shards)) = (&self.fw, &self.shards) {
+            snapshot.shards = shards.stats(s);
+        }
         let _ = request.send(Arc::new(snapshot));
     }
 

@@ -77,6 +77,27 @@ impl Core {
     }
 }
 
+crate::stats! {
+    /// One shard's dispatch counters (`/metrics`, the status JSON).
+    pub struct ShardStats {
+        /// Packets read by its faces and forwarded there.
+        pub local: u64 = counter("nameway_shard_packets", "kind" = "local")
+            help "Packets through each forwarding shard: read and forwarded there (local), handed to another shard (handed_off), received from another (received)",
+        /// Packets read by its faces and handed to another shard.
+        pub handed_off: u64 = counter("nameway_shard_packets", "kind" = "handed_off"),
+        /// Packets received from other shards.
+        pub received: u64 = counter("nameway_shard_packets", "kind" = "received"),
+        /// Hand-offs dropped because the destination's ring was full.
+        pub ring_full: u64 = counter("nameway_shard_drops", "reason" = "ring-full")
+            help "Packets a forwarding shard dropped before its forwarder saw them, by reason",
+        /// Packets from a face the shard did not know yet, dropped after waiting.
+        pub parked_dropped: u64 = counter("nameway_shard_drops", "reason" = "face-unknown"),
+        /// PIT entries in this shard.
+        pub pit_entries: usize = gauge("nameway_shard_pit_entries")
+            help "PIT entries in each forwarding shard",
+    }
+}
+
 /// What one shard published of its counters.
 #[derive(Debug, Default)]
 pub struct Report {
@@ -207,17 +228,29 @@ impl Shards {
         fw.set_peer_totals(Some(sum));
     }
 
-    /// Per-shard dispatch counters and parked drops (slot 0 is shard 0's, given here).
-    pub fn shard_stats(&self, own: &Shard) -> Vec<(ShardCounters, u64)> {
+    /// Every shard's dispatch counters as of the last [`Shards::refresh`] (shard 0's: `own`).
+    pub fn stats(&self, own: &Shard) -> Vec<ShardStats> {
+        let stat = |c: &ShardCounters, parked: u64, pit: usize| ShardStats {
+            local: c.n_local,
+            handed_off: c.n_handed_off,
+            received: c.n_received,
+            ring_full: c.n_ring_full,
+            parked_dropped: parked,
+            pit_entries: pit,
+        };
         let reports = lock(&self.board.reports);
-        std::iter::once((*own.counters(), 0))
-            .chain(
-                reports
-                    .iter()
-                    .skip(1)
-                    .map(|r| (r.counters, r.parked_dropped)),
-            )
-            .collect()
+        std::iter::once(stat(
+            own.counters(),
+            0,
+            own.forwarder().own_status().n_pit_entries,
+        ))
+        .chain(
+            reports
+                .iter()
+                .skip(1)
+                .map(|r| stat(&r.counters, r.parked_dropped, r.totals.status.n_pit_entries)),
+        )
+        .collect()
     }
 
     /// Stops the other shards' threads and waits for them.

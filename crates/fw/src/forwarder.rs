@@ -204,6 +204,17 @@ impl Forwarder {
         self.peers = peers.map(Box::new);
     }
 
+    /// PIT entries charged to a face, the other shards' added (0 for an unknown face).
+    pub fn face_pit_entries(&self, id: FaceId) -> usize {
+        let own = self.faces.get(id).map_or(0, Face::pit_entries);
+        own + self
+            .peers
+            .as_ref()
+            .and_then(|p| p.pit_held.get(&id))
+            .copied()
+            .unwrap_or(0)
+    }
+
     /// A face's counters, the other shards' added (see [`Forwarder::set_peer_totals`]).
     pub fn face_counters(&self, id: FaceId) -> Option<FaceCounters> {
         let mut c = *self.faces.get(id)?.counters();

@@ -134,6 +134,8 @@ pub struct Snapshot {
     pub cs: Option<Tiers>,
     /// Secure routing, when `[routing]` is on.
     pub routing: Option<crate::routing::stats::RoutingStats>,
+    /// Per-shard dispatch counters, when `[forwarder] threads` is above 1.
+    pub shards: Vec<crate::driver_shards::ShardStats>,
 }
 
 /// One FIB entry.
@@ -222,6 +224,9 @@ impl Snapshot {
         if let Some(cs) = &self.cs {
             cs.all_metrics(&mut out);
         }
+        for (i, sh) in self.shards.iter().enumerate() {
+            sh.metrics(&[("shard", i.to_string())], &mut out);
+        }
         if let Some(routing) = &self.routing {
             routing.metrics(&[], &mut out);
         }
@@ -294,7 +299,8 @@ impl Management {
         let st = fw.status();
         let c = &st.counters;
         let (open_in, open_out) = fw.faces().fold((0, 0), |(i, o), f| {
-            (i + f.counters().n_in_bytes, o + f.counters().n_out_bytes)
+            let c = fw.face_counters(f.id()).unwrap_or_default();
+            (i + c.n_in_bytes, o + c.n_out_bytes)
         });
         let mut link = link_drops(&faces.counters().closed_faces, true);
         for f in faces.list() {
@@ -373,6 +379,7 @@ impl Management {
             neighbours: super::security::neighbour_views(faces),
             cs: self.cs_tiers(fw),
             routing: None,
+            shards: Vec::new(),
         }
     }
 }

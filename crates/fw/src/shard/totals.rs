@@ -21,6 +21,8 @@ pub struct PeerTotals {
     pub status: ForwarderStatus,
     /// Their per-face counters.
     pub faces: HashMap<FaceId, FaceCounters>,
+    /// Their PIT entries charged to each face.
+    pub pit_held: HashMap<FaceId, usize>,
 }
 
 impl PeerTotals {
@@ -29,6 +31,11 @@ impl PeerTotals {
         Self {
             status: fw.own_status(),
             faces: fw.faces().map(|f| (f.id(), *f.counters())).collect(),
+            pit_held: fw
+                .faces()
+                .filter(|f| f.pit_entries() > 0)
+                .map(|f| (f.id(), f.pit_entries()))
+                .collect(),
         }
     }
 
@@ -37,6 +44,9 @@ impl PeerTotals {
         self.status.add_shard(&other.status);
         for (id, c) in &other.faces {
             self.faces.entry(*id).or_default().add(c);
+        }
+        for (id, n) in &other.pit_held {
+            *self.pit_held.entry(*id).or_default() += n;
         }
     }
 }
