@@ -252,10 +252,7 @@ fn a_flood_pinned_to_one_shard_locks_out_nobody() {
         std::thread::sleep(Duration::from_millis(100));
     };
     assert_eq!(pits.iter().filter(|&&n| n >= 500).count(), 1, "{pits:?}");
-    assert!(
-        pits.contains(&0),
-        "pinned to one shard: {pits:?}"
-    );
+    assert!(pits.contains(&0), "pinned to one shard: {pits:?}");
     // Two applications (one per shard), 16 names each with distinct first two components:
     // with overwhelming odds (all on one shard: 2^-15) some live on each shard.
     for k in 0..2u32 {
