@@ -4,8 +4,8 @@
 //! listener as with one thread, and its forwarder records every management change
 //! ([`Forwarder::start_recording`]); [`Shards::broadcast`] sends them to shards 1..N-1 through
 //! the control rings, in order, before any reply of the command leaves (so no packet read after
-//! a reply meets a stale FIB). Shards 1..N-1 each run [`run_shard`] on an OS thread with a
-//! current-thread runtime: they take the packets of the faces placed on them
+//! a reply meets a stale FIB). Shards 1..N-1 each run the shard loop (`run_shard`) on an OS
+//! thread with a current-thread runtime: they take the packets of the faces placed on them
 //! ([`nameway_face::home_shard`]), dispatch them by name (their own forwarder or a hand-off
 //! ring), forward what other shards handed them, run their timers and send through the face
 //! system (thread-safe). A shard that handed packets to another wakes it once per turn.
