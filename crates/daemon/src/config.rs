@@ -861,4 +861,30 @@ mod tests {
             .unwrap();
         assert!(c.validate().unwrap_err().contains("not a [[face]]"));
     }
+
+    #[test]
+    fn nameway_threads_is_a_default_the_file_and_single_thread_features_override() {
+        let mut c = Config::default();
+        assert_eq!(c.resolve_threads(Some("2")), Ok(None));
+        assert_eq!(c.forwarder.threads(), 2);
+        let mut c = Config::from_toml("[forwarder]\nthreads = 1\n").unwrap();
+        assert_eq!(c.resolve_threads(Some("2")), Ok(None));
+        assert_eq!(c.forwarder.threads(), 1, "the file wins");
+        let mut c = Config::from_toml("[faces]\ninterest_rate_limit = 5\n").unwrap();
+        let note = c.resolve_threads(Some("2")).unwrap().unwrap();
+        assert!(note.contains("interest_rate_limit"), "{note}");
+        assert_eq!(c.forwarder.threads(), 1);
+        assert!(Config::default().resolve_threads(Some("two")).is_err());
+        let c =
+            Config::from_toml("[forwarder]\nthreads = 2\n[mgmt]\nlocalhop_rib = true\n").unwrap();
+        assert!(c.validate().unwrap_err().contains("localhop_rib"));
+        let c = Config::from_toml(
+            "[forwarder]\nthreads = 2\n[[forwarder.dispatch]]\nprefix = \"/a/b\"\nk = 1\n",
+        )
+        .unwrap();
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .contains("shorter than the prefix"));
+    }
 }
