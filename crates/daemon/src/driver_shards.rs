@@ -409,6 +409,9 @@ impl Worker {
         }
         self.shard.flush();
         self.board.wake(self.shard.take_woken());
+        // Again before the hand-offs: another shard may have read a packet after a change that
+        // this shard had not seen at the start of its turn.
+        self.shard.apply_control_at(now);
         self.shard.handle_handoffs(now, HANDOFF_BUDGET);
         if self.shard.poll_timeout().is_some_and(|t| t <= now) {
             self.shard.handle_timeout(now);
