@@ -134,6 +134,58 @@ pub struct ForwarderConfig {
     /// avoids a cross-thread wake-up per packet (measured: 4.4 instead of 15.7 µs of daemon CPU
     /// per exchange); N runs face I/O on N worker threads with the forwarder on its own.
     pub io_threads: usize,
+    /// Forwarding threads (shards), each with its own PIT, content store and dead-nonce list
+    /// and the packets of its share of the faces. Absent: the `NAMEWAY_THREADS` environment
+    /// variable, else 1 (see [`ForwarderConfig::threads`]).
+    pub threads: Option<usize>,
+    /// Leading name components hashed to choose a packet's shard, where no
+    /// `[[forwarder.dispatch]]` entry matches.
+    pub dispatch_k: usize,
+    /// Per-prefix dispatch: names under `prefix` hash their first `k` components (`k` at least
+    /// the prefix's length), so a prefix that carries most of the traffic spreads over the
+    /// shards.
+    pub dispatch: Vec<DispatchRule>,
+}
+
+/// One `[[forwarder.dispatch]]` entry.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct DispatchRule {
+    /// The name prefix.
+    pub prefix: String,
+    /// Components hashed for names under it.
+    pub k: usize,
+}
+
+/// The environment variable that gives `[forwarder] threads` when the file does not.
+pub const THREADS_ENV: &str = "NAMEWAY_THREADS";
+
+impl ForwarderConfig {
+    /// The forwarding threads in force: `threads`, else 1. [`Config::resolve_threads`] fills
+    /// `threads` from [`THREADS_ENV`] when the file does not set it.
+    pub fn threads(&self) -> usize {
+        self.threads.unwrap_or(1).max(1)
+    }
+}
+
+/// The dispatch table of `[forwarder]`.
+///
+/// # Errors
+/// A prefix that does not parse, or a `k` the table refuses.
+pub fn dispatch_table(f: &ForwarderConfig) -> anyhow::Result<nameway_fw::shard::DispatchTable> {
+    let hasher = *nameway_wire::NameHasher::process();
+    let mut table = nameway_fw::shard::DispatchTable::new(hasher, f.dispatch_k)
+        .map_err(|e| anyhow::anyhow!("forwarder.dispatch_k: {e}"))?;
+    for r in &f.dispatch {
+        let prefix: nameway_wire::Name = r
+            .prefix
+            .parse()
+            .map_err(|e| anyhow::anyhow!("forwarder.dispatch prefix {:?}: {e}", r.prefix))?;
+        table
+            .set(&prefix, r.k)
+            .map_err(|e| anyhow::anyhow!("forwarder.dispatch {:?}: {e}", r.prefix))?;
+    }
+    Ok(table)
 }
 
 /// `[cs]`.
@@ -454,6 +506,9 @@ impl Default for ForwarderConfig {
             dnl_capacity: 1 << 18,
             seed: None,
             io_threads: 0,
+            threads: None,
+            dispatch_k: nameway_fw::shard::DEFAULT_DISPATCH_K,
+            dispatch: Vec::new(),
         }
     }
 }
@@ -487,6 +542,9 @@ impl Default for MgmtConfig {
 
 /// Most packets `faces.tx_queue` and `faces.event_queue` may hold.
 const MAX_QUEUE: usize = 1 << 24;
+/// Most `forwarder.threads` (a shard set is a 64-bit mask).
+pub const MAX_THREADS: usize = nameway_fw::shard::MAX_SHARDS;
+
 /// Most `forwarder.io_threads`.
 const MAX_IO_THREADS: usize = 1024;
 
@@ -497,6 +555,71 @@ impl Config {
     /// Syntax errors, unknown keys and values of the wrong type, with their line.
     pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
         toml::from_str(text).map_err(|e| ConfigError::new(text, &e))
+    }
+
+    /// The features that cannot run with more than one forwarding thread today, by the key
+    /// that turns each on (empty when none is on).
+    pub fn single_thread_features(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if self.routing.is_on() {
+            v.push("[routing] (held Interests and route hints live in one forwarder)");
+        }
+        if self.cs.is_decoupled() {
+            v.push("the decoupled content store ([cs] decoupled or disk_path)");
+        }
+        if self.faces.interest_rate_limit > 0 {
+            v.push("[faces] interest_rate_limit (a face's Interests reach several shards)");
+        }
+        if self.mgmt.localhop_rib {
+            v.push("[mgmt] localhop_rib (management answers on shard 0 only)");
+        }
+        v
+    }
+
+    /// Fills `[forwarder] threads` from [`THREADS_ENV`] when the file does not set it. A
+    /// configuration that uses a feature needing one thread keeps one (logged by the caller
+    /// from the returned message), since the variable is only a default.
+    ///
+    /// # Errors
+    /// The variable is not a number.
+    pub fn resolve_threads(&mut self, env: Option<&str>) -> Result<Option<String>, String> {
+        if self.forwarder.threads.is_some() {
+            return Ok(None);
+        }
+        let Some(v) = env else { return Ok(None) };
+        let n: usize = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("{THREADS_ENV}={v:?} is not a number of threads"))?;
+        let blocked = self.single_thread_features();
+        if n > 1 && !blocked.is_empty() {
+            self.forwarder.threads = Some(1);
+            return Ok(Some(format!(
+                "{THREADS_ENV}={n} ignored: this configuration uses {}",
+                blocked.join(", ")
+            )));
+        }
+        self.forwarder.threads = Some(n);
+        Ok(None)
+    }
+
+    fn validate_threads(&self) -> Result<(), String> {
+        let f = &self.forwarder;
+        if f.threads == Some(0) || f.threads() > MAX_THREADS {
+            return Err(format!(
+                "forwarder.threads must be between 1 and {MAX_THREADS}"
+            ));
+        }
+        if f.threads() > 1 {
+            if let Some(feature) = self.single_thread_features().first() {
+                return Err(format!(
+                    "forwarder.threads = {} cannot be used with {feature}: set threads = 1",
+                    f.threads()
+                ));
+            }
+        }
+        dispatch_table(f).map_err(|e| e.to_string())?;
+        Ok(())
     }
 
     /// Checks what the types cannot: names and URIs parse, numbers are in range.
@@ -527,6 +650,7 @@ impl Config {
                 "forwarder.io_threads must be at most {MAX_IO_THREADS}"
             ));
         }
+        self.validate_threads()?;
         if self.faces.udp_mtu < 576 {
             return Err("faces.udp_mtu must be at least 576".into());
         }
@@ -736,5 +860,31 @@ mod tests {
         let c = Config::from_toml("[[route]]\nprefix = \"/a\"\nface = \"udp4://127.0.0.1:1\"\n")
             .unwrap();
         assert!(c.validate().unwrap_err().contains("not a [[face]]"));
+    }
+
+    #[test]
+    fn nameway_threads_is_a_default_the_file_and_single_thread_features_override() {
+        let mut c = Config::default();
+        assert_eq!(c.resolve_threads(Some("2")), Ok(None));
+        assert_eq!(c.forwarder.threads(), 2);
+        let mut c = Config::from_toml("[forwarder]\nthreads = 1\n").unwrap();
+        assert_eq!(c.resolve_threads(Some("2")), Ok(None));
+        assert_eq!(c.forwarder.threads(), 1, "the file wins");
+        let mut c = Config::from_toml("[faces]\ninterest_rate_limit = 5\n").unwrap();
+        let note = c.resolve_threads(Some("2")).unwrap().unwrap();
+        assert!(note.contains("interest_rate_limit"), "{note}");
+        assert_eq!(c.forwarder.threads(), 1);
+        assert!(Config::default().resolve_threads(Some("two")).is_err());
+        let c =
+            Config::from_toml("[forwarder]\nthreads = 2\n[mgmt]\nlocalhop_rib = true\n").unwrap();
+        assert!(c.validate().unwrap_err().contains("localhop_rib"));
+        let c = Config::from_toml(
+            "[forwarder]\nthreads = 2\n[[forwarder.dispatch]]\nprefix = \"/a/b\"\nk = 1\n",
+        )
+        .unwrap();
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .contains("shorter than the prefix"));
     }
 }

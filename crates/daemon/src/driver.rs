@@ -18,6 +18,7 @@ use nameway_wire::Name;
 use tokio::sync::mpsc;
 
 use crate::config::Config;
+use crate::driver_shards::{Core, Shards};
 use crate::mgmt::{self, Management, Outcome, INTERNAL_FACE};
 use crate::rib::Route;
 
@@ -32,7 +33,11 @@ struct Created {
 
 /// A running daemon's core loop.
 pub struct Driver {
-    fw: Forwarder,
+    fw: Core,
+    /// The other shards, when `[forwarder] threads` is above 1.
+    shards: Option<Shards>,
+    /// Wakes this (shard 0's) loop when another shard hands it packets.
+    handoff_wake: Option<Arc<tokio::sync::Notify>>,
     mgmt: Management,
     faces: Arc<FaceSystem>,
     events: mpsc::Receiver<FaceEvent>,
@@ -130,7 +135,8 @@ impl Driver {
         let security = crate::security::setup(&config.security)?;
         let mut fc = face_config(config);
         fc.security = security.as_ref().map(|s| s.context.clone());
-        let (faces, events) = match FaceSystem::start(fc.clone()).await {
+        let threads = config.forwarder.threads();
+        let (faces, mut queues) = match FaceSystem::start_sharded(fc.clone(), threads).await {
             Ok(started) => started,
             // A host without IPv6 cannot bind the default [::1] listeners: keep the others (NFD
             // likewise skips IPv6 when the host has none). Other addresses must bind.
@@ -139,7 +145,7 @@ impl Driver {
                 let mut v4 = fc;
                 v4.tcp.retain(|a| !is_v6_loopback(a));
                 v4.udp.retain(|a| !is_v6_loopback(a));
-                FaceSystem::start(v4)
+                FaceSystem::start_sharded(v4, threads)
                     .await
                     .context("cannot open the listeners")?
             }
@@ -157,7 +163,23 @@ impl Driver {
             dnl_capacity: config.forwarder.dnl_capacity,
             ..FwConfig::default()
         };
-        let mut fw = Forwarder::new(fw_config);
+        let events = queues.remove(0);
+        let (mut fw, mut others) = if threads > 1 {
+            let table = crate::config::dispatch_table(&config.forwarder)?;
+            let (mut shards, control) = nameway_fw::shard::build(
+                fw_config,
+                table,
+                threads,
+                nameway_fw::shard::DEFAULT_RING_CAPACITY,
+            )
+            .context("cannot build the shards")?;
+            let mut zero = shards.remove(0);
+            // Every change from here on reaches the other shards.
+            zero.forwarder_mut().start_recording();
+            (Core::Sharded(Box::new(zero)), Some((control, shards)))
+        } else {
+            (Core::Single(Box::new(Forwarder::new(fw_config))), None)
+        };
         fw.set_cs_admit(config.cs.admit);
         fw.set_cs_serve(config.cs.serve);
         fw.add_face_with_id(INTERNAL_FACE, FaceScope::Local, LinkType::PointToPoint)
@@ -200,10 +222,30 @@ impl Driver {
             }
             None => None,
         };
+        let faces = Arc::new(faces);
+        let shards = match others.take() {
+            Some((control, shards)) => Some(
+                crate::driver_shards::start(
+                    control,
+                    shards,
+                    queues,
+                    faces.clone(),
+                    start,
+                    config.forwarder.rx_burst.max(1),
+                )
+                .context("cannot start the shards' threads")?,
+            ),
+            None => None,
+        };
+        let handoff_wake = shards.as_ref().map(Shards::own_notify);
+        tracing::info!(threads, "forwarding threads");
+        mgmt.shards = threads;
         let mut driver = Self {
             fw,
+            shards,
+            handoff_wake,
             mgmt,
-            faces: Arc::new(faces),
+            faces,
             events,
             created_tx,
             created_rx,
@@ -226,6 +268,7 @@ impl Driver {
         driver.routing =
             crate::routing::Routing::start(config, fw, mgmt, &driver.faces, driver.start).await?;
         driver.agent = crate::agent::Agent::start(config, fw, mgmt, &driver.faces)?;
+        driver.broadcast();
         Ok(driver)
     }
 
@@ -390,7 +433,9 @@ impl Driver {
                 );
             }
         }
-        self.fw.set_cs_capacity(new.cs.capacity);
+        // Each shard holds its share of the store.
+        let per_shard = new.cs.capacity / self.shards.as_ref().map_or(1, Shards::count);
+        self.fw.set_cs_capacity(per_shard);
         self.fw.set_cs_admit(new.cs.admit);
         self.fw.set_cs_serve(new.cs.serve);
         if let Some(cs) = &self.cs {
@@ -466,7 +511,7 @@ impl Driver {
                     self.mgmt.captures.record(&self.faces, face.0, dir, &wire);
                 }
                 let now = self.now();
-                self.fw.handle_packet(now, FaceId(face.0), wire);
+                self.fw.packet(now, FaceId(face.0), wire);
             }
             FaceEvent::Up { info, .. } => {
                 if let Some(a) = self.agent.as_mut() {
@@ -479,8 +524,7 @@ impl Driver {
                 if let Some(a) = self.agent.as_mut() {
                     a.face_changed(face.0);
                 }
-                if let Some(f) = self.fw.face(FaceId(face.0)) {
-                    let c = f.counters();
+                if let Some(c) = self.fw.face_counters(FaceId(face.0)) {
                     self.mgmt.add_closed_bytes(c.n_in_bytes, c.n_out_bytes);
                 }
                 self.fw.remove_face(FaceId(face.0));
@@ -498,11 +542,16 @@ impl Driver {
             };
             if t.face == INTERNAL_FACE {
                 let now = Instant::now();
+                if let Some(s) = &self.shards {
+                    s.refresh(&mut self.fw);
+                }
                 let routing = self.routing.as_ref();
-                match self
+                let outcome = self
                     .mgmt
-                    .on_packet(&mut self.fw, &self.faces, routing, now, t.wire)
-                {
+                    .on_packet(&mut self.fw, &self.faces, routing, now, t.wire);
+                // The command's changes reach the other shards before its reply leaves.
+                self.broadcast();
+                match outcome {
                     Outcome::Reply(data) => self.inject_from_internal(data),
                     Outcome::Nothing => {}
                     Outcome::CreateFace {
@@ -562,18 +611,28 @@ impl Driver {
     /// Feeds the forwarder a Nack Congestion for `interest` from `face`, which could not queue
     /// it: the Nack pipeline answers the Interest's downstreams (or tries another upstream).
     fn nack_congestion(&mut self, face: FaceId, interest: Bytes) {
-        let fragment = match nameway_wire::Packet::classify(interest) {
-            Ok(nameway_wire::Packet::Interest(w)) => w,
-            Ok(nameway_wire::Packet::Lp(lp)) => match lp.fragment {
-                Some(f) => f,
-                None => return,
-            },
-            _ => return,
-        };
-        let mut lp = nameway_wire::LpPacket::wrap(fragment);
-        lp.nack = Some(nameway_wire::NackReason::Congestion);
+        if let Some(nack) = congestion_nack(interest) {
+            let now = self.now();
+            self.fw.packet(now, face, nack);
+        }
+    }
+
+    /// Sends the changes shard 0 recorded to the other shards (nothing with one thread).
+    fn broadcast(&mut self) {
+        if let Some(s) = self.shards.as_mut() {
+            s.broadcast(&mut self.fw);
+        }
+    }
+
+    /// Shard 0's part of a sharded turn: publishes its hand-offs (waking their shards once)
+    /// and forwards what the others handed it.
+    fn shard_turn(&mut self) {
         let now = self.now();
-        self.fw.handle_packet(now, face, lp.encode());
+        if let (Core::Sharded(s), Some(shards)) = (&mut self.fw, &self.shards) {
+            s.flush();
+            shards.wake(s.take_woken());
+            s.handle_handoffs(now, 4096);
+        }
     }
 
     /// Feeds a management reply back into the forwarder. It is cached like any Data, as NFD
@@ -583,7 +642,7 @@ impl Driver {
     /// dataset.
     fn inject_from_internal(&mut self, data: Bytes) {
         let now = self.now();
-        self.fw.handle_packet(now, INTERNAL_FACE, data);
+        self.fw.packet(now, INTERNAL_FACE, data);
     }
 
     fn spawn_create(
@@ -643,10 +702,16 @@ impl Driver {
     }
 
     /// Answers the HTTP listener with a snapshot of the counters (taken between bursts).
-    fn answer_snapshot(&self, request: crate::http::SnapshotRequest) {
+    fn answer_snapshot(&mut self, request: crate::http::SnapshotRequest) {
+        if let Some(s) = &self.shards {
+            s.refresh(&mut self.fw);
+        }
         let uptime = self.start.elapsed().as_secs_f64();
         let mut snapshot = self.mgmt.snapshot(&self.fw, &self.faces, uptime);
         snapshot.routing = self.routing.as_ref().map(|r| r.stats(&self.fw, &self.mgmt));
+        if let (Core::Sharded(s), Some(shards)) = (&self.fw, &self.shards) {
+            snapshot.shards = shards.stats(s);
+        }
         let _ = request.send(Arc::new(snapshot));
     }
 
@@ -701,6 +766,7 @@ impl Driver {
                     }
                 }
                 Some(request) = next_request(&mut self.snapshots) => self.answer_snapshot(request),
+                () = next_wake(&self.handoff_wake) => {}
                 Some(config) = next_request(&mut self.reloads) => self.reload(config).await,
                 Some(answer) = next_unbounded(&mut self.cs_answers) => {
                     let now = self.now();
@@ -729,6 +795,10 @@ impl Driver {
                 self.mgmt.expire_routes(&mut self.fw, Instant::now());
             }
             self.pump_cs();
+            if self.shards.is_some() {
+                self.broadcast();
+                self.shard_turn();
+            }
             self.flush();
             if let Some(r) = self.routing.as_mut() {
                 r.poll(&mut self.fw, &mut self.mgmt);
@@ -736,6 +806,11 @@ impl Driver {
             }
             if let Some(a) = self.agent.as_mut() {
                 a.poll(&mut self.fw, &self.mgmt, &self.faces, now);
+                self.flush();
+            }
+            if self.shards.is_some() {
+                self.broadcast();
+                self.shard_turn();
                 self.flush();
             }
             // Served every turn, so a flood that keeps the event branch ready cannot starve them.
@@ -753,8 +828,32 @@ impl Driver {
             // Commits what is queued for the disk tier.
             cs.stop();
         }
+        if let Some(s) = self.shards.as_mut() {
+            s.stop();
+        }
         self.faces.shutdown().await;
         Ok(())
+    }
+}
+
+/// A Nack Congestion for `interest` (an Interest, bare or in an LpPacket), to feed the
+/// forwarder as if the face that could not queue it had answered so.
+pub(crate) fn congestion_nack(interest: Bytes) -> Option<Bytes> {
+    let fragment = match nameway_wire::Packet::classify(interest) {
+        Ok(nameway_wire::Packet::Interest(w)) => w,
+        Ok(nameway_wire::Packet::Lp(lp)) => lp.fragment?,
+        _ => return None,
+    };
+    let mut lp = nameway_wire::LpPacket::wrap(fragment);
+    lp.nack = Some(nameway_wire::NackReason::Congestion);
+    Some(lp.encode())
+}
+
+/// Wakes when another shard handed packets, or never with one thread.
+async fn next_wake(notify: &Option<Arc<tokio::sync::Notify>>) {
+    match notify {
+        Some(n) => n.notified().await,
+        None => std::future::pending().await,
     }
 }
 

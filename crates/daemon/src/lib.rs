@@ -12,6 +12,7 @@ pub mod capture;
 pub mod config;
 pub mod cs_server;
 pub mod driver;
+pub mod driver_shards;
 pub mod http;
 pub mod metrics;
 pub mod mgmt;

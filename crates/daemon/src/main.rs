@@ -33,6 +33,14 @@ fn load(path: Option<&PathBuf>) -> anyhow::Result<Config> {
         }
         None => Config::default(),
     };
+    let mut config = config;
+    let env = std::env::var(namewayd::config::THREADS_ENV).ok();
+    if let Some(note) = config
+        .resolve_threads(env.as_deref())
+        .map_err(|e| anyhow::anyhow!("invalid configuration: {e}"))?
+    {
+        eprintln!("namewayd: {note}");
+    }
     config
         .validate()
         .map_err(|e| anyhow::anyhow!("invalid configuration: {e}"))?;

@@ -50,5 +50,5 @@ pub use id::{FaceId, FaceKind, FaceScope, LinkType, Persistency};
 pub use link::{LinkConfig, LinkRx, LinkService, LinkTx, RxDrop, RxOutcome};
 /// Stream framing lives in the codec crate (it does no I/O); faces and clients share it.
 pub use nameway_wire::framing::{self, FramingError, StreamFramer};
-pub use system::FaceSystem;
+pub use system::{home_shard, FaceSystem};
 pub use uri::{FaceUri, UriError};

@@ -275,12 +275,13 @@ pub(crate) async fn deliver(
         face: face.id,
         wire,
     };
-    match shared.events.try_send(event) {
+    let events = shared.packet_events(face.id);
+    match events.try_send(event) {
         Ok(()) | Err(TrySendError::Closed(_)) => Ok(()),
         Err(TrySendError::Full(event)) => {
             Box::pin(async {
                 tokio::select! {
-                    _ = shared.events.send(event) => Ok(()),
+                    _ = events.send(event) => Ok(()),
                     reason = closed(face_closed) => Err(reason),
                 }
             })

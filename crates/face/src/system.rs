@@ -43,6 +43,9 @@ pub(crate) struct Shared {
     next_id: AtomicU64,
     faces: Mutex<HashMap<FaceId, Arc<FaceHandle>>>,
     pub(crate) events: mpsc::Sender<FaceEvent>,
+    /// Packet queues of the shards 1.. of a sharded forwarder (empty: every packet goes to
+    /// `events`). A face's packets go to its home shard ([`home_shard`]).
+    shard_events: Vec<mpsc::Sender<FaceEvent>>,
     pub(crate) counters: AtomicSystemCounters,
     shutdown: watch::Sender<bool>,
     shutting_down: AtomicBool,
@@ -52,7 +55,26 @@ pub(crate) struct Shared {
     pub(crate) udp: Mutex<Vec<Arc<UdpChannel>>>,
 }
 
+/// The shard whose queue receives the packets of `face` among `n` (faces are placed round
+/// robin by id; ids are never reused).
+pub fn home_shard(face: FaceId, n: usize) -> usize {
+    if n <= 1 {
+        0
+    } else {
+        (face.0 % n as u64) as usize
+    }
+}
+
 impl Shared {
+    /// The queue that takes the packets of `face`: its home shard's.
+    pub(crate) fn packet_events(&self, face: FaceId) -> &mpsc::Sender<FaceEvent> {
+        let n = self.shard_events.len() + 1;
+        match home_shard(face, n) {
+            0 => &self.events,
+            s => self.shard_events.get(s - 1).unwrap_or(&self.events),
+        }
+    }
+
     /// Runs `fut` as a task that shutdown waits for.
     pub(crate) fn spawn<F>(&self, fut: F)
     where
@@ -197,13 +219,34 @@ impl FaceSystem {
     pub async fn start(
         config: FaceSystemConfig,
     ) -> Result<(Self, mpsc::Receiver<FaceEvent>), FaceError> {
+        let (system, mut queues) = Self::start_sharded(config, 1).await?;
+        let events = queues.remove(0);
+        Ok((system, events))
+    }
+
+    /// As [`FaceSystem::start`], with one event queue per shard of a sharded forwarder (`n`
+    /// queues; 0 and 1 both give one). Queue 0 takes every face's `Up` and `Down` and the
+    /// packets of the faces whose [`home_shard`] is 0; queue `s` the packets of the faces whose
+    /// home shard is `s`.
+    ///
+    /// # Errors
+    /// As [`FaceSystem::start`].
+    pub async fn start_sharded(
+        config: FaceSystemConfig,
+        n: usize,
+    ) -> Result<(Self, Vec<mpsc::Receiver<FaceEvent>>), FaceError> {
         let (events, events_rx) = mpsc::channel(slots(config.event_queue));
+        let (shard_events, mut queues): (Vec<_>, Vec<_>) = (1..n.max(1))
+            .map(|_| mpsc::channel(slots(config.event_queue)))
+            .unzip();
+        queues.insert(0, events_rx);
         let (guard_tx, guard_rx) = mpsc::channel(1);
         let shared = Arc::new(Shared {
             config,
             next_id: AtomicU64::new(FaceId::FIRST_DYNAMIC.0),
             faces: Mutex::new(HashMap::new()),
             events,
+            shard_events,
             counters: AtomicSystemCounters::default(),
             shutdown: watch::channel(false).0,
             shutting_down: AtomicBool::new(false),
@@ -222,7 +265,7 @@ impl FaceSystem {
             system.shutdown().await;
             return Err(e);
         }
-        Ok((system, events_rx))
+        Ok((system, queues))
     }
 
     fn open_listeners(&mut self) -> Result<(), FaceError> {

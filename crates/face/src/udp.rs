@@ -461,7 +461,7 @@ fn on_datagram(shared: &Shared, peer: &mut Peer, wire: Bytes, now: u64) {
     }
     add(&counters.drop_reassembly, peer.link.take_reassembly_drops());
     match outcome {
-        RxOutcome::Deliver(wire) => match shared.events.try_reserve() {
+        RxOutcome::Deliver(wire) => match shared.packet_events(peer.face.id).try_reserve() {
             Ok(permit) => {
                 bump(&counters.in_network);
                 permit.send(FaceEvent::Packet {

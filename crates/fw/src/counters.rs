@@ -125,8 +125,12 @@ impl DropCounters {
     }
 
     pub(crate) fn add(&mut self, reason: DropReason) {
+        self.add_n(reason, 1);
+    }
+
+    pub(crate) fn add_n(&mut self, reason: DropReason, n: u64) {
         if let Some(c) = self.counts.get_mut(reason.index()) {
-            *c += 1;
+            *c += n;
         }
     }
 }

@@ -10,9 +10,10 @@ use nameway_wire::tlv::{self, types};
 use nameway_wire::{LpPacket, Name, NameHasher, Packet, PrefixHashes};
 use smallvec::SmallVec;
 
-use crate::counters::{DropReason, FibCounters, ForwarderCounters, ForwarderStatus};
+use crate::counters::{DropReason, FaceCounters, FibCounters, ForwarderCounters, ForwarderStatus};
 use crate::pipeline::{Outbox, Transmit};
 use crate::rate_limit::{RateLimit, TokenBucket};
+use crate::shard::{ControlOp, PeerTotals};
 use crate::strategy::{
     builtin, BestRoute, Strategy, StrategyContext, StrategyError, StrategyRegistry, BEST_ROUTE_NAME,
 };
@@ -124,6 +125,11 @@ pub struct Forwarder {
     pub(crate) external_cs: Option<crate::pipeline::external_cs::ExternalCs>,
     /// The first-hop hook of self-certifying names, when routing is on.
     pub(crate) resolution: Option<Box<crate::pipeline::resolution::Resolution>>,
+    /// Management changes recorded for the other shards, when recording is on.
+    pub(crate) recorded: Option<Vec<ControlOp>>,
+    /// The other shards' counters, added to this one's in [`Forwarder::status`] and
+    /// [`Forwarder::face_counters`].
+    pub(crate) peers: Option<Box<PeerTotals>>,
 }
 
 impl fmt::Debug for Forwarder {
@@ -164,9 +170,61 @@ impl Forwarder {
             matches: SmallVec::new(),
             external_cs: None,
             resolution: None,
+            recorded: None,
+            peers: None,
             hasher,
             config,
         }
+    }
+
+    // ---- recording for the other shards ----
+
+    /// From now on, records every management change (faces, next hops, strategy choices,
+    /// rate limits, local fields, content store settings) as a [`ControlOp`] for
+    /// [`Forwarder::take_recorded`]: the management shard of a sharded daemon sends them to
+    /// the others. Off by default (a single forwarder records nothing).
+    pub fn start_recording(&mut self) {
+        self.recorded.get_or_insert_with(Vec::new);
+    }
+
+    /// The changes recorded since the last call, in order.
+    pub fn take_recorded(&mut self) -> Vec<ControlOp> {
+        self.recorded
+            .as_mut()
+            .map(core::mem::take)
+            .unwrap_or_default()
+    }
+
+    fn record(&mut self, op: impl FnOnce() -> ControlOp) {
+        if let Some(r) = &mut self.recorded {
+            r.push(op());
+        }
+    }
+
+    /// Sets the other shards' counters, added to this forwarder's own in
+    /// [`Forwarder::status`] and [`Forwarder::face_counters`] (`None`: only its own).
+    pub fn set_peer_totals(&mut self, peers: Option<PeerTotals>) {
+        self.peers = peers.map(Box::new);
+    }
+
+    /// PIT entries charged to a face, the other shards' added (0 for an unknown face).
+    pub fn face_pit_entries(&self, id: FaceId) -> usize {
+        let own = self.faces.get(id).map_or(0, Face::pit_entries);
+        own + self
+            .peers
+            .as_ref()
+            .and_then(|p| p.pit_held.get(&id))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// A face's counters, the other shards' added (see [`Forwarder::set_peer_totals`]).
+    pub fn face_counters(&self, id: FaceId) -> Option<FaceCounters> {
+        let mut c = *self.faces.get(id)?.counters();
+        if let Some(p) = self.peers.as_ref().and_then(|p| p.faces.get(&id)) {
+            c.add(p);
+        }
+        Some(c)
     }
 
     // ---- faces ----
@@ -189,6 +247,7 @@ impl Forwarder {
             return false;
         };
         face.interest_limit = limit.map(|l| TokenBucket::new(l, now));
+        self.record(|| ControlOp::SetInterestRateLimit { face: id, limit });
         true
     }
 
@@ -203,6 +262,11 @@ impl Forwarder {
         link_type: LinkType,
     ) -> Result<(), FaceError> {
         if self.faces.add_with_id(id, scope, link_type) {
+            self.record(|| ControlOp::AddFace {
+                id,
+                scope,
+                link_type,
+            });
             Ok(())
         } else {
             Err(FaceError::IdInUse)
@@ -227,6 +291,7 @@ impl Forwarder {
             }
         }
         self.out.queue.retain(|t| t.face != id);
+        self.record(|| ControlOp::RemoveFace(id));
         true
     }
 
@@ -237,6 +302,7 @@ impl Forwarder {
         match self.faces.get_mut(id) {
             Some(face) => {
                 face.set_local_fields(enabled);
+                self.record(|| ControlOp::SetLocalFields { face: id, enabled });
                 true
             }
             None => false,
@@ -372,12 +438,25 @@ impl Forwarder {
         if self.faces.get(face).is_none() {
             return Err(FibError::UnknownFace);
         }
-        self.fib.add_nexthop(&self.hasher, prefix, face, cost)
+        self.fib.add_nexthop(&self.hasher, prefix, face, cost)?;
+        self.record(|| ControlOp::AddNexthop {
+            prefix: prefix.clone(),
+            face,
+            cost,
+        });
+        Ok(())
     }
 
     /// Removes a next hop; the prefix goes with its last one. False when absent.
     pub fn remove_nexthop(&mut self, prefix: &Name, face: FaceId) -> bool {
-        self.fib.remove_nexthop(&self.hasher, prefix, face)
+        let removed = self.fib.remove_nexthop(&self.hasher, prefix, face);
+        if removed {
+            self.record(|| ControlOp::RemoveNexthop {
+                prefix: prefix.clone(),
+                face,
+            });
+        }
+        removed
     }
 
     /// The next hops of exactly `prefix`, lowest cost first.
@@ -423,6 +502,10 @@ impl Forwarder {
         let name = instance.instance_name().clone();
         self.strategy_choice.set(&self.hasher, prefix, instance)?;
         self.reassign_strategies();
+        self.record(|| ControlOp::SetStrategy {
+            prefix: prefix.clone(),
+            strategy: strategy.clone(),
+        });
         Ok(name)
     }
 
@@ -435,6 +518,7 @@ impl Forwarder {
         let removed = self.strategy_choice.unset(&self.hasher, prefix)?;
         if removed {
             self.reassign_strategies();
+            self.record(|| ControlOp::UnsetStrategy(prefix.clone()));
         }
         Ok(removed)
     }
@@ -481,16 +565,19 @@ impl Forwarder {
     /// Changes the content store capacity (in packets), evicting as needed.
     pub fn set_cs_capacity(&mut self, capacity: usize) {
         self.cs.set_capacity(capacity);
+        self.record(|| ControlOp::SetCsCapacity(capacity));
     }
 
     /// Whether Data is admitted to the content store (NFD `cs/config` flag admit).
     pub fn set_cs_admit(&mut self, admit: bool) {
         self.cs_admit = admit;
+        self.record(|| ControlOp::SetCsAdmit(admit));
     }
 
     /// Whether the content store answers Interests (NFD `cs/config` flag serve).
     pub fn set_cs_serve(&mut self, serve: bool) {
         self.cs_serve = serve;
+        self.record(|| ControlOp::SetCsServe(serve));
     }
 
     /// Replaces the per-prefix admission rules and the partitioned placement (see
@@ -503,7 +590,12 @@ impl Forwarder {
         rules: &[(nameway_wire::Name, crate::CsRule)],
         partition: Option<crate::Partition>,
     ) -> Result<(), crate::CsPolicyError> {
-        self.cs_policy.replace(rules, partition)
+        self.cs_policy.replace(rules, partition)?;
+        self.record(|| ControlOp::SetCsPolicy {
+            rules: rules.to_vec(),
+            partition,
+        });
+        Ok(())
     }
 
     /// The per-prefix admission rules and the placement.
@@ -529,6 +621,10 @@ impl Forwarder {
     /// Erases up to `limit` packets under `prefix` (NFD `cs/erase`); returns how many.
     pub fn cs_erase(&mut self, prefix: &Name, limit: usize) -> usize {
         let hashes = self.hasher.prefix_hashes(prefix);
+        self.record(|| ControlOp::CsErase {
+            prefix: prefix.clone(),
+            limit,
+        });
         self.cs.erase(prefix, &hashes, limit)
     }
 
@@ -541,6 +637,15 @@ impl Forwarder {
 
     /// A snapshot of every table's size and counters (NFD GeneralStatus-like).
     pub fn status(&self) -> ForwarderStatus {
+        let mut st = self.own_status();
+        if let Some(p) = &self.peers {
+            st.add_shard(&p.status);
+        }
+        st
+    }
+
+    /// This forwarder's status without the other shards' counters.
+    pub fn own_status(&self) -> ForwarderStatus {
         ForwarderStatus {
             n_faces: self.faces.len(),
             n_fib_entries: self.fib.len(),

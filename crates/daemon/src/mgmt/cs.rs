@@ -56,7 +56,8 @@ impl Management {
         }
         if let Some(c) = p.capacity {
             let capacity = usize::try_from(c).unwrap_or(usize::MAX);
-            fw.set_cs_capacity(capacity);
+            // Each shard holds its share.
+            fw.set_cs_capacity(capacity / self.shards.max(1));
             if let Some((client, config)) = &mut self.cs {
                 config.capacity = capacity;
                 client.reconfigure(config);

@@ -271,7 +271,7 @@ pub(super) fn face_stats(fw: &Forwarder, faces: &FaceSystem) -> Vec<FaceStats> {
     list.iter()
         .map(|info| {
             let fw_face = fw.face(FaceId(info.id.0));
-            let fc = fw_face.map(|f| *f.counters()).unwrap_or_default();
+            let fc = fw.face_counters(FaceId(info.id.0)).unwrap_or_default();
             let limit = fw_face.and_then(|f| f.interest_rate_limit());
             let l = &info.counters;
             FaceStats {
@@ -293,7 +293,7 @@ pub(super) fn face_stats(fw: &Forwarder, faces: &FaceSystem) -> Vec<FaceStats> {
                 out_packets: l.out_packets,
                 in_bytes: l.in_bytes,
                 out_bytes: l.out_bytes,
-                pit_entries: fw_face.map_or(0, |f| f.pit_entries()),
+                pit_entries: fw.face_pit_entries(FaceId(info.id.0)),
                 interest_rate_limit: limit.map(|l| l.per_second),
                 interest_burst: limit.map(|l| l.burst),
                 drops: fc.drops.occurred().collect(),
@@ -346,10 +346,7 @@ fn link_type_code(info: &FaceInfo) -> u64 {
 fn face_statuses(fw: &Forwarder, list: &[FaceInfo]) -> Vec<u8> {
     list.iter()
         .flat_map(|info| {
-            let c = fw
-                .face(FaceId(info.id.0))
-                .map(|f| *f.counters())
-                .unwrap_or_default();
+            let c = fw.face_counters(FaceId(info.id.0)).unwrap_or_default();
             FaceStatus {
                 face_id: info.id.0,
                 uri: info.remote.to_string(),

@@ -100,6 +100,9 @@ pub struct Management {
     pub routing: Option<crate::routing::admission::Admission>,
     /// The controller agent's counters, when `[controller]` is on.
     pub agent: Option<std::sync::Arc<crate::agent::AgentCounters>>,
+    /// Forwarding shards (`[forwarder] threads`): each holds its share of the content store,
+    /// and capture, which sees only shard 0's packets, is refused above 1.
+    pub shards: usize,
 }
 
 impl Management {
@@ -120,6 +123,7 @@ impl Management {
             datasets_cached: true,
             routing: None,
             agent: None,
+            shards: 1,
         }
     }
 

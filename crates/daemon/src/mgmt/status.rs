@@ -138,6 +138,8 @@ pub struct Snapshot {
     pub routing: Option<crate::routing::stats::RoutingStats>,
     /// The controller's agent, when `[controller]` is on.
     pub controller: Option<crate::agent::stats::AgentStats>,
+    /// Per-shard dispatch counters, when `[forwarder] threads` is above 1.
+    pub shards: Vec<crate::driver_shards::ShardStats>,
 }
 
 /// One FIB entry.
@@ -226,6 +228,9 @@ impl Snapshot {
         if let Some(cs) = &self.cs {
             cs.all_metrics(&mut out);
         }
+        for (i, sh) in self.shards.iter().enumerate() {
+            sh.metrics(&[("shard", i.to_string())], &mut out);
+        }
         if let Some(routing) = &self.routing {
             routing.metrics(&[], &mut out);
         }
@@ -302,7 +307,8 @@ impl Management {
         let st = fw.status();
         let c = &st.counters;
         let (open_in, open_out) = fw.faces().fold((0, 0), |(i, o), f| {
-            (i + f.counters().n_in_bytes, o + f.counters().n_out_bytes)
+            let c = fw.face_counters(f.id()).unwrap_or_default();
+            (i + c.n_in_bytes, o + c.n_out_bytes)
         });
         let mut link = link_drops(&faces.counters().closed_faces, true);
         for f in faces.list() {
@@ -382,6 +388,7 @@ impl Management {
             cs: self.cs_tiers(fw),
             routing: None,
             controller: self.agent.as_ref().map(|a| a.stats()),
+            shards: Vec::new(),
         }
     }
 }

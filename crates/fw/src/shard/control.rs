@@ -8,6 +8,7 @@
 
 use rtrb::{Consumer, Producer, RingBuffer};
 
+use crate::rate_limit::RateLimit;
 use crate::table::face_table::{FaceId, FaceScope, LinkType};
 use nameway_wire::Name;
 
@@ -54,6 +55,42 @@ pub enum ControlOp {
     },
     /// A prefix's strategy choice was removed.
     UnsetStrategy(Name),
+    /// A face's Interest rate limit was set or cleared. Each shard enforces it on the
+    /// Interests it forwards.
+    SetInterestRateLimit {
+        /// The face.
+        face: FaceId,
+        /// The limit, or none.
+        limit: Option<RateLimit>,
+    },
+    /// NDNLPv2 local fields were enabled or disabled on a face.
+    SetLocalFields {
+        /// The face.
+        face: FaceId,
+        /// On or off.
+        enabled: bool,
+    },
+    /// The content store capacity (of one shard) changed.
+    SetCsCapacity(usize),
+    /// Data admission to the content store was switched.
+    SetCsAdmit(bool),
+    /// Serving from the content store was switched.
+    SetCsServe(bool),
+    /// The per-prefix admission rules and the placement were replaced (the controller's
+    /// cache policy).
+    SetCsPolicy {
+        /// The rules, by prefix.
+        rules: Vec<(Name, crate::CsRule)>,
+        /// The partitioned placement, if any.
+        partition: Option<crate::Partition>,
+    },
+    /// Packets under a prefix were erased from the content store (`cs/erase`).
+    CsErase {
+        /// The prefix.
+        prefix: Name,
+        /// Most packets erased in one shard.
+        limit: usize,
+    },
 }
 
 /// A change could not be sent.
@@ -97,6 +134,29 @@ impl Control {
         for ring in &mut self.rings {
             // Checked above: not full.
             let _ = ring.push(op.clone());
+        }
+        Ok(())
+    }
+
+    /// Sends `op` to every shard but `origin` (which applied it already), or to none.
+    ///
+    /// # Errors
+    /// [`ControlError::Full`] when a shard's ring has no room.
+    pub fn send_from(&mut self, origin: usize, op: &ControlOp) -> Result<(), ControlError> {
+        let others = || {
+            self.rings
+                .iter()
+                .enumerate()
+                .filter(move |&(i, _)| i != origin)
+        };
+        if let Some((shard, _)) = others().find(|(_, r)| r.is_full()) {
+            return Err(ControlError::Full { shard });
+        }
+        for (i, ring) in self.rings.iter_mut().enumerate() {
+            if i != origin {
+                // Checked above: not full.
+                let _ = ring.push(op.clone());
+            }
         }
         Ok(())
     }

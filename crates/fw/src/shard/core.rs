@@ -50,6 +50,8 @@ pub struct Shard {
     inlets: Vec<Inlet>,
     control: Consumer<ControlOp>,
     counters: ShardCounters,
+    /// Shards handed packets since [`Shard::take_woken`].
+    woken: u64,
 }
 
 impl Shard {
@@ -69,6 +71,7 @@ impl Shard {
             inlets,
             control,
             counters: ShardCounters::default(),
+            woken: 0,
         }
     }
 
@@ -80,6 +83,24 @@ impl Shard {
     /// This shard's forwarder (its tables, counters and status).
     pub fn forwarder(&self) -> &Forwarder {
         &self.fw
+    }
+
+    /// This shard's forwarder, to change it directly (the management shard: its changes are
+    /// recorded, see [`Forwarder::start_recording`], and sent to the others).
+    pub fn forwarder_mut(&mut self) -> &mut Forwarder {
+        &mut self.fw
+    }
+
+    /// The shards this one handed packets to since the last call (a bitmask): a driver wakes
+    /// each once per turn, after [`Shard::flush`].
+    pub fn take_woken(&mut self) -> u64 {
+        core::mem::take(&mut self.woken)
+    }
+
+    /// Handles a packet without dispatching it (for a packet that must stay here).
+    pub fn handle_local(&mut self, now: Time, face: FaceId, wire: Bytes) {
+        self.counters.n_local += 1;
+        self.fw.handle_packet(now, face, wire);
     }
 
     /// This shard's dispatch and hand-off counters.
@@ -118,6 +139,7 @@ impl Shard {
             return;
         };
         self.counters.n_handed_off += 1;
+        self.woken |= 1 << to;
         if outlet.push(HandOff { face, wire }) {
             self.counters.n_ring_full += outlet.publish() as u64;
         }
@@ -160,12 +182,18 @@ impl Shard {
         n
     }
 
-    /// Applies the management changes sent so far, in order; returns how many.
+    /// Applies the management changes sent so far, in order; returns how many. (A rate limit
+    /// set here starts its bucket full at [`Time::ZERO`]; see [`Shard::apply_control_at`].)
     pub fn apply_control(&mut self) -> usize {
+        self.apply_control_at(Time::ZERO)
+    }
+
+    /// Applies the management changes sent so far, in order, at `now`; returns how many.
+    pub fn apply_control_at(&mut self, now: Time) -> usize {
         let mut n = 0;
         while let Ok(op) = self.control.pop() {
             n += 1;
-            if !self.apply(op) {
+            if !self.apply(now, op) {
                 self.counters.n_control_refused += 1;
             }
         }
@@ -173,7 +201,7 @@ impl Shard {
         n as usize
     }
 
-    fn apply(&mut self, op: ControlOp) -> bool {
+    fn apply(&mut self, now: Time, op: ControlOp) -> bool {
         let fw = &mut self.fw;
         match op {
             ControlOp::AddFace {
@@ -190,6 +218,30 @@ impl Shard {
                 fw.set_strategy(&prefix, &strategy).is_ok()
             }
             ControlOp::UnsetStrategy(prefix) => fw.unset_strategy(&prefix).is_ok(),
+            ControlOp::SetInterestRateLimit { face, limit } => {
+                fw.set_interest_rate_limit(face, now, limit)
+            }
+            ControlOp::SetLocalFields { face, enabled } => fw.set_local_fields(face, enabled),
+            ControlOp::SetCsCapacity(capacity) => {
+                fw.set_cs_capacity(capacity);
+                true
+            }
+            ControlOp::SetCsAdmit(admit) => {
+                fw.set_cs_admit(admit);
+                true
+            }
+            ControlOp::SetCsServe(serve) => {
+                fw.set_cs_serve(serve);
+                true
+            }
+            // Validated by shard 0 before it was recorded: the same rules cannot fail here.
+            ControlOp::SetCsPolicy { rules, partition } => {
+                fw.set_cs_policy(&rules, partition).is_ok()
+            }
+            ControlOp::CsErase { prefix, limit } => {
+                fw.cs_erase(&prefix, limit);
+                true
+            }
         }
     }
 

@@ -8,6 +8,7 @@
 //!   shards, filled in batches; a full ring drops and counts.
 //! - [`control`]: management changes (faces, next hops, strategy choices) broadcast to every
 //!   shard in order and applied between bursts.
+//! - [`totals`]: the other shards' counters, added to the management shard's answers.
 //! - [`Shard`]: one shard's `handle_*`/`poll_*` surface, still without I/O: a thread per shard
 //!   drives one.
 //!
@@ -46,6 +47,7 @@ pub mod ring;
 pub mod span;
 #[cfg(test)]
 mod tests;
+pub mod totals;
 
 use std::sync::Arc;
 
@@ -56,6 +58,7 @@ pub use dispatch::{
 };
 pub use ring::{HandOff, DEFAULT_RING_CAPACITY, HANDOFF_BATCH};
 pub use span::SpanFilter;
+pub use totals::PeerTotals;
 
 use crate::forwarder::{Config, Forwarder};
 

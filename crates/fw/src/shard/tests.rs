@@ -553,3 +553,94 @@ fn a_route_change_under_load_takes_effect_in_every_shard_at_its_next_turn() {
         assert_eq!(s.counters().n_control_refused, 0);
     }
 }
+
+/// What management does to shard 0's forwarder, recorded and sent with `send_from`, leaves
+/// shard 1 with the same faces, next hops, strategy choices and settings, in order (a next hop
+/// added then removed is gone there too). A forwarder that does not record records nothing.
+#[test]
+fn changes_recorded_on_shard_zero_are_replayed_by_the_others_in_order() {
+    let table = DispatchTable::new(HASHER, 2).unwrap();
+    let config = Config {
+        hasher: Some(HASHER),
+        ..Config::default()
+    };
+    let (mut shards, mut control) = build(config, table, 2, 64).unwrap();
+    let fw = shards[0].forwarder_mut();
+    fw.add_face_with_id(FaceId(400), FaceScope::Local, LinkType::PointToPoint)
+        .unwrap();
+    assert!(fw.take_recorded().is_empty(), "not recording yet");
+    fw.start_recording();
+    fw.add_face_with_id(FaceId(401), FaceScope::NonLocal, LinkType::MultiAccess)
+        .unwrap();
+    fw.add_nexthop(&name("/a"), FaceId(401), 7).unwrap();
+    fw.add_nexthop(&name("/b"), FaceId(401), 1).unwrap();
+    assert!(fw.remove_nexthop(&name("/b"), FaceId(401)));
+    assert!(
+        !fw.remove_nexthop(&name("/b"), FaceId(401)),
+        "absent: nothing recorded"
+    );
+    fw.set_strategy(&name("/a"), &name("/localhost/nfd/strategy/multicast"))
+        .unwrap();
+    fw.set_local_fields(FaceId(401), true);
+    fw.set_cs_admit(false);
+    let no_admit = crate::CsRule {
+        admit: false,
+        priority: crate::CsPriority::Normal,
+    };
+    fw.set_cs_policy(&[(name("/private"), no_admit)], None)
+        .unwrap();
+    let ops = fw.take_recorded();
+    assert_eq!(ops.len(), 8, "{ops:?}");
+    assert!(fw.take_recorded().is_empty(), "taken once");
+    for op in &ops {
+        control.send_from(0, op).unwrap();
+    }
+    assert_eq!(shards[0].apply_control(), 0, "shard 0 applied them already");
+    assert_eq!(shards[1].apply_control(), 8);
+    assert_eq!(shards[1].counters().n_control_refused, 0);
+    let other = shards[1].forwarder();
+    assert!(other.face(FaceId(401)).is_some());
+    assert!(other.face(FaceId(400)).is_none(), "added before recording");
+    let hops = other.fib_nexthops(&name("/a")).unwrap();
+    assert_eq!((hops[0].face, hops[0].cost), (FaceId(401), 7));
+    assert!(other.fib_nexthops(&name("/b")).is_none());
+    assert_eq!(
+        other
+            .effective_strategy(&name("/a/x"))
+            .map(ToString::to_string),
+        shards[0]
+            .forwarder()
+            .effective_strategy(&name("/a/x"))
+            .map(ToString::to_string)
+    );
+    assert!(!other.cs_admit());
+    assert_eq!(other.cs_policy().rule(&name("/private/x")), Some(no_admit));
+}
+
+/// The other shards' counters are added to shard 0's status and per-face counters.
+#[test]
+fn peer_totals_add_the_other_shards_counters() {
+    let (mut shards, _control) = shards(2);
+    // Interests from APP1 on both shards' forwarders directly (no dispatch).
+    for (i, s) in shards.iter_mut().enumerate() {
+        s.handle_local(
+            Time::ZERO,
+            APP1,
+            interest(&format!("/p/{i}"), i as u32 + 1, false),
+        );
+    }
+    let peer = PeerTotals::of(shards[1].forwarder());
+    let fw = shards[0].forwarder_mut();
+    assert_eq!(fw.status().counters.n_in_interests, 1);
+    fw.set_peer_totals(Some(peer));
+    assert_eq!(fw.status().counters.n_in_interests, 2);
+    assert_eq!(fw.status().n_pit_entries, 2);
+    assert_eq!(fw.own_status().counters.n_in_interests, 1);
+    assert_eq!(fw.face_counters(APP1).unwrap().n_in_interests, 2);
+    assert_eq!(fw.face_pit_entries(APP1), 2);
+    assert_eq!(
+        fw.status().n_fib_entries,
+        1,
+        "replicated tables are not added"
+    );
+}

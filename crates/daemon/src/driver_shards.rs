@@ -1,0 +1,468 @@
+//! `[forwarder] threads = N`: the forwarding core split into N shards, each on its own thread.
+//!
+//! Shard 0 is the [`crate::driver::Driver`]'s: it runs management, the RIB and the HTTP
+//! listener as with one thread, and its forwarder records every management change
+//! ([`Forwarder::start_recording`]); [`Shards::broadcast`] sends them to shards 1..N-1 through
+//! the control rings, in order, before any reply of the command leaves (so no packet read after
+//! a reply meets a stale FIB). Shards 1..N-1 each run the shard loop (`run_shard`) on an OS
+//! thread with a current-thread runtime: they take the packets of the faces placed on them
+//! ([`nameway_face::home_shard`]), dispatch them by name (their own forwarder or a hand-off
+//! ring), forward what other shards handed them, run their timers and send through the face
+//! system (thread-safe). A shard that handed packets to another wakes it once per turn.
+//!
+//! A packet from a face whose `AddFace` has not reached the shard yet (the face's `Up` goes to
+//! shard 0, its packets to its home shard) is parked until the change arrives, at most
+//! [`PARK_LIMIT`] packets for [`PARK_TIME`]; past that it is dropped and counted.
+
+use std::collections::VecDeque;
+use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use nameway_face::{FaceEvent, FaceSystem};
+use nameway_fw::shard::{Control, ControlOp, PeerTotals, Shard, ShardCounters};
+use nameway_fw::{FaceId, Forwarder, Time};
+use tokio::sync::{mpsc, Notify};
+
+/// Packets from faces not yet known to a shard kept at most.
+pub const PARK_LIMIT: usize = 4096;
+
+/// How long a parked packet waits for its face's `AddFace`.
+pub const PARK_TIME: Duration = Duration::from_secs(1);
+
+/// Hand-offs forwarded per ring per turn.
+const HANDOFF_BUDGET: usize = 4096;
+
+/// The forwarding core of the driver: one forwarder, or shard 0 of several.
+///
+/// Dereferences to the forwarder so management code works unchanged; packets go through
+/// [`Core::packet`], which dispatches them when sharded.
+#[derive(Debug)]
+pub enum Core {
+    /// `threads = 1`: today's single forwarder, nothing recorded.
+    Single(Box<Forwarder>),
+    /// Shard 0 of a sharded forwarder.
+    Sharded(Box<Shard>),
+}
+
+impl Deref for Core {
+    type Target = Forwarder;
+    fn deref(&self) -> &Forwarder {
+        match self {
+            Self::Single(fw) => fw,
+            Self::Sharded(s) => s.forwarder(),
+        }
+    }
+}
+
+impl DerefMut for Core {
+    fn deref_mut(&mut self) -> &mut Forwarder {
+        match self {
+            Self::Single(fw) => fw,
+            Self::Sharded(s) => s.forwarder_mut(),
+        }
+    }
+}
+
+impl Core {
+    /// Handles a packet read by one of this shard's faces (or injected by management): here,
+    /// or handed to the shard that owns its name.
+    pub fn packet(&mut self, now: Time, face: FaceId, wire: Bytes) {
+        match self {
+            Self::Single(fw) => fw.handle_packet(now, face, wire),
+            Self::Sharded(s) => s.handle_packet(now, face, wire),
+        }
+    }
+}
+
+crate::stats! {
+    /// One shard's dispatch counters (`/metrics`, the status JSON).
+    pub struct ShardStats {
+        /// Packets read by its faces and forwarded there.
+        pub local: u64 = counter("nameway_shard_packets", "kind" = "local")
+            help "Packets through each forwarding shard: read and forwarded there (local), handed to another shard (handed_off), received from another (received)",
+        /// Packets read by its faces and handed to another shard.
+        pub handed_off: u64 = counter("nameway_shard_packets", "kind" = "handed_off"),
+        /// Packets received from other shards.
+        pub received: u64 = counter("nameway_shard_packets", "kind" = "received"),
+        /// Hand-offs dropped because the destination's ring was full.
+        pub ring_full: u64 = counter("nameway_shard_drops", "reason" = "ring-full")
+            help "Packets a forwarding shard dropped before its forwarder saw them, by reason",
+        /// Packets from a face the shard did not know yet, dropped after waiting.
+        pub parked_dropped: u64 = counter("nameway_shard_drops", "reason" = "face-unknown"),
+        /// PIT entries in this shard.
+        pub pit_entries: usize = gauge("nameway_shard_pit_entries")
+            help "PIT entries in each forwarding shard",
+    }
+}
+
+/// What one shard published of its counters.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Bumped at each publication.
+    pub version: u64,
+    /// Its forwarder's counters.
+    pub totals: PeerTotals,
+    /// Its dispatch counters.
+    pub counters: ShardCounters,
+    /// Packets parked for a face not yet known, then dropped.
+    pub parked_dropped: u64,
+}
+
+/// Shared between the management shard and the others.
+#[derive(Debug)]
+pub struct Board {
+    /// One report per shard (slot 0 unused: shard 0 is read directly).
+    pub reports: Mutex<Vec<Report>>,
+    /// Set by management to ask shard `i` for a fresh report.
+    pub wanted: Vec<AtomicBool>,
+    /// Wakes shard `i`.
+    pub notify: Vec<Arc<Notify>>,
+    /// Set at shutdown.
+    pub stop: AtomicBool,
+    /// Bumped whenever a shard publishes.
+    pub published: AtomicU64,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Board {
+    fn new(n: usize) -> Self {
+        Self {
+            reports: Mutex::new((0..n).map(|_| Report::default()).collect()),
+            wanted: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            notify: (0..n).map(|_| Arc::new(Notify::new())).collect(),
+            stop: AtomicBool::new(false),
+            published: AtomicU64::new(0),
+        }
+    }
+
+    /// Wakes every shard in `mask`.
+    fn wake(&self, mut mask: u64) {
+        while mask != 0 {
+            let i = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            if let Some(n) = self.notify.get(i) {
+                n.notify_one();
+            }
+        }
+    }
+}
+
+/// The management shard's side of the other shards.
+#[derive(Debug)]
+pub struct Shards {
+    control: Control,
+    /// Changes not yet sent (a control ring was full).
+    pending: VecDeque<ControlOp>,
+    board: Arc<Board>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Shards {
+    /// The number of shards (shard 0 included).
+    pub fn count(&self) -> usize {
+        self.control.shards()
+    }
+
+    /// Wakes shard 0 when another hands it packets.
+    pub fn own_notify(&self) -> Arc<Notify> {
+        self.board.notify.first().cloned().unwrap_or_default()
+    }
+
+    /// Sends the changes shard 0's forwarder recorded to the other shards, in order, and wakes
+    /// them. What does not fit waits for the next call (order kept).
+    pub fn broadcast(&mut self, fw: &mut Forwarder) {
+        self.pending.extend(fw.take_recorded());
+        if self.pending.is_empty() {
+            return;
+        }
+        while let Some(op) = self.pending.front() {
+            if self.control.send_from(0, op).is_err() {
+                break;
+            }
+            self.pending.pop_front();
+        }
+        self.board.wake(!1u64);
+    }
+
+    /// Wakes the shards shard 0 handed packets to.
+    pub fn wake(&self, mask: u64) {
+        self.board.wake(mask);
+    }
+
+    /// Asks every other shard for a fresh report and waits for them (at most 20 ms), then
+    /// gives shard 0's forwarder their sum.
+    pub fn refresh(&self, fw: &mut Forwarder) {
+        let n = self.count();
+        let before: Vec<u64> = lock(&self.board.reports)
+            .iter()
+            .map(|r| r.version)
+            .collect();
+        for i in 1..n {
+            if let Some(w) = self.board.wanted.get(i) {
+                w.store(true, Ordering::Release);
+            }
+        }
+        self.board.wake(!1);
+        let deadline = Instant::now() + Duration::from_millis(20);
+        loop {
+            let fresh = lock(&self.board.reports)
+                .iter()
+                .zip(&before)
+                .skip(1)
+                .all(|(r, v)| r.version > *v);
+            if fresh || Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        let mut sum = PeerTotals::default();
+        for r in lock(&self.board.reports).iter().skip(1) {
+            sum.add(&r.totals);
+        }
+        fw.set_peer_totals(Some(sum));
+    }
+
+    /// Every shard's dispatch counters as of the last [`Shards::refresh`] (shard 0's: `own`).
+    pub fn stats(&self, own: &Shard) -> Vec<ShardStats> {
+        let stat = |c: &ShardCounters, parked: u64, pit: usize| ShardStats {
+            local: c.n_local,
+            handed_off: c.n_handed_off,
+            received: c.n_received,
+            ring_full: c.n_ring_full,
+            parked_dropped: parked,
+            pit_entries: pit,
+        };
+        let reports = lock(&self.board.reports);
+        std::iter::once(stat(
+            own.counters(),
+            0,
+            own.forwarder().own_status().n_pit_entries,
+        ))
+        .chain(
+            reports
+                .iter()
+                .skip(1)
+                .map(|r| stat(&r.counters, r.parked_dropped, r.totals.status.n_pit_entries)),
+        )
+        .collect()
+    }
+
+    /// Stops the other shards' threads and waits for them.
+    pub fn stop(&mut self) {
+        self.board.stop.store(true, Ordering::Release);
+        self.board.wake(u64::MAX);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Starts the threads of shards 1.. (`shards` without shard 0) with their event queues.
+///
+/// # Errors
+/// A thread cannot be started.
+pub fn start(
+    control: Control,
+    shards: Vec<Shard>,
+    queues: Vec<mpsc::Receiver<FaceEvent>>,
+    faces: Arc<FaceSystem>,
+    start: Instant,
+    rx_burst: usize,
+) -> std::io::Result<Shards> {
+    let n = shards.len() + 1;
+    let board = Arc::new(Board::new(n));
+    let mut threads = Vec::new();
+    for (shard, events) in shards.into_iter().zip(queues) {
+        let worker = Worker {
+            notify: board.notify.get(shard.index()).cloned().unwrap_or_default(),
+            shard,
+            events,
+            faces: faces.clone(),
+            board: board.clone(),
+            start,
+            rx_burst,
+            parked: VecDeque::new(),
+            parked_dropped: 0,
+        };
+        let name = format!("nameway-shard-{}", worker.shard.index());
+        threads.push(std::thread::Builder::new().name(name).spawn(move || {
+            match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt.block_on(run_shard(worker)),
+                Err(e) => tracing::error!(error = %e, "cannot start a shard's runtime"),
+            }
+        })?);
+    }
+    Ok(Shards {
+        control,
+        pending: VecDeque::new(),
+        board,
+        threads,
+    })
+}
+
+/// One shard's thread.
+struct Worker {
+    shard: Shard,
+    events: mpsc::Receiver<FaceEvent>,
+    faces: Arc<FaceSystem>,
+    board: Arc<Board>,
+    notify: Arc<Notify>,
+    start: Instant,
+    rx_burst: usize,
+    parked: VecDeque<(Time, FaceId, Bytes)>,
+    parked_dropped: u64,
+}
+
+impl Worker {
+    fn now(&self) -> Time {
+        Time::from_nanos(self.start.elapsed().as_nanos() as u64)
+    }
+
+    fn packet(&mut self, now: Time, face: FaceId, wire: Bytes) {
+        if self.shard.forwarder().face(face).is_none() {
+            if self.parked.len() >= PARK_LIMIT {
+                self.parked_dropped += 1;
+            } else {
+                self.parked.push_back((now, face, wire));
+            }
+            return;
+        }
+        self.shard.handle_packet(now, face, wire);
+    }
+
+    /// Forwards the parked packets whose face is now known; drops those too old.
+    fn unpark(&mut self, now: Time) {
+        for _ in 0..self.parked.len() {
+            let Some((at, face, wire)) = self.parked.pop_front() else {
+                break;
+            };
+            if self.shard.forwarder().face(face).is_some() {
+                self.shard.handle_packet(now, face, wire);
+            } else if now.as_nanos().saturating_sub(at.as_nanos()) > PARK_TIME.as_nanos() as u64 {
+                self.parked_dropped += 1;
+            } else {
+                self.parked.push_back((at, face, wire));
+            }
+        }
+    }
+
+    /// Sends this shard's output (the same queueing rules as shard 0's driver).
+    fn transmit(&mut self, now: Time) {
+        for _ in 0..4096 {
+            let Some(t) = self.shard.poll_transmit() else {
+                return;
+            };
+            let face = nameway_face::FaceId(t.face.0);
+            let interest = (t.kind == nameway_fw::PacketKind::Interest).then(|| t.wire.clone());
+            match self.faces.send(face, t.wire) {
+                Ok(nameway_face::Queued::Within) => {}
+                Ok(nameway_face::Queued::Congested) => {
+                    if interest.is_some() && t.cause != FaceId::NONE {
+                        self.faces.slow_down(nameway_face::FaceId(t.cause.0), face);
+                    }
+                }
+                Err(nameway_face::SendError::QueueFull) => {
+                    if let Some(wire) = interest {
+                        if let Some(nack) = crate::driver::congestion_nack(wire) {
+                            self.shard.handle_packet(now, t.face, nack);
+                        }
+                    }
+                }
+                Err(e) => tracing::trace!(face = t.face.0, error = %e, "send dropped"),
+            }
+        }
+    }
+
+    fn publish(&mut self) {
+        let totals = PeerTotals::of(self.shard.forwarder());
+        let mut reports = lock(&self.board.reports);
+        if let Some(r) = reports.get_mut(self.shard.index()) {
+            r.version += 1;
+            r.totals = totals;
+            r.counters = *self.shard.counters();
+            r.parked_dropped = self.parked_dropped;
+        }
+        drop(reports);
+        self.board.published.fetch_add(1, Ordering::Release);
+    }
+
+    fn turn(&mut self, burst: &mut Vec<FaceEvent>) {
+        let now = self.now();
+        // Changes first, after the burst was read: a packet read after a command's reply meets
+        // the command's change.
+        if self.shard.apply_control_at(now) > 0 && !self.parked.is_empty() {
+            self.unpark(now);
+        }
+        for ev in burst.drain(..) {
+            if let FaceEvent::Packet { face, wire } = ev {
+                self.packet(now, FaceId(face.0), wire);
+            }
+        }
+        self.shard.flush();
+        self.board.wake(self.shard.take_woken());
+        // Again before the hand-offs: another shard may have read a packet after a change that
+        // this shard had not seen at the start of its turn.
+        self.shard.apply_control_at(now);
+        self.shard.handle_handoffs(now, HANDOFF_BUDGET);
+        if self.shard.poll_timeout().is_some_and(|t| t <= now) {
+            self.shard.handle_timeout(now);
+        }
+        self.transmit(now);
+        // Nacks for Interests that could not be queued may be handed off.
+        self.shard.flush();
+        self.board.wake(self.shard.take_woken());
+        if !self.parked.is_empty() {
+            self.unpark(now);
+        }
+        let index = self.shard.index();
+        if self
+            .board
+            .wanted
+            .get(index)
+            .is_some_and(|w| w.swap(false, Ordering::AcqRel))
+        {
+            self.publish();
+        }
+    }
+}
+
+/// The loop of shard 1.. : events, hand-offs, control, timers, output.
+async fn run_shard(mut w: Worker) {
+    let mut burst = Vec::with_capacity(w.rx_burst);
+    while !w.board.stop.load(Ordering::Acquire) {
+        let deadline = w
+            .shard
+            .poll_timeout()
+            .map(|t| w.start + Duration::from_nanos(t.as_nanos()))
+            .into_iter()
+            .chain((!w.parked.is_empty()).then(|| Instant::now() + Duration::from_millis(10)))
+            .min()
+            .unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+        let notify = w.notify.clone();
+        tokio::select! {
+            biased;
+            ev = w.events.recv() => match ev {
+                Some(ev) => burst.push(ev),
+                None => break,
+            },
+            () = notify.notified() => {}
+            () = tokio::time::sleep_until(deadline.into()) => {}
+        }
+        while burst.len() < w.rx_burst {
+            match w.events.try_recv() {
+                Ok(ev) => burst.push(ev),
+                Err(_) => break,
+            }
+        }
+        w.turn(&mut burst);
+    }
+}

@@ -1,0 +1,431 @@
+//! namewayd with `[forwarder] threads = 2`: real daemons, real sockets. An Interest and its
+//! retransmission from faces placed on different shards aggregate; a flood pinned to one shard
+//! locks out nobody; a per-prefix dispatch `K` spreads a dominating prefix over both shards;
+//! a route removed while traffic flows is never used after the command's reply.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::UdpSocket;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use common::{free_port, Daemon};
+use nameway_wire::framing::StreamFramer;
+use nameway_wire::mgmt::{ControlParameters, ControlResponse};
+use nameway_wire::{Component, Data, Interest, Name, Packet};
+use serde_json::Value;
+
+/// An application on the daemon's Unix socket.
+struct Conn {
+    s: UnixStream,
+    f: StreamFramer,
+}
+
+impl Conn {
+    fn open(d: &Daemon) -> Self {
+        Self {
+            s: UnixStream::connect(&d.unix).unwrap(),
+            f: StreamFramer::new(8800),
+        }
+    }
+
+    fn send(&mut self, wire: &Bytes) {
+        self.s.write_all(wire).unwrap();
+    }
+
+    /// The next Data within `limit` (other packets are skipped).
+    fn data(&mut self, limit: Duration) -> Option<Data> {
+        let deadline = Instant::now() + limit;
+        loop {
+            while let Ok(Some(p)) = self.f.next_packet() {
+                if let Ok(d) = Data::decode(&p) {
+                    return Some(d);
+                }
+            }
+            let left = deadline.checked_duration_since(Instant::now())?;
+            self.s
+                .set_read_timeout(Some(left.max(Duration::from_millis(1))))
+                .unwrap();
+            let mut buf = [0u8; 65536];
+            match self.s.read(&mut buf) {
+                Ok(0) => return None,
+                Ok(n) => self.f.extend(&buf[..n]),
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// Expresses `name` and waits for its Data.
+    fn fetch(&mut self, name: &str, nonce: u32) -> Option<Data> {
+        self.send(&interest(name, nonce));
+        self.data(Duration::from_secs(5))
+    }
+}
+
+fn interest(name: &str, nonce: u32) -> Bytes {
+    let mut i = Interest::new(name.parse().unwrap());
+    i.nonce = Some(nonce);
+    i.lifetime_ms = Some(4000);
+    i.encode()
+}
+
+/// A producer on a UDP socket (a static `[[face]]` of the daemon): answers every Interest
+/// after `delay`, and notes the names it was asked for.
+struct Producer {
+    port: u16,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+impl Producer {
+    fn start(delay: Duration) -> Self {
+        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = sock.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let noted = seen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 9000];
+            loop {
+                let Ok((n, from)) = sock.recv_from(&mut buf) else {
+                    return;
+                };
+                let wire = Bytes::copy_from_slice(&buf[..n]);
+                let frag = match Packet::classify(wire) {
+                    Ok(Packet::Interest(w)) => w,
+                    Ok(Packet::Lp(lp)) if lp.nack.is_none() => match lp.fragment {
+                        Some(f) => f,
+                        None => continue,
+                    },
+                    _ => continue,
+                };
+                let Ok(i) = Interest::decode(&frag) else {
+                    continue;
+                };
+                noted.lock().unwrap().push(i.name.to_string());
+                if !delay.is_zero() {
+                    std::thread::sleep(delay);
+                }
+                let d = Data::new(i.name.clone(), Bytes::from_static(b"payload"));
+                let _ = sock.send_to(&d.encode(), from);
+            }
+        });
+        Self { port, seen }
+    }
+
+    fn uri(&self) -> String {
+        format!("udp4://127.0.0.1:{}", self.port)
+    }
+
+    fn seen(&self) -> Vec<String> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn api_status(http: u16) -> Value {
+    let (_, _, body) = common::http_get(&format!("http://127.0.0.1:{http}"), "/api/status");
+    serde_json::from_slice(&body).unwrap()
+}
+
+/// Per-shard `nameway_shard_packets` local + received, from `/metrics`.
+fn shard_packets(http: u16) -> Vec<u64> {
+    let (_, _, body) = common::http_get(&format!("http://127.0.0.1:{http}"), "/metrics");
+    let text = String::from_utf8(body).unwrap();
+    let mut per = vec![0u64; 2];
+    for line in text.lines() {
+        if !line.starts_with("nameway_shard_packets_total{") || line.contains("handed_off") {
+            continue;
+        }
+        let shard: usize = line.split("shard=\"").nth(1).unwrap()[..1].parse().unwrap();
+        let n: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+        per[shard] += n;
+    }
+    per
+}
+
+/// The id of the face whose remote URI is `remote`.
+fn face_id(http: u16, remote: &str) -> u64 {
+    let status = api_status(http);
+    status["faces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["remote"] == remote)
+        .unwrap_or_else(|| panic!("no face {remote}: {status}"))["id"]
+        .as_u64()
+        .unwrap()
+}
+
+fn config(http: u16, rest: &str) -> String {
+    format!("[forwarder]\nthreads = 2\n[http]\nlisten = \"127.0.0.1:{http}\"\n{rest}")
+}
+
+/// Two applications (faces 0 and 1 mod 2: one on each shard) ask for the same name with
+/// different Nonces while the producer is slow: one Interest goes upstream, both get the Data.
+#[test]
+fn an_interest_and_its_retransmission_from_faces_on_two_shards_aggregate() {
+    let p = Producer::start(Duration::from_millis(400));
+    let http = free_port();
+    let d = Daemon::start(&config(
+        http,
+        &format!(
+            "[[face]]\nuri = \"{0}\"\n[[route]]\nprefix = \"/agg\"\nface = \"{0}\"\n",
+            p.uri()
+        ),
+    ));
+    let mut a = Conn::open(&d);
+    let mut b = Conn::open(&d);
+    // Both are known (Up handled) before the test goes on.
+    std::thread::sleep(Duration::from_millis(200));
+    let status = api_status(http);
+    let apps: Vec<u64> = status["faces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["remote"].as_str().unwrap().starts_with("fd://"))
+        .map(|f| f["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(apps.len(), 2, "{status}");
+    assert_ne!(apps[0] % 2, apps[1] % 2, "placed on different shards");
+    for round in 0..5u32 {
+        let name = format!("/agg/object/{round}");
+        // Within the strategy's retransmission suppression interval (10 ms): aggregated.
+        a.send(&interest(&name, 10 + round));
+        b.send(&interest(&name, 1000 + round));
+        let da = a
+            .data(Duration::from_secs(5))
+            .expect("first consumer answered");
+        let db = b
+            .data(Duration::from_secs(5))
+            .expect("second consumer answered");
+        assert_eq!(da.name.to_string(), name);
+        assert_eq!(db.name.to_string(), name);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let seen = p.seen();
+    assert_eq!(seen.len(), 5, "one upstream Interest per name: {seen:?}");
+}
+
+/// 6,000 Interests (lifetime 60 s) for names that all dispatch to one shard (`/flood/0/i`:
+/// the default K = 2 hashes `/flood/0`) toward a peer that never answers, through a PIT of
+/// 2,000 (1,000 per shard): applications on both shards, with names on both shards, are
+/// still answered.
+#[test]
+fn a_flood_pinned_to_one_shard_locks_out_nobody() {
+    let p = Producer::start(Duration::ZERO);
+    let dead = free_port();
+    let http = free_port();
+    let d = Daemon::start(&format!(
+        "[forwarder]\nthreads = 2\npit_capacity = 2000\n[http]\nlisten = \"127.0.0.1:{http}\"\n\
+         [[face]]\nuri = \"udp4://127.0.0.1:{dead}\"\n\
+         [[route]]\nprefix = \"/flood\"\nface = \"udp4://127.0.0.1:{dead}\"\n\
+         [[face]]\nuri = \"{0}\"\n[[route]]\nprefix = \"/live\"\nface = \"{0}\"\n",
+        p.uri()
+    ));
+    let flooder = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for i in 0..6000u32 {
+        let mut it = Interest::new(format!("/flood/0/{i}").parse().unwrap());
+        it.nonce = Some(i.wrapping_mul(2_654_435_761));
+        it.lifetime_ms = Some(60_000);
+        flooder.send_to(&it.encode(), ("127.0.0.1", d.udp)).unwrap();
+        if i % 100 == 99 {
+            std::thread::sleep(Duration::from_micros(500));
+        }
+    }
+    // The flood sits in one shard's PIT.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let pits = loop {
+        let status = api_status(http);
+        let pits: Vec<u64> = status["shards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["pit_entries"].as_u64().unwrap())
+            .collect();
+        if pits.iter().max().copied().unwrap_or(0) >= 500 {
+            break pits;
+        }
+        assert!(Instant::now() < deadline, "{status}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(pits.iter().filter(|&&n| n >= 500).count(), 1, "{pits:?}");
+    assert!(pits.contains(&0), "pinned to one shard: {pits:?}");
+    // Two applications (one per shard), 16 names each with distinct first two components:
+    // with overwhelming odds (all on one shard: 2^-15) some live on each shard.
+    for k in 0..2u32 {
+        let mut app = Conn::open(&d);
+        for j in 0..16u32 {
+            let name = format!("/live/{k}-{j}/x");
+            let got = app.fetch(&name, k * 100 + j);
+            assert!(
+                got.is_some(),
+                "{name} not answered during the flood\n{}",
+                d.log()
+            );
+        }
+    }
+}
+
+/// `/video/title/seg=i` under the default K = 2 all land on one shard; with
+/// `[[forwarder.dispatch]] prefix = "/video", k = 3` they spread over both.
+#[test]
+fn a_dominating_prefix_spreads_over_both_shards_with_its_own_k() {
+    let shares = |dispatch: &str| {
+        let p = Producer::start(Duration::ZERO);
+        let http = free_port();
+        let d = Daemon::start(&format!(
+            "[forwarder]\nthreads = 2\n{dispatch}[http]\nlisten = \"127.0.0.1:{http}\"\n\
+             [[face]]\nuri = \"{0}\"\n[[route]]\nprefix = \"/video\"\nface = \"{0}\"\n",
+            p.uri()
+        ));
+        let mut app = Conn::open(&d);
+        let before = shard_packets(http);
+        for i in 0..200u32 {
+            let name = format!("/video/title/seg={i}");
+            assert!(app.fetch(&name, i).is_some(), "{name}\n{}", d.log());
+        }
+        let after = shard_packets(http);
+        let per: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+        let total: u64 = per.iter().sum();
+        assert!(total >= 400, "every Interest and Data counted: {per:?}");
+        per.iter()
+            .map(|&n| n as f64 / total as f64)
+            .collect::<Vec<f64>>()
+    };
+    let flat = shares("");
+    assert!(
+        flat.iter().any(|&s| s < 0.05),
+        "K = 2 pins the prefix on one shard: {flat:?}"
+    );
+    let spread = shares("[[forwarder.dispatch]]\nprefix = \"/video\"\nk = 3\n");
+    assert!(
+        spread.iter().all(|&s| s > 0.25),
+        "K = 3 spreads the segments: {spread:?}"
+    );
+}
+
+/// A management command over `c`; its ControlResponse status code.
+fn command(c: &mut Conn, verb: &str, params: &ControlParameters) -> u32 {
+    let name: Name = format!("/localhost/nfd/{verb}").parse().unwrap();
+    let name = name.append(&Component::generic(params.encode())).unwrap();
+    let mut i = Interest::new(name);
+    i.nonce = Some(nameway_wire::random::u64() as u32);
+    c.send(&i.encode());
+    let data = c.data(Duration::from_secs(5)).expect("command answered");
+    ControlResponse::decode(&data.content.unwrap())
+        .unwrap()
+        .status_code
+}
+
+/// Traffic flows toward `/m` over two next hops (P1 cost 0, P2 cost 10); the test removes P1
+/// while it flows. Every Interest sent after the command's reply goes to P2: no shard routes by
+/// the old FIB. Then P1 comes back and takes the traffic again.
+#[test]
+fn a_route_removed_under_load_is_not_used_after_the_reply() {
+    let p1 = Producer::start(Duration::ZERO);
+    let p2 = Producer::start(Duration::ZERO);
+    let http = free_port();
+    let d = Daemon::start(&config(
+        http,
+        &format!(
+            "[[face]]\nuri = \"{0}\"\n[[route]]\nprefix = \"/m\"\nface = \"{0}\"\n\
+             [[face]]\nuri = \"{1}\"\n[[route]]\nprefix = \"/m\"\nface = \"{1}\"\ncost = 10\n",
+            p1.uri(),
+            p2.uri()
+        ),
+    ));
+    let p1_face = face_id(http, &p1.uri());
+    // One management connection for the whole test: a face going down makes the RIB
+    // recompute the FIB, which would bring back a next hop removed with fib/remove-nexthop.
+    let mut mgmt = Conn::open(&d);
+    let phase = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let answered = Arc::new(AtomicUsize::new(0));
+    // Several consumers, each with a window of one: names /m/<consumer>-<i>/<phase>, spread
+    // over both shards by their second component.
+    let consumers: Vec<_> = (0..4u32)
+        .map(|k| {
+            let (phase, stop, answered) = (phase.clone(), stop.clone(), answered.clone());
+            let mut app = Conn::open(&d);
+            std::thread::spawn(move || {
+                let mut i = 0u32;
+                while !stop.load(Ordering::Acquire) {
+                    let ph = phase.load(Ordering::Acquire);
+                    let name = format!("/m/{k}-{i}/phase{ph}");
+                    if app.fetch(&name, k * 1_000_000 + i).is_some() {
+                        answered.fetch_add(1, Ordering::Relaxed);
+                    }
+                    i += 1;
+                }
+            })
+        })
+        .collect();
+    let wait_for = |n: usize| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let start = answered.load(Ordering::Relaxed);
+        while answered.load(Ordering::Relaxed) < start + n {
+            assert!(Instant::now() < deadline, "traffic stalled\n{}", d.log());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    wait_for(200);
+    let remove = ControlParameters {
+        name: Some("/m".parse().unwrap()),
+        face_id: Some(p1_face),
+        ..ControlParameters::default()
+    };
+    assert_eq!(command(&mut mgmt, "fib/remove-nexthop", &remove), 200);
+    phase.store(1, Ordering::Release);
+    wait_for(200);
+    // Interests sent while the next command is under way may meet either FIB: phase 2.
+    phase.store(2, Ordering::Release);
+    let add = ControlParameters {
+        cost: Some(0),
+        ..remove.clone()
+    };
+    assert_eq!(command(&mut mgmt, "fib/add-nexthop", &add), 200);
+    phase.store(3, Ordering::Release);
+    wait_for(200);
+    stop.store(true, Ordering::Release);
+    for c in consumers {
+        c.join().unwrap();
+    }
+    let (s1, s2) = (p1.seen(), p2.seen());
+    let count = |v: &[String], ph: &str| v.iter().filter(|n| n.ends_with(ph)).count();
+    assert!(
+        count(&s1, "phase0") >= 100,
+        "P1 served before: {}",
+        s1.len()
+    );
+    assert_eq!(
+        count(&s1, "phase1"),
+        0,
+        "an Interest sent after the reply used the removed route: {:?}",
+        s1.iter()
+            .filter(|n| n.ends_with("phase1"))
+            .collect::<Vec<_>>()
+    );
+    assert!(count(&s2, "phase1") >= 150, "P2 took over: {}", s2.len());
+    assert!(count(&s1, "phase3") >= 150, "P1 back: {}", s1.len());
+    assert_eq!(count(&s2, "phase3"), 0, "P1 is the cheaper next hop again");
+}
+
+/// `threads = 2` with a feature that needs one thread is refused with one message naming it.
+#[test]
+fn a_feature_that_needs_one_thread_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("namewayd.toml");
+    std::fs::write(
+        &path,
+        "[forwarder]\nthreads = 2\n[faces]\ninterest_rate_limit = 10\n",
+    )
+    .unwrap();
+    let err = common::refused_start(&path);
+    assert!(
+        err.contains("forwarder.threads = 2 cannot be used with [faces] interest_rate_limit"),
+        "{err}"
+    );
+}

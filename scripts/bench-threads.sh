@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# E2 (issue 32 §2): namewayd with [forwarder] threads = 1 against threads = 2 under the same
+# load: `nameway bench` over Unix, CONSUMERS consumers (each on its own prefix, so with the
+# default dispatch K = 2 their names land on the shards by prefix), window 16, 100-B payloads.
+# The daemons take turns, RUNS times each; each run reports the daemon's CPU time (utime+stime
+# of every thread, from /proc) per exchange and the exchanges per second; the medians close the
+# report with the ratio threads=2 / threads=1 (target: CPU per exchange at most 1.10).
+#
+#   bash scripts/bench-threads.sh [EXCHANGES=200000] [RUNS=3] [CONSUMERS=4]
+#   NAMEWAY_NO_BUILD=1 use target/release as it is
+set -euo pipefail
+exchanges="${1:-200000}"
+runs="${2:-3}"
+consumers="${3:-4}"
+# shellcheck source=scripts/bench-lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
+bench_init
+
+# one THREADS: one measured run against a fresh daemon; prints "cpu_us rate".
+one() {
+    start_namewayd "[faces]
+unix = \"$dir/nfd.sock\"
+tcp = []
+udp = []
+[forwarder]
+threads = $1"
+    target/release/nameway --transport "unix://$dir/nfd.sock" bench --consumers "$consumers" \
+        --interests "$exchanges" --window 16 --components 4 --payload 100 --runs 1 \
+        --daemon-pid "$pid" --json 2>/dev/null \
+        | python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print(r["daemon_cpu_us_per_exchange"], r["median_exchanges_per_s"])'
+    stop_namewayd
+}
+
+printf 'nameway bench over Unix, %d consumers, window 16, 100-B payloads, %d exchanges per run\n' \
+    "$consumers" "$exchanges"
+printf '%-8s %-4s %14s %14s\n' threads run "CPU µs/exch" "exchanges/s"
+: > "$dir/t1"
+: > "$dir/t2"
+for r in $(seq "$runs"); do
+    for t in 1 2; do
+        line="$(one "$t")"
+        echo "$line" >> "$dir/t$t"
+        printf '%-8s %-4s %14.2f %14.0f\n' "$t" "$r" $line
+    done
+done
+c1="$(median $(cut -d' ' -f1 "$dir/t1"))"
+c2="$(median $(cut -d' ' -f1 "$dir/t2"))"
+x1="$(median $(cut -d' ' -f2 "$dir/t1"))"
+x2="$(median $(cut -d' ' -f2 "$dir/t2"))"
+printf 'medians: threads=1 %.2f µs (%.0f exchanges/s), threads=2 %.2f µs (%.0f exchanges/s)\n' \
+    "$c1" "$x1" "$c2" "$x2"
+printf 'CPU per exchange threads=2 / threads=1 = %.3f (target <= 1.10); rate ratio %.3f\n' \
+    "$(python3 -c "print($c2 / $c1)")" "$(python3 -c "print($x2 / $x1)")"
