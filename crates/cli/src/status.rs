@@ -86,8 +86,41 @@ impl Drops {
     }
 }
 
+/// The table sizes `nameway status` shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct TableCounts {
+    faces: usize,
+    rib_entries: usize,
+    routes: usize,
+    next_hops: usize,
+}
+
+impl TableCounts {
+    /// Counted from the whole datasets (any NFD-compatible forwarder).
+    fn from_lists(faces: &[FaceStatus], fib: &[FibEntry], rib: &[RibEntry]) -> Self {
+        Self {
+            faces: faces.len(),
+            rib_entries: rib.len(),
+            routes: rib.iter().map(|e| e.routes.len()).sum(),
+            next_hops: fib.iter().map(|e| e.next_hops.len()).sum(),
+        }
+    }
+
+    /// From namewayd's `status/counters` (`None` from a daemon that does not count them).
+    fn from_counters(c: &serde_json::Value) -> Option<Self> {
+        let n = |v: &serde_json::Value| v.as_u64().and_then(|n| usize::try_from(n).ok());
+        let t = &c["tables"];
+        Some(Self {
+            faces: n(&c["face_system"]["faces"])?,
+            rib_entries: n(&t["rib_entries"])?,
+            routes: n(&t["routes"])?,
+            next_hops: n(&t["next_hops"])?,
+        })
+    }
+}
+
 impl StatusView {
-    fn new(s: ForwarderStatus, faces: &[FaceStatus], fib: &[FibEntry], rib: &[RibEntry]) -> Self {
+    fn new(s: ForwarderStatus, t: TableCounts) -> Self {
         Self {
             uptime_s: s.current_timestamp.saturating_sub(s.start_timestamp) / 1000,
             version: s.nfd_version,
@@ -106,10 +139,10 @@ impl StatusView {
             n_out_nacks: s.n_out_nacks,
             n_satisfied_interests: s.n_satisfied_interests,
             n_unsatisfied_interests: s.n_unsatisfied_interests,
-            n_faces: faces.len(),
-            n_rib_entries: rib.len(),
-            n_routes: rib.iter().map(|e| e.routes.len()).sum(),
-            n_next_hops: fib.iter().map(|e| e.next_hops.len()).sum(),
+            n_faces: t.faces,
+            n_rib_entries: t.rib_entries,
+            n_routes: t.routes,
+            n_next_hops: t.next_hops,
             drops: None,
             routing: None,
             controller: None,
@@ -218,16 +251,28 @@ pub(crate) async fn run(transport: Option<&str>, args: &StatusArgs) -> anyhow::R
     let general = c.dataset("status", "general").await?;
     let status = ForwarderStatus::decode(&general)
         .map_err(|e| anyhow::Error::new(e).context("bad status/general dataset"))?;
-    let faces: Vec<FaceStatus> = c.list("faces", "list").await?;
-    let fib: Vec<FibEntry> = c.list("fib", "list").await?;
-    let rib: Vec<RibEntry> = c.list("rib", "list").await?;
     let nameway = status.nfd_version.starts_with("nameway");
-    let mut view = StatusView::new(status, &faces, &fib, &rib);
-    if nameway {
+    // namewayd counts its tables itself (`status/counters`): listing 10,000 faces only to
+    // count them would take hundreds of milliseconds. NFD has no such dataset.
+    let counters = if nameway {
         let raw = c.dataset("status", "counters").await?;
         let counters: serde_json::Value = serde_json::from_slice(&raw)
             .map_err(|e| anyhow::anyhow!("bad status/counters dataset: {e}"))?;
-        view.drops = Some(Drops::from_counters(&counters));
+        Some(counters)
+    } else {
+        None
+    };
+    let mut view = match counters.as_ref().and_then(TableCounts::from_counters) {
+        Some(t) => StatusView::new(status, t),
+        None => {
+            let faces: Vec<FaceStatus> = c.list("faces", "list").await?;
+            let fib: Vec<FibEntry> = c.list("fib", "list").await?;
+            let rib: Vec<RibEntry> = c.list("rib", "list").await?;
+            StatusView::new(status, TableCounts::from_lists(&faces, &fib, &rib))
+        }
+    };
+    if let Some(counters) = &counters {
+        view.drops = Some(Drops::from_counters(counters));
         view.controller = Some(counters["controller"].clone()).filter(|c| !c.is_null());
         // Only a daemon with [routing] on answers routing/status.
         if let Ok(raw) = c.dataset("routing", "status").await {

@@ -856,6 +856,16 @@ fn datasets_of_several_segments_are_fetched_whole() {
     let s = d.json(&["status", "--json"]);
     assert_eq!(s["n_rib_entries"], 3000);
     assert_eq!(s["n_routes"], 3000);
+    // namewayd counts these itself (status/counters); they must agree with the lists.
+    // `route list --fib --json` has a row per next hop.
+    let hops = array(&fib).len();
+    assert_eq!(s["n_next_hops"].as_u64().unwrap() as usize, hops, "{s}");
+    let faces = d.json(&["face", "list", "--json"]);
+    assert_eq!(
+        s["n_faces"].as_u64().unwrap() as usize,
+        array(&faces).len(),
+        "{s}"
+    );
 }
 
 /// `nameway face list` shows what the forwarder refused on each face, by reason, the PIT

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use tokio::sync::{mpsc, watch, Semaphore};
 
 use crate::config::{FaceOptions, FaceSystemConfig};
-use crate::counters::{bump, AtomicCounters, AtomicSystemCounters, SystemCounters};
+use crate::counters::{bump, AtomicCounters, AtomicSystemCounters, FaceCounters, SystemCounters};
 use crate::error::{FaceError, SendError};
 use crate::event::{DownReason, FaceEvent, FaceInfo};
 use crate::face::{FaceHandle, FaceParams, FaceSender};
@@ -421,6 +421,22 @@ impl FaceSystem {
             .face(id)
             .map(|f| f.set_persistency(persistency))
             .is_some()
+    }
+
+    /// How many faces [`FaceSystem::list`] would show, without building their descriptions.
+    pub fn count(&self) -> usize {
+        lock(&self.shared.faces).len() + usize::from(!self.shared.is_shutting_down())
+    }
+
+    /// Calls `f` with the counters of every face [`FaceSystem::list`] would show, without building the
+    /// faces' descriptions: what a forwarder-wide total needs.
+    pub fn for_each_counters(&self, mut f: impl FnMut(&FaceCounters)) {
+        for face in self.shared.all_faces() {
+            f(&face.counters.snapshot());
+        }
+        if !self.shared.is_shutting_down() {
+            f(&self.null.snapshot());
+        }
     }
 
     /// Every open face, by increasing id: the null face (255) first.
