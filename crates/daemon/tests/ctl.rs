@@ -1204,6 +1204,23 @@ fn a_prefix_the_cache_policy_marks_no_admit_is_not_cached_and_another_is() {
     );
     assert_eq!(get(r1, "/example/app/keep", files.path()), keep);
     assert_eq!(get(r1, "/example/app/live", files.path()), live);
+    // `nameway ctl explain`, while the producers are registered (their going withdraws the
+    // origins and routes): the origin at r2, r1's route toward it, the no-admit rule.
+    let e = ctl.cli(&["explain", "/example/app/live/v=1/seg=0"]);
+    assert_eq!(e["origins"][0]["router"], "/example/r2", "{e}");
+    assert_eq!(e["origins"][0]["prefix"], "/example/app/live", "{e}");
+    let r1_row = e["routers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["router"] == "/example/r1")
+        .unwrap()
+        .clone();
+    assert_eq!(r1_row["match"], "/example/app/live", "{e}");
+    assert_eq!(r1_row["nexthops"][0]["face"], r1.face_to(r2), "{e}");
+    assert_eq!(e["cache_rule"]["admit"], false, "{e}");
+    let e = ctl.cli(&["explain", "/example/app/keep"]);
+    assert_eq!(e["cache_rule"], Value::Null, "{e}");
     // The producers are gone: only what the forwarders cached can answer.
     drop(producers);
     assert_eq!(get(r1, "/example/app/keep", files.path()), keep);
@@ -1224,22 +1241,6 @@ fn a_prefix_the_cache_policy_marks_no_admit_is_not_cached_and_another_is() {
         !out.status.success(),
         "/example/app/live was served without its producer: it was cached"
     );
-    // `nameway ctl explain`: the origin at r2, r1's route toward it, the no-admit rule.
-    let e = ctl.cli(&["explain", "/example/app/live/v=1/seg=0"]);
-    assert_eq!(e["origins"][0]["router"], "/example/r2", "{e}");
-    assert_eq!(e["origins"][0]["prefix"], "/example/app/live", "{e}");
-    let r1_row = e["routers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["router"] == "/example/r1")
-        .unwrap()
-        .clone();
-    assert_eq!(r1_row["match"], "/example/app/live", "{e}");
-    assert_eq!(r1_row["nexthops"][0]["face"], r1.face_to(r2), "{e}");
-    assert_eq!(e["cache_rule"]["admit"], false, "{e}");
-    let e = ctl.cli(&["explain", "/example/app/keep"]);
-    assert_eq!(e["cache_rule"], Value::Null, "{e}");
     // The capacity the policy set is the forwarder's.
     let v: Value = serde_json::from_str(&r1.nameway(&["cs", "info", "--json"])).unwrap();
     assert!(v.to_string().contains("4096"), "{v}");
