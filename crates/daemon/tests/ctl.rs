@@ -13,208 +13,16 @@ mod common;
 use std::io::{BufRead as _, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::ctl::{bin, run, wait, Controller, Proc as Producer, SERIAL};
 use common::relay::{Direction, Fault, Matcher, Relay};
 use common::{free_port, http_get, Daemon};
 use serde_json::Value;
 
 /// Origin of the routes the agent installs.
 const CTL: u64 = 131;
-
-/// The tests start up to five processes each on a 2-core machine: one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn bin(name: &str) -> PathBuf {
-    static BUILT: OnceLock<()> = OnceLock::new();
-    let daemon = Path::new(env!("CARGO_BIN_EXE_namewayd"));
-    BUILT.get_or_init(|| {
-        let release = daemon
-            .parent()
-            .and_then(Path::file_name)
-            .is_some_and(|d| d == "release");
-        let mut build = Command::new(env!("CARGO"));
-        build.args(["build", "--quiet", "-p", "nameway-ctl", "-p", "nameway"]);
-        if release {
-            build.arg("--release");
-        }
-        let status = build
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .unwrap();
-        assert!(
-            status.success(),
-            "cargo build -p nameway-ctl -p nameway failed"
-        );
-    });
-    let path = daemon.with_file_name(name);
-    assert!(path.exists(), "{} is missing", path.display());
-    path
-}
-
-fn run(bin_name: &str, args: &[&str]) -> String {
-    let out = Command::new(bin(bin_name)).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{bin_name} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn wait(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    done()
-}
-
-/// `namewayctl serve` on a fresh database for the domain /example.
-struct Controller {
-    child: Child,
-    dir: tempfile::TempDir,
-    listen: String,
-    http: String,
-    pin: String,
-}
-
-impl Controller {
-    fn start() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("ctl.db");
-        run(
-            "namewayctl",
-            &["init", "--domain", "/example", "--db", db.to_str().unwrap()],
-        );
-        Self::serve(dir, "127.0.0.1:0")
-    }
-
-    /// `namewayctl serve` on the database in `dir`, listening on `listen`.
-    fn serve(dir: tempfile::TempDir, listen: &str) -> Self {
-        Self::serve_with(dir, listen, &[])
-    }
-
-    /// [`Controller::serve`] with more arguments.
-    fn serve_with(dir: tempfile::TempDir, listen: &str, extra: &[&str]) -> Self {
-        let db = dir.path().join("ctl.db");
-        let db_s = db.to_str().unwrap();
-        let log = std::fs::File::create(dir.path().join("ctl.log")).unwrap();
-        let mut child = Command::new(bin("namewayctl"))
-            .args(["serve", "--db", db_s, "--listen", listen])
-            .args(["--http", "127.0.0.1:0"])
-            .args(extra)
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::piped())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut next = |prefix: &str| {
-            let line = lines.next().unwrap().unwrap();
-            line.strip_prefix(prefix)
-                .unwrap_or_else(|| panic!("{line:?} does not start with {prefix:?}"))
-                .to_owned()
-        };
-        let listen = next("listening ");
-        let http = format!("http://{}", next("http "));
-        let pin = next("anchor ");
-        Self {
-            child,
-            dir,
-            listen,
-            http,
-            pin,
-        }
-    }
-
-    fn token(&self, router: &str) -> String {
-        let db = self.dir.path().join("ctl.db");
-        run(
-            "namewayctl",
-            &["token", "--router", router, "--db", db.to_str().unwrap()],
-        )
-        .trim()
-        .to_owned()
-    }
-
-    fn status(&self) -> Value {
-        let (_, _, body) = http_get(&self.http, "/status");
-        serde_json::from_slice(&body).unwrap()
-    }
-
-    fn metric(&self, line_prefix: &str) -> u64 {
-        let (_, _, body) = http_get(&self.http, "/metrics");
-        let text = String::from_utf8(body).unwrap();
-        text.lines()
-            .find_map(|l| l.strip_prefix(line_prefix))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or_else(|| panic!("no {line_prefix} in {text}"))
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("ctl.log")).unwrap_or_default()
-    }
-
-    /// `nameway ctl --controller <http> ARGS --json`.
-    fn cli(&self, args: &[&str]) -> Value {
-        let mut all = vec!["ctl", "--controller", &self.http];
-        all.extend(args);
-        all.push("--json");
-        serde_json::from_str(&run("nameway", &all)).unwrap()
-    }
-}
-
-impl Drop for Controller {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Controller {
-    /// Kills the service, keeping its database and address for [`Stopped::start_again`].
-    fn restart_later(mut self) -> Stopped {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let listen = self.listen.clone();
-        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
-        Stopped { dir, listen }
-    }
-
-    fn registry_list(&self) -> String {
-        let db = self.dir.path().join("ctl.db");
-        run(
-            "namewayctl",
-            &["registry", "list", "--db", db.to_str().unwrap()],
-        )
-    }
-
-    fn deny(&self, router: &str) {
-        let db = self.dir.path().join("ctl.db");
-        run(
-            "namewayctl",
-            &["deny", router, "--db", db.to_str().unwrap()],
-        );
-    }
-}
-
-/// A controller killed, to be started again on the same database.
-struct Stopped {
-    dir: tempfile::TempDir,
-    listen: String,
-}
-
-impl Stopped {
-    fn start_again(self) -> Controller {
-        Controller::serve(self.dir, &self.listen)
-    }
-}
 
 /// A forwarder with its secure-link identity, ports chosen before it starts.
 struct Router {
@@ -387,15 +195,6 @@ impl Router {
 }
 
 /// `nameway put` of `bytes` under `name` at router `r`, serving until dropped.
-struct Producer(Child);
-
-impl Drop for Producer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn put(r: &Router, name: &str, bytes: &[u8], dir: &Path) -> Producer {
     let file = dir.join(name.replace('/', "_"));
     std::fs::write(&file, bytes).unwrap();

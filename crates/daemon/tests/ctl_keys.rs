@@ -10,149 +10,12 @@ mod common;
 
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::ctl::{bin, run, wait, Controller, Proc as Producer, SERIAL};
 use common::{free_port, http_get, Daemon};
 use serde_json::Value;
-
-/// The tests start several processes each on a 2-core machine: one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn bin(name: &str) -> PathBuf {
-    static BUILT: OnceLock<()> = OnceLock::new();
-    let daemon = Path::new(env!("CARGO_BIN_EXE_namewayd"));
-    BUILT.get_or_init(|| {
-        let release = daemon
-            .parent()
-            .and_then(Path::file_name)
-            .is_some_and(|d| d == "release");
-        let mut build = Command::new(env!("CARGO"));
-        build.args(["build", "--quiet", "-p", "nameway-ctl", "-p", "nameway"]);
-        if release {
-            build.arg("--release");
-        }
-        let status = build
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .unwrap();
-        assert!(status.success(), "cargo build -p nameway-ctl failed");
-    });
-    let path = daemon.with_file_name(name);
-    assert!(path.exists(), "{} is missing", path.display());
-    path
-}
-
-fn run(bin_name: &str, args: &[&str]) -> String {
-    let out = Command::new(bin(bin_name)).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{bin_name} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn wait(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    done()
-}
-
-/// `namewayctl serve` on a fresh database for /example.
-struct Controller {
-    child: Child,
-    dir: tempfile::TempDir,
-    listen: String,
-    http: String,
-    pin: String,
-}
-
-impl Controller {
-    fn start(extra: &[&str]) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("ctl.db");
-        let db_s = db.to_str().unwrap();
-        run(
-            "namewayctl",
-            &["init", "--domain", "/example", "--db", db_s],
-        );
-        let log = std::fs::File::create(dir.path().join("ctl.log")).unwrap();
-        let mut child = Command::new(bin("namewayctl"))
-            .args(["serve", "--db", db_s, "--listen", "127.0.0.1:0"])
-            .args(["--http", "127.0.0.1:0"])
-            .args(extra)
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::piped())
-            .stderr(log)
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut next = |prefix: &str| {
-            let line = lines.next().unwrap().unwrap();
-            line.strip_prefix(prefix).unwrap().to_owned()
-        };
-        let listen = next("listening ");
-        let http = format!("http://{}", next("http "));
-        let pin = next("anchor ");
-        Self {
-            child,
-            dir,
-            listen,
-            http,
-            pin,
-        }
-    }
-
-    fn db(&self) -> String {
-        self.dir.path().join("ctl.db").to_str().unwrap().to_owned()
-    }
-
-    fn token(&self, router: &str) -> String {
-        run(
-            "namewayctl",
-            &["token", "--router", router, "--db", &self.db()],
-        )
-        .trim()
-        .to_owned()
-    }
-
-    fn metric(&self, line_prefix: &str) -> u64 {
-        let (_, _, body) = http_get(&self.http, "/metrics");
-        let text = String::from_utf8(body).unwrap();
-        text.lines()
-            .find_map(|l| l.strip_prefix(line_prefix))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or_else(|| panic!("no {line_prefix} in {text}"))
-    }
-
-    fn connected(&self, router: &str) -> bool {
-        let (_, _, body) = http_get(&self.http, "/status");
-        let v: Value = serde_json::from_slice(&body).unwrap();
-        v["routers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r["name"] == router && r["connected"] == true)
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("ctl.log")).unwrap_or_default()
-    }
-}
-
-impl Drop for Controller {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A forwarder with a secure-link identity and an agent; its state directory survives
 /// restarts.
@@ -288,7 +151,7 @@ impl Agent {
 fn agents_renew_short_lived_certificates_and_stay_joined_while_expired_and_denied_ones_cannot() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // 6 s certificates: renewed 4 s after issue.
-    let ctl = Controller::start(&["--cert-lifetime", "6s"]);
+    let ctl = Controller::start_with(&["--cert-lifetime", "6s"]);
     let dir = tempfile::tempdir().unwrap();
     let mut r1 = Agent::new(&ctl, dir.path(), 1);
     let mut r2 = Agent::new(&ctl, dir.path(), 2);
@@ -382,19 +245,10 @@ fn agents_renew_short_lived_certificates_and_stay_joined_while_expired_and_denie
 }
 
 /// `nameway put` serving until dropped.
-struct Producer(Child);
-
-impl Drop for Producer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn a_group_key_rotated_and_certificates_renewed_during_a_transfer_lose_nothing() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let ctl = Controller::start(&["--cert-lifetime", "6s"]);
+    let ctl = Controller::start_with(&["--cert-lifetime", "6s"]);
     let dir = tempfile::tempdir().unwrap();
     // r1 - r2 joined by a secure UDP face, each trusting the other's link key.
     let keys: Vec<String> = (1..=2)
@@ -601,7 +455,7 @@ fn a_group_key_rotated_and_certificates_renewed_during_a_transfer_lose_nothing()
 #[test]
 fn forwarders_trust_the_domain_s_valid_routers_on_their_links_and_stop_when_one_is_denied() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let ctl = Controller::start(&[]);
+    let ctl = Controller::start();
     let dir = tempfile::tempdir().unwrap();
     let keys: Vec<String> = (1..=2)
         .map(|i| {

@@ -17,75 +17,14 @@ mod common;
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
+use common::ctl::{bin, run, wait, Proc, SERIAL};
 use common::{free_port, http_get, Daemon};
 use serde_json::Value;
 
 const CTL: u64 = 131;
-
-/// Several processes per test on a 2-core machine: one test at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn bin(name: &str) -> PathBuf {
-    static BUILT: OnceLock<()> = OnceLock::new();
-    let daemon = Path::new(env!("CARGO_BIN_EXE_namewayd"));
-    BUILT.get_or_init(|| {
-        let release = daemon
-            .parent()
-            .and_then(Path::file_name)
-            .is_some_and(|d| d == "release");
-        let mut build = Command::new(env!("CARGO"));
-        build.args(["build", "--quiet", "-p", "nameway-ctl", "-p", "nameway"]);
-        if release {
-            build.arg("--release");
-        }
-        let status = build
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .unwrap();
-        assert!(
-            status.success(),
-            "cargo build -p nameway-ctl -p nameway failed"
-        );
-    });
-    let path = daemon.with_file_name(name);
-    assert!(path.exists(), "{} is missing", path.display());
-    path
-}
-
-fn run(bin_name: &str, args: &[&str]) -> String {
-    let out = Command::new(bin(bin_name)).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{bin_name} {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn wait(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    done()
-}
-
-/// A child process killed when dropped.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// `namewayctl serve`: its agents' address, HTTP base and pinned key.
 struct Controller {

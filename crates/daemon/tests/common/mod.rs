@@ -19,6 +19,7 @@ pub use daemon::*;
 #[path = "apps.rs"]
 mod apps;
 pub use apps::*;
+pub mod ctl;
 pub mod relay;
 
 impl Daemon {

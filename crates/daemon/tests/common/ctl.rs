@@ -1,0 +1,234 @@
+//! The controller's end-to-end tests (ctl.rs, ctl_keys.rs, ctl_nfd.rs): the CLI binaries built
+//! beside `namewayd`, `namewayctl serve` on a fresh database for the domain /example, and a
+//! child process killed when dropped.
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::http_get;
+
+/// The tests start up to five processes each on a 2-core machine: one at a time.
+pub static SERIAL: Mutex<()> = Mutex::new(());
+
+pub fn bin(name: &str) -> PathBuf {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    let daemon = Path::new(env!("CARGO_BIN_EXE_namewayd"));
+    BUILT.get_or_init(|| {
+        let release = daemon
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|d| d == "release");
+        let mut build = Command::new(env!("CARGO"));
+        build.args(["build", "--quiet", "-p", "nameway-ctl", "-p", "nameway"]);
+        if release {
+            build.arg("--release");
+        }
+        let status = build
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .unwrap();
+        assert!(
+            status.success(),
+            "cargo build -p nameway-ctl -p nameway failed"
+        );
+    });
+    let path = daemon.with_file_name(name);
+    assert!(path.exists(), "{} is missing", path.display());
+    path
+}
+
+pub fn run(bin_name: &str, args: &[&str]) -> String {
+    let out = Command::new(bin(bin_name)).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{bin_name} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+pub fn wait(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    done()
+}
+
+/// `namewayctl serve` on a fresh database for the domain /example.
+pub struct Controller {
+    pub child: Child,
+    pub dir: tempfile::TempDir,
+    pub listen: String,
+    pub http: String,
+    pub pin: String,
+}
+
+impl Controller {
+    pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// [`Controller::start`] with more `serve` arguments.
+    pub fn start_with(extra: &[&str]) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("ctl.db");
+        run(
+            "namewayctl",
+            &["init", "--domain", "/example", "--db", db.to_str().unwrap()],
+        );
+        Self::serve_with(dir, "127.0.0.1:0", extra)
+    }
+
+    /// `namewayctl serve` on the database in `dir`, listening on `listen`.
+    pub fn serve(dir: tempfile::TempDir, listen: &str) -> Self {
+        Self::serve_with(dir, listen, &[])
+    }
+
+    /// [`Controller::serve`] with more arguments.
+    pub fn serve_with(dir: tempfile::TempDir, listen: &str, extra: &[&str]) -> Self {
+        let db = dir.path().join("ctl.db");
+        let db_s = db.to_str().unwrap();
+        let log = std::fs::File::create(dir.path().join("ctl.log")).unwrap();
+        let mut child = Command::new(bin("namewayctl"))
+            .args(["serve", "--db", db_s, "--listen", listen])
+            .args(["--http", "127.0.0.1:0"])
+            .args(extra)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut next = |prefix: &str| {
+            let line = lines.next().unwrap().unwrap();
+            line.strip_prefix(prefix)
+                .unwrap_or_else(|| panic!("{line:?} does not start with {prefix:?}"))
+                .to_owned()
+        };
+        let listen = next("listening ");
+        let http = format!("http://{}", next("http "));
+        let pin = next("anchor ");
+        Self {
+            child,
+            dir,
+            listen,
+            http,
+            pin,
+        }
+    }
+
+    pub fn token(&self, router: &str) -> String {
+        let db = self.dir.path().join("ctl.db");
+        run(
+            "namewayctl",
+            &["token", "--router", router, "--db", db.to_str().unwrap()],
+        )
+        .trim()
+        .to_owned()
+    }
+
+    pub fn status(&self) -> Value {
+        let (_, _, body) = http_get(&self.http, "/status");
+        serde_json::from_slice(&body).unwrap()
+    }
+
+    pub fn metric(&self, line_prefix: &str) -> u64 {
+        let (_, _, body) = http_get(&self.http, "/metrics");
+        let text = String::from_utf8(body).unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix(line_prefix))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {line_prefix} in {text}"))
+    }
+
+    /// The database's path.
+    pub fn db(&self) -> String {
+        self.dir.path().join("ctl.db").to_str().unwrap().to_owned()
+    }
+
+    /// Whether `router` has a session now (`/status`).
+    pub fn connected(&self, router: &str) -> bool {
+        self.status()["routers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["name"] == router && r["connected"] == true)
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("ctl.log")).unwrap_or_default()
+    }
+
+    /// `nameway ctl --controller <http> ARGS --json`.
+    pub fn cli(&self, args: &[&str]) -> Value {
+        let mut all = vec!["ctl", "--controller", &self.http];
+        all.extend(args);
+        all.push("--json");
+        serde_json::from_str(&run("nameway", &all)).unwrap()
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Controller {
+    /// Kills the service, keeping its database and address for [`Stopped::start_again`].
+    pub fn restart_later(mut self) -> Stopped {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let listen = self.listen.clone();
+        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
+        Stopped { dir, listen }
+    }
+
+    pub fn registry_list(&self) -> String {
+        let db = self.dir.path().join("ctl.db");
+        run(
+            "namewayctl",
+            &["registry", "list", "--db", db.to_str().unwrap()],
+        )
+    }
+
+    pub fn deny(&self, router: &str) {
+        let db = self.dir.path().join("ctl.db");
+        run(
+            "namewayctl",
+            &["deny", router, "--db", db.to_str().unwrap()],
+        );
+    }
+}
+
+/// A controller killed, to be started again on the same database.
+pub struct Stopped {
+    pub dir: tempfile::TempDir,
+    pub listen: String,
+}
+
+impl Stopped {
+    pub fn start_again(self) -> Controller {
+        Controller::serve(self.dir, &self.listen)
+    }
+}
+
+/// A child process killed when dropped.
+pub struct Proc(pub Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
