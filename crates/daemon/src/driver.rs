@@ -584,34 +584,11 @@ impl Driver {
         }
     }
 
-    /// Queues one packet of the forwarder for its face. Toward an application past its queue's
-    /// bound, the face that sent the Interest is slowed down (backpressure); an Interest that
-    /// cannot be queued at all is answered downstream with a Nack Congestion (as if the
-    /// upstream had sent it), so the consumer retries at once instead of waiting out the
-    /// lifetime.
+    /// Queues one packet of the forwarder for its face ([`queue_transmit`]); a Nack
+    /// Congestion for an Interest that could not be queued goes back into the forwarder.
     fn send(&mut self, t: nameway_fw::Transmit) {
-        let face = nameway_face::FaceId(t.face.0);
-        let interest = (t.kind == nameway_fw::PacketKind::Interest).then(|| t.wire.clone());
-        match self.faces.send(face, t.wire) {
-            Ok(nameway_face::Queued::Within) => {}
-            Ok(nameway_face::Queued::Congested) => {
-                if interest.is_some() && t.cause != FaceId::NONE {
-                    self.faces.slow_down(nameway_face::FaceId(t.cause.0), face);
-                }
-            }
-            Err(nameway_face::SendError::QueueFull) => {
-                if let Some(wire) = interest {
-                    self.nack_congestion(t.face, wire);
-                }
-            }
-            Err(e) => tracing::trace!(face = t.face.0, error = %e, "send dropped"),
-        }
-    }
-
-    /// Feeds the forwarder a Nack Congestion for `interest` from `face`, which could not queue
-    /// it: the Nack pipeline answers the Interest's downstreams (or tries another upstream).
-    fn nack_congestion(&mut self, face: FaceId, interest: Bytes) {
-        if let Some(nack) = congestion_nack(interest) {
+        let face = t.face;
+        if let Some(nack) = queue_transmit(&self.faces, t) {
             let now = self.now();
             self.fw.packet(now, face, nack);
         }
@@ -836,9 +813,33 @@ impl Driver {
     }
 }
 
+/// Queues one packet of a forwarder (any shard's) for its face. Toward an application past
+/// its queue's bound, the face that sent the Interest is slowed down (backpressure); an
+/// Interest that cannot be queued at all gets a Nack Congestion, returned to be fed to the
+/// forwarder from that face (as if the upstream had sent it), so the consumer retries at once
+/// instead of waiting out the lifetime.
+pub(crate) fn queue_transmit(faces: &FaceSystem, t: nameway_fw::Transmit) -> Option<Bytes> {
+    let face = nameway_face::FaceId(t.face.0);
+    let interest = (t.kind == nameway_fw::PacketKind::Interest).then(|| t.wire.clone());
+    match faces.send(face, t.wire) {
+        Ok(nameway_face::Queued::Within) => None,
+        Ok(nameway_face::Queued::Congested) => {
+            if interest.is_some() && t.cause != FaceId::NONE {
+                faces.slow_down(nameway_face::FaceId(t.cause.0), face);
+            }
+            None
+        }
+        Err(nameway_face::SendError::QueueFull) => interest.and_then(congestion_nack),
+        Err(e) => {
+            tracing::trace!(face = t.face.0, error = %e, "send dropped");
+            None
+        }
+    }
+}
+
 /// A Nack Congestion for `interest` (an Interest, bare or in an LpPacket), to feed the
 /// forwarder as if the face that could not queue it had answered so.
-pub(crate) fn congestion_nack(interest: Bytes) -> Option<Bytes> {
+fn congestion_nack(interest: Bytes) -> Option<Bytes> {
     let fragment = match nameway_wire::Packet::classify(interest) {
         Ok(nameway_wire::Packet::Interest(w)) => w,
         Ok(nameway_wire::Packet::Lp(lp)) => lp.fragment?,

@@ -361,23 +361,9 @@ impl Worker {
             let Some(t) = self.shard.poll_transmit() else {
                 return;
             };
-            let face = nameway_face::FaceId(t.face.0);
-            let interest = (t.kind == nameway_fw::PacketKind::Interest).then(|| t.wire.clone());
-            match self.faces.send(face, t.wire) {
-                Ok(nameway_face::Queued::Within) => {}
-                Ok(nameway_face::Queued::Congested) => {
-                    if interest.is_some() && t.cause != FaceId::NONE {
-                        self.faces.slow_down(nameway_face::FaceId(t.cause.0), face);
-                    }
-                }
-                Err(nameway_face::SendError::QueueFull) => {
-                    if let Some(wire) = interest {
-                        if let Some(nack) = crate::driver::congestion_nack(wire) {
-                            self.shard.handle_packet(now, t.face, nack);
-                        }
-                    }
-                }
-                Err(e) => tracing::trace!(face = t.face.0, error = %e, "send dropped"),
+            let face = t.face;
+            if let Some(nack) = crate::driver::queue_transmit(&self.faces, t) {
+                self.shard.handle_packet(now, face, nack);
             }
         }
     }

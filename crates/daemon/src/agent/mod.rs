@@ -52,6 +52,35 @@ pub use stats::AgentCounters;
 /// Route origin of the routes the controller installs ("ctl").
 pub const CTL_ORIGIN: u64 = nameway_wire::mgmt::route_origin::CTL;
 
+/// What an agent (namewayd's or the NFD agent) starts from: the controller's pinned key,
+/// its router name, its state directory and its router key.
+pub(crate) struct Identity {
+    pub(crate) pinned: [u8; 32],
+    pub(crate) router: Name,
+    pub(crate) state: store::StateDir,
+    pub(crate) key: nameway_transport::SigningKey,
+}
+
+impl Identity {
+    /// From `[controller]`; `state_label` names the state directory's setting in errors.
+    pub(crate) fn open(c: &config::ControllerConfig, state_label: &str) -> anyhow::Result<Self> {
+        let pinned = nameway_ctl::channel::parse_pin(&c.key)
+            .map_err(|e| anyhow::anyhow!("controller.key: {e}"))?;
+        let router: Name = c
+            .name
+            .parse()
+            .map_err(|e| anyhow::anyhow!("controller.name: {e}"))?;
+        let state = store::StateDir::open(&c.state_dir).context(state_label.to_owned())?;
+        let key = state.router_key().context("the agent's router key")?;
+        Ok(Self {
+            pinned,
+            router,
+            state,
+            key,
+        })
+    }
+}
+
 /// Hello rounds after a face event during which the secure links are listed again.
 const REFRESH_ROUNDS: u32 = 4;
 
@@ -113,14 +142,12 @@ impl Agent {
         if !c.is_on() {
             return Ok(None);
         }
-        let pinned = nameway_ctl::channel::parse_pin(&c.key)
-            .map_err(|e| anyhow::anyhow!("controller.key: {e}"))?;
-        let router: Name = c
-            .name
-            .parse()
-            .map_err(|e| anyhow::anyhow!("controller.name: {e}"))?;
-        let state = store::StateDir::open(&c.state_dir).context("controller.state_dir")?;
-        let key = state.router_key().context("the agent's router key")?;
+        let Identity {
+            pinned,
+            router,
+            state,
+            key,
+        } = Identity::open(c, "controller.state_dir")?;
         let link_key = faces.security().map(|s| s.identity().public_key().0);
         let kem = match faces.security() {
             Some(s) => Some(

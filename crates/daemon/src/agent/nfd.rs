@@ -22,7 +22,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context as _;
 use bytes::Bytes;
 use nameway_ctl::channel::{NeighbourReport, RegistrationReport, Report};
 use nameway_ctl::Fib;
@@ -33,7 +32,7 @@ use tokio::sync::mpsc;
 
 use super::config::ControllerConfig;
 use super::link::{self, ToTask, Update};
-use super::{is_local_name, store, AgentCounters, CTL_ORIGIN};
+use super::{is_local_name, AgentCounters, CTL_ORIGIN};
 
 /// A link the operator declares: the neighbour's link key and this forwarder's face toward
 /// it (its remote URI, as `faces/list` shows it).
@@ -91,14 +90,12 @@ pub async fn run(config: NfdAgentConfig) -> anyhow::Result<()> {
     let c = &config.controller;
     c.validate().map_err(|e| anyhow::anyhow!(e))?;
     let transport = Transport::parse(&config.nfd).map_err(|e| anyhow::anyhow!("--nfd: {e}"))?;
-    let pinned = nameway_ctl::channel::parse_pin(&c.key)
-        .map_err(|e| anyhow::anyhow!("controller.key: {e}"))?;
-    let router: Name = c
-        .name
-        .parse()
-        .map_err(|e| anyhow::anyhow!("controller.name: {e}"))?;
-    let state = store::StateDir::open(&c.state_dir).context("--state-dir")?;
-    let key = state.router_key().context("the agent's router key")?;
+    let super::Identity {
+        pinned,
+        router,
+        state,
+        key,
+    } = super::Identity::open(c, "--state-dir")?;
     let link_key = link_key(&c.state_dir)?;
     println!("link-key {}", hex::encode(link_key));
     let applied = match state.load_fib() {
