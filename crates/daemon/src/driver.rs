@@ -805,10 +805,12 @@ impl Driver {
             // Commits what is queued for the disk tier.
             cs.stop();
         }
+        // Faces first: the shards' threads drive the I/O tasks of their faces, which flush
+        // and close while those threads still run.
+        self.faces.shutdown().await;
         if let Some(s) = self.shards.as_mut() {
             s.stop();
         }
-        self.faces.shutdown().await;
         Ok(())
     }
 }

@@ -8,7 +8,9 @@
 //! thread with a current-thread runtime: they take the packets of the faces placed on them
 //! ([`nameway_face::home_shard`]), dispatch them by name (their own forwarder or a hand-off
 //! ring), forward what other shards handed them, run their timers and send through the face
-//! system (thread-safe). A shard that handed packets to another wakes it once per turn.
+//! system (thread-safe). A shard that handed packets to another wakes it once per turn. The
+//! shard's runtime also runs the socket I/O of the stream faces accepted with that shard as
+//! their home ([`FaceSystem::set_shard_runtimes`]), so their bursts stay on its thread.
 //!
 //! A packet from a face whose `AddFace` has not reached the shard yet (the face's `Up` goes to
 //! shard 0, its packets to its home shard) is parked until the change arrives, at most
@@ -278,6 +280,7 @@ pub fn start(
     let n = shards.len() + 1;
     let board = Arc::new(Board::new(n));
     let mut threads = Vec::new();
+    let mut runtimes = Vec::new();
     for (shard, events) in shards.into_iter().zip(queues) {
         let worker = Worker {
             notify: board.notify.get(shard.index()).cloned().unwrap_or_default(),
@@ -291,15 +294,30 @@ pub fn start(
             parked_dropped: 0,
         };
         let name = format!("nameway-shard-{}", worker.shard.index());
+        // The thread builds its runtime and hands back a handle, on which the face system
+        // spawns the I/O of the faces whose home is this shard (they run while the thread
+        // drives the runtime). A runtime is only ever dropped on its own thread.
+        let (handle_tx, handle_rx) = std::sync::mpsc::sync_channel(1);
         threads.push(std::thread::Builder::new().name(name).spawn(move || {
             match tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
             {
-                Ok(rt) => rt.block_on(run_shard(worker)),
-                Err(e) => tracing::error!(error = %e, "cannot start a shard's runtime"),
+                Ok(rt) => {
+                    let _ = handle_tx.send(Some(rt.handle().clone()));
+                    rt.block_on(run_shard(worker));
+                }
+                Err(e) => {
+                    let _ = handle_tx.send(None);
+                    tracing::error!(error = %e, "cannot start a shard's runtime");
+                }
             }
         })?);
+        runtimes.push(handle_rx.recv().ok().flatten());
+    }
+    // All or nothing: a shard without a runtime leaves every face's I/O on shard 0's.
+    if let Some(handles) = runtimes.into_iter().collect::<Option<Vec<_>>>() {
+        faces.set_shard_runtimes(handles);
     }
     Ok(Shards {
         control,

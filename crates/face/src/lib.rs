@@ -29,6 +29,7 @@ mod face;
 pub mod fault;
 pub mod id;
 pub mod link;
+mod placement;
 mod queue;
 pub mod secure;
 mod stream;

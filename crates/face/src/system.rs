@@ -6,7 +6,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -46,6 +46,9 @@ pub(crate) struct Shared {
     /// Packet queues of the shards 1.. of a sharded forwarder (empty: every packet goes to
     /// `events`). A face's packets go to its home shard ([`home_shard`]).
     shard_events: Vec<mpsc::Sender<FaceEvent>>,
+    /// The runtimes of shards 1.. (`[s - 1]` for shard `s`), once the daemon gave them: an
+    /// accepted connection's tasks run on its home shard's (`placement.rs`).
+    shard_runtimes: OnceLock<Vec<tokio::runtime::Handle>>,
     pub(crate) counters: AtomicSystemCounters,
     shutdown: watch::Sender<bool>,
     shutting_down: AtomicBool,
@@ -86,6 +89,30 @@ impl Shared {
         tokio::spawn(futures_util::FutureExt::map(fut, move |()| drop(guard)));
     }
 
+    /// As [`Shared::spawn`], on the runtime `rt` (a shard's).
+    pub(crate) fn spawn_on<F>(&self, rt: &tokio::runtime::Handle, fut: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let guard = lock(&self.task_guard).clone();
+        rt.spawn(futures_util::FutureExt::map(fut, move |()| drop(guard)));
+    }
+
+    /// The runtime of `face`'s home shard when it is not shard 0 and the daemon gave the
+    /// shards' runtimes; `None`: the face runs where it was accepted.
+    pub(crate) fn home_runtime(&self, face: FaceId) -> Option<tokio::runtime::Handle> {
+        let runtimes = self.shard_runtimes.get()?;
+        match home_shard(face, self.shard_events.len() + 1) {
+            0 => None,
+            s => runtimes.get(s - 1).cloned(),
+        }
+    }
+
+    /// A new face id (ids are never reused).
+    pub(crate) fn next_face_id(&self) -> FaceId {
+        FaceId(self.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
     /// Milliseconds since the face system started (the link services' clock).
     pub(crate) fn now_ms(&self) -> u64 {
         u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX)
@@ -109,10 +136,23 @@ impl Shared {
         params: FaceParams,
         fault: Option<FaultConfig>,
     ) -> Result<(Arc<FaceHandle>, TxQueue), FaceError> {
+        self.register_face_as(self.next_face_id(), params, fault)
+    }
+
+    /// [`Shared::register_face`] with an id taken before (by [`Shared::next_face_id`]), so an
+    /// accepted connection can be placed on its home shard before its face exists.
+    ///
+    /// # Errors
+    /// [`FaceError::ShuttingDown`].
+    pub(crate) fn register_face_as(
+        self: &Arc<Self>,
+        id: FaceId,
+        params: FaceParams,
+        fault: Option<FaultConfig>,
+    ) -> Result<(Arc<FaceHandle>, TxQueue), FaceError> {
         if self.is_shutting_down() {
             return Err(FaceError::ShuttingDown);
         }
-        let id = FaceId(self.next_id.fetch_add(1, Ordering::Relaxed));
         let face = Arc::new(FaceHandle::new(
             id,
             params,
@@ -247,6 +287,7 @@ impl FaceSystem {
             faces: Mutex::new(HashMap::new()),
             events,
             shard_events,
+            shard_runtimes: OnceLock::new(),
             counters: AtomicSystemCounters::default(),
             shutdown: watch::channel(false).0,
             shutting_down: AtomicBool::new(false),
@@ -311,6 +352,17 @@ impl FaceSystem {
             ));
         }
         Ok(())
+    }
+
+    /// Gives the runtimes of shards 1.. of a sharded forwarder (`runtimes[s - 1]` for shard
+    /// `s`, each driven by its shard's thread): from then on, a stream connection accepted on
+    /// a Unix or TCP listener runs its reader and writer on its home shard's runtime
+    /// ([`home_shard`]), so that shard's thread reads, forwards and writes that face's packets
+    /// without waking another. Connections accepted before stay where they are (their packets
+    /// still reach their home shard's queue). Only the first call counts; a forwarder with
+    /// one thread never calls it.
+    pub fn set_shard_runtimes(&self, runtimes: Vec<tokio::runtime::Handle>) {
+        let _ = self.shared.shard_runtimes.set(runtimes);
     }
 
     /// The listening endpoints as bound (port 0 replaced by the real port), in config order:

@@ -23,6 +23,7 @@ use crate::error::FaceError;
 use crate::event::DownReason;
 use crate::face::{closed, FaceHandle, FaceParams, TxQueue};
 use crate::id::{FaceId, FaceKind, FaceScope, Persistency};
+use crate::placement::{self, Accepted};
 use crate::secure::{SecureLink, SecureMode};
 use crate::stream;
 use crate::system::{is_loopback, Shared};
@@ -52,7 +53,11 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener, uri:
             accepted = listener.accept() => accepted,
         };
         match accepted {
-            Ok((stream, peer)) => shared.spawn(run_accepted(shared.clone(), stream, peer)),
+            Ok((stream, peer)) => {
+                let id = shared.next_face_id();
+                let s = shared.clone();
+                placement::spawn_face(&shared, id, stream, move |st| run_accepted(s, id, st, peer));
+            }
             Err(e) => failures.failed(&shared.counters, &e).await,
         }
     }
@@ -89,10 +94,20 @@ fn params(
     }
 }
 
-async fn run_accepted(shared: Arc<Shared>, stream: TcpStream, peer: SocketAddr) {
+async fn run_accepted(
+    shared: Arc<Shared>,
+    id: FaceId,
+    stream: Accepted<TcpStream>,
+    peer: SocketAddr,
+) {
+    let Ok(stream) = stream.adopt() else {
+        bump(&shared.counters.accept_errors);
+        return;
+    };
     let _ = stream.set_nodelay(true);
     let local = stream.local_addr().unwrap_or(peer);
-    let Ok((face, queue)) = shared.register_face(
+    let Ok((face, queue)) = shared.register_face_as(
+        id,
         params(&shared, local, peer, Persistency::OnDemand, None),
         None,
     ) else {

@@ -11,9 +11,11 @@ use std::sync::Arc;
 use tokio::net::{UnixListener, UnixStream};
 
 use crate::accept::AcceptFailures;
+use crate::counters::bump;
 use crate::error::FaceError;
 use crate::face::FaceParams;
-use crate::id::{FaceKind, FaceScope, Persistency};
+use crate::id::{FaceId, FaceKind, FaceScope, Persistency};
+use crate::placement::{self, Accepted};
 use crate::stream;
 use crate::system::{path_string, Shared};
 use crate::uri::FaceUri;
@@ -90,13 +92,21 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: UnixListener, pat
             accepted = listener.accept() => accepted,
         };
         match accepted {
-            Ok((stream, _)) => shared.spawn(run_face(shared.clone(), stream, path.clone())),
+            Ok((stream, _)) => {
+                let id = shared.next_face_id();
+                let (s, p) = (shared.clone(), path.clone());
+                placement::spawn_face(&shared, id, stream, move |st| run_face(s, id, st, p));
+            }
             Err(e) => failures.failed(&shared.counters, &e).await,
         }
     }
 }
 
-async fn run_face(shared: Arc<Shared>, stream: UnixStream, path: PathBuf) {
+async fn run_face(shared: Arc<Shared>, id: FaceId, stream: Accepted<UnixStream>, path: PathBuf) {
+    let Ok(stream) = stream.adopt() else {
+        bump(&shared.counters.accept_errors);
+        return;
+    };
     let fd = u64::try_from(stream.as_raw_fd()).unwrap_or(0);
     let params = FaceParams {
         kind: FaceKind::Unix,
@@ -107,7 +117,7 @@ async fn run_face(shared: Arc<Shared>, stream: UnixStream, path: PathBuf) {
         mtu: None,
         secure: None,
     };
-    let Ok((face, queue)) = shared.register_face(params, None) else {
+    let Ok((face, queue)) = shared.register_face_as(id, params, None) else {
         return; // shutting down
     };
     shared.announce_up(&face).await;
@@ -128,8 +138,9 @@ mod tests {
     /// An idle Unix face costs two tasks; their futures are part of its memory.
     #[test]
     fn idle_face_futures_are_small() {
-        let reader =
-            future_size(|(s, st, p): (Arc<Shared>, UnixStream, PathBuf)| run_face(s, st, p));
+        let reader = future_size(|(s, st, p): (Arc<Shared>, Accepted<UnixStream>, PathBuf)| {
+            run_face(s, FaceId(0), st, p)
+        });
         let writer = stream::writer_future_size();
         println!("run_face future: {reader} B, write_loop future: {writer} B");
         // Measured 976 B and 736 B (tokio 1.54): the waits of a busy or closing face (event
