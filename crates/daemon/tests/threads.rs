@@ -429,3 +429,172 @@ fn a_feature_that_needs_one_thread_is_refused_by_name() {
         "{err}"
     );
 }
+
+/// CPU time (utime + stime, in clock ticks) of each of `pid`'s threads, by thread name.
+fn thread_ticks(pid: u32) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let dir = task.unwrap().path();
+        let (Ok(comm), Ok(stat)) = (
+            std::fs::read_to_string(dir.join("comm")),
+            std::fs::read_to_string(dir.join("stat")),
+        ) else {
+            continue;
+        };
+        // Fields after the parenthesised name: state is field 3, utime 14, stime 15.
+        let rest: Vec<&str> = stat
+            .rsplit_once(')')
+            .unwrap()
+            .1
+            .split_whitespace()
+            .collect();
+        let ticks = rest[11].parse::<u64>().unwrap() + rest[12].parse::<u64>().unwrap();
+        out.push((comm.trim().to_owned(), ticks));
+    }
+    out
+}
+
+/// The ticks of the thread named `name` (summed if several).
+fn ticks_of(all: &[(String, u64)], name: &str) -> u64 {
+    all.iter().filter(|(n, _)| n == name).map(|(_, t)| t).sum()
+}
+
+/// An application producer on the Unix socket (face `face`): routes `prefix` to itself, then
+/// answers every Interest with a Data of 100 bytes until the daemon closes the connection.
+fn unix_producer(mut c: Conn, face: u64, prefix: &str) -> std::thread::JoinHandle<()> {
+    let params = ControlParameters {
+        name: Some(prefix.parse().unwrap()),
+        face_id: Some(face),
+        ..ControlParameters::default()
+    };
+    assert_eq!(command(&mut c, "fib/add-nexthop", &params), 200);
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 65536];
+        c.s.set_read_timeout(None).unwrap();
+        loop {
+            let mut out = Vec::new();
+            while let Ok(Some(p)) = c.f.next_packet() {
+                if let Ok(i) = Interest::decode(&p) {
+                    let d = Data::new(i.name.clone(), Bytes::from(vec![7u8; 100]));
+                    out.extend_from_slice(&d.encode());
+                }
+            }
+            if !out.is_empty() && c.s.write_all(&out).is_err() {
+                return;
+            }
+            match c.s.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => c.f.extend(&buf[..n]),
+            }
+        }
+    })
+}
+
+/// Opens Unix connections until one gets a face id with home shard 1 (odd); returns it and
+/// its id. The others are dropped.
+fn conn_on_shard_1(d: &Daemon, http: u16) -> (Conn, u64) {
+    let apps = |http| -> Vec<u64> {
+        api_status(http)["faces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["remote"].as_str().unwrap().starts_with("fd://"))
+            .map(|f| f["id"].as_u64().unwrap())
+            .collect()
+    };
+    for _ in 0..4 {
+        let before = apps(http);
+        let c = Conn::open(d);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let id = loop {
+            if let Some(&id) = apps(http).iter().find(|id| !before.contains(id)) {
+                break id;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the connection's face never came up"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        if id % 2 == 1 {
+            return (c, id);
+        }
+    }
+    panic!("four connections in a row got even face ids");
+}
+
+/// With `threads = 2`, a consumer and a producer whose faces live on shard 1, exchanging
+/// names that shard 1 owns, are served by shard 1's thread alone: their sockets are read and
+/// written there, so the main thread (shard 0, which accepted them) does almost no work during
+/// 30,000 exchanges. Before the faces' I/O ran on their home shard, every read and write of
+/// every socket was the main thread's, about as much CPU as the shard's own.
+#[test]
+fn faces_on_shard_1_are_read_and_written_by_its_thread() {
+    let http = free_port();
+    let d = Daemon::start(&config(http, ""));
+    let (producer, producer_face) = conn_on_shard_1(&d, http);
+    let (mut consumer, _) = conn_on_shard_1(&d, http);
+    let _serve = unix_producer(producer, producer_face, "/own");
+    // A prefix shard 1 owns (K = 2 hashes `/own/<k>`): one exchange, then the counters say
+    // whether it stayed on shard 1 (no packet handed to or received by shard 0).
+    let handed = |http| -> u64 {
+        let (_, _, body) = common::http_get(&format!("http://127.0.0.1:{http}"), "/metrics");
+        String::from_utf8(body)
+            .unwrap()
+            .lines()
+            .filter(|l| {
+                l.starts_with("nameway_shard_packets_total{")
+                    && (l.contains("handed_off") || l.contains("received"))
+            })
+            .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+            .sum()
+    };
+    let prefix = (0..64u32)
+        .map(|k| format!("/own/{k}"))
+        .find(|p| {
+            let before = handed(http);
+            assert!(consumer.fetch(&format!("{p}/probe"), 1).is_some());
+            handed(http) == before
+        })
+        .expect("a prefix owned by shard 1 among 64");
+    let pid = d.child.id();
+    let handed_before = handed(http);
+    let before = thread_ticks(pid);
+    let total = 30_000u32;
+    let window = 16u32;
+    let mut sent = 0u32;
+    let mut wire = Vec::new();
+    while sent < window {
+        wire.extend_from_slice(&interest(&format!("{prefix}/{sent}"), sent));
+        sent += 1;
+    }
+    consumer.s.write_all(&wire).unwrap();
+    for got in 0..total {
+        assert!(
+            consumer.data(Duration::from_secs(5)).is_some(),
+            "exchange {got} not answered\n{}",
+            d.log()
+        );
+        if sent < total {
+            consumer.send(&interest(&format!("{prefix}/{sent}"), sent));
+            sent += 1;
+        }
+    }
+    let after = thread_ticks(pid);
+    let main = ticks_of(&after, "namewayd") - ticks_of(&before, "namewayd");
+    let shard = ticks_of(&after, "nameway-shard-1") - ticks_of(&before, "nameway-shard-1");
+    println!("CPU ticks during the exchanges: main thread {main}, shard 1 {shard}");
+    assert_eq!(
+        handed(http),
+        handed_before,
+        "the exchanges stayed on shard 1"
+    );
+    assert!(
+        shard >= 20,
+        "shard 1's thread forwarded the exchanges: {shard} ticks, main {main}\n{after:?}"
+    );
+    assert!(
+        main * 10 <= shard,
+        "the main thread did the faces' I/O: {main} ticks against shard 1's {shard}\n{after:?}"
+    );
+}
