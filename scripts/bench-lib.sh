@@ -1,6 +1,7 @@
 # Shared by the scripts/bench-*.sh that drive a release namewayd (sourced, not run):
 #   bench_init            build namewayd and nameway (release; NAMEWAY_NO_BUILD=1 skips it), make $dir, clean up at exit
-#   start_namewayd TOML   start namewayd on "[log] level=warn" + TOML, wait for $dir/nfd.sock; sets $pid
+#   start_namewayd TOML   start namewayd ($NAMEWAY_BIN, default target/release/namewayd) on
+#                         "[log] level=warn" + TOML, wait for $dir/nfd.sock; sets $pid
 #   stop_namewayd         stop it
 #   median N...           the median of numbers
 # The TOML should put the Unix socket at $dir/nfd.sock.
@@ -18,7 +19,7 @@ bench_init() {
 start_namewayd() {
     rm -f "$dir/nfd.sock"
     printf '[log]\nlevel = "warn"\n%s\n' "$1" > "$dir/d.toml"
-    target/release/namewayd -c "$dir/d.toml" 2>"$dir/log" &
+    "${NAMEWAY_BIN:-target/release/namewayd}" -c "$dir/d.toml" 2>"$dir/log" &
     pid=$!
     for _ in $(seq 200); do [ -S "$dir/nfd.sock" ] && return 0; sleep 0.05; done
     echo "namewayd did not start:" >&2

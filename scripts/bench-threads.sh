@@ -8,6 +8,9 @@
 #
 #   bash scripts/bench-threads.sh [EXCHANGES=200000] [RUNS=3] [CONSUMERS=4]
 #   NAMEWAY_NO_BUILD=1 use target/release as it is
+#   NAMEWAY_BASELINE=/path/to/namewayd also run that binary (threads 1 and 2) in each round,
+#     right after this tree's, and report its medians and ratio too (a change against its
+#     parent under the same load)
 set -euo pipefail
 exchanges="${1:-200000}"
 runs="${2:-3}"
@@ -33,21 +36,31 @@ threads = $1"
 
 printf 'nameway bench over Unix, %d consumers, window 16, 100-B payloads, %d exchanges per run\n' \
     "$consumers" "$exchanges"
-printf '%-8s %-4s %14s %14s\n' threads run "CPU µs/exch" "exchanges/s"
-: > "$dir/t1"
-: > "$dir/t2"
+printf '%-8s %-8s %-4s %14s %14s\n' binary threads run "CPU µs/exch" "exchanges/s"
+bins="this"
+[ -z "${NAMEWAY_BASELINE:-}" ] || bins="this baseline"
+for b in $bins; do
+    : > "$dir/$b-t1"
+    : > "$dir/$b-t2"
+done
 for r in $(seq "$runs"); do
-    for t in 1 2; do
-        line="$(one "$t")"
-        echo "$line" >> "$dir/t$t"
-        printf '%-8s %-4s %14.2f %14.0f\n' "$t" "$r" $line
+    for b in $bins; do
+        if [ "$b" = baseline ]; then export NAMEWAY_BIN="$NAMEWAY_BASELINE"; else unset NAMEWAY_BIN; fi
+        for t in 1 2; do
+            line="$(one "$t")"
+            echo "$line" >> "$dir/$b-t$t"
+            printf '%-8s %-8s %-4s %14.2f %14.0f\n' "$b" "$t" "$r" $line
+        done
     done
 done
-c1="$(median $(cut -d' ' -f1 "$dir/t1"))"
-c2="$(median $(cut -d' ' -f1 "$dir/t2"))"
-x1="$(median $(cut -d' ' -f2 "$dir/t1"))"
-x2="$(median $(cut -d' ' -f2 "$dir/t2"))"
-printf 'medians: threads=1 %.2f µs (%.0f exchanges/s), threads=2 %.2f µs (%.0f exchanges/s)\n' \
-    "$c1" "$x1" "$c2" "$x2"
-printf 'CPU per exchange threads=2 / threads=1 = %.3f (target <= 1.10); rate ratio %.3f\n' \
-    "$(python3 -c "print($c2 / $c1)")" "$(python3 -c "print($x2 / $x1)")"
+for b in $bins; do
+    c1="$(median $(cut -d' ' -f1 "$dir/$b-t1"))"
+    c2="$(median $(cut -d' ' -f1 "$dir/$b-t2"))"
+    x1="$(median $(cut -d' ' -f2 "$dir/$b-t1"))"
+    x2="$(median $(cut -d' ' -f2 "$dir/$b-t2"))"
+    printf '%s: medians: threads=1 %.2f µs (%.0f exchanges/s), threads=2 %.2f µs (%.0f exchanges/s)\n' \
+        "$b" "$c1" "$x1" "$c2" "$x2"
+    printf '%s: CPU per exchange threads=2 / threads=1 = %.3f (target <= 1.10); rate ratio %.3f\n' \
+        "$b" "$(python3 -c "print($c2 / $c1)")" "$(python3 -c "print($x2 / $x1)")"
+done
+printf 'load average at the end: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
