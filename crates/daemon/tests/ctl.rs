@@ -843,7 +843,8 @@ fn metric_at(http: &str, line_prefix: &str) -> Option<u64> {
 #[test]
 fn the_agents_counters_show_sessions_objects_applied_and_failures_by_reason() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let ctl = Controller::start();
+    // 6 s certificates: the agents renew theirs 4 s after issue, which the counters show.
+    let ctl = Controller::start_with(&["--cert-lifetime", "6s"]);
     let other_key = format!("ed25519:{}", "5a".repeat(32));
     let dir = tempfile::tempdir().unwrap();
     let http_port = free_port();
@@ -911,6 +912,51 @@ fn the_agents_counters_show_sessions_objects_applied_and_failures_by_reason() {
     let text = r1.nameway(&["status"]);
     assert!(text.contains("Controller:"), "{text}");
     assert!(text.contains("reachable"), "{text}");
+    // Hellos with r2 and the certificate renewal: in the status and in /metrics.
+    assert!(
+        wait(Duration::from_secs(15), || {
+            let c = agent_status(r1);
+            c["hellos_answered"].as_u64().unwrap() >= 1
+                && c["hellos_received"].as_u64().unwrap() >= 1
+                && c["renewals"]["renewed"].as_u64().unwrap() >= 1
+        }),
+        "{}\n{}",
+        agent_status(r1),
+        r1.d().log()
+    );
+    let c1 = agent_status(r1);
+    assert!(
+        c1["hellos_sent"].as_u64().unwrap() >= c1["hellos_answered"].as_u64().unwrap(),
+        "{c1}"
+    );
+    assert_eq!(c1["renewals"]["refused"], 0, "{c1}");
+    assert_eq!(c1["neighbours_dead"], 0, "{c1}");
+    assert!(metric_at(&http, "nameway_controller_hellos_sent_total ").unwrap() >= 1);
+    assert!(metric_at(&http, "nameway_controller_hellos_answered_total ").unwrap() >= 1);
+    assert!(metric_at(&http, "nameway_controller_hellos_received_total ").unwrap() >= 1);
+    assert_eq!(
+        metric_at(&http, "nameway_controller_neighbours_dead_total "),
+        Some(0)
+    );
+    assert!(
+        metric_at(
+            &http,
+            "nameway_controller_renewals_total{result=\"renewed\"} "
+        )
+        .unwrap()
+            >= 1
+    );
+    assert_eq!(
+        metric_at(
+            &http,
+            "nameway_controller_renewals_total{result=\"refused\"} "
+        ),
+        Some(0)
+    );
+    let text = r1.nameway(&["status"]);
+    assert!(text.contains("renewals"), "{text}");
+    assert!(text.contains("refused=0 renewed="), "{text}");
+    assert!(text.contains("hellos"), "{text}");
     // r3 never had a session: every attempt failed on the anchor.
     assert!(
         wait(Duration::from_secs(20), || agent_status(r3)

@@ -189,6 +189,16 @@ impl AgentCounters {
                 .collect(),
             applied_version: by_kind(&self.last_version),
             reports: read(&self.reports),
+            hellos_sent: read(&self.hellos_sent),
+            hellos_answered: read(&self.hellos_answered),
+            hellos_received: read(&self.hellos_received),
+            neighbours_dead: read(&self.neighbours_dead),
+            renewals: [
+                ("renewed", read(&self.renewed)),
+                ("refused", read(&self.renew_refused)),
+            ]
+            .into_iter()
+            .collect(),
         }
     }
 }
@@ -214,6 +224,17 @@ crate::stats! {
         pub applied_version: BTreeMap<&'static str, u64> = gauge("nameway_controller_applied_version"; by "kind"),
         /// Reports of this forwarder's state sent toward the controller.
         pub reports: u64 = counter("nameway_controller_reports"),
+        /// Hellos sent to secure-link neighbours.
+        pub hellos_sent: u64 = counter("nameway_controller_hellos_sent"),
+        /// This forwarder's hellos its neighbours answered.
+        pub hellos_answered: u64 = counter("nameway_controller_hellos_answered"),
+        /// Neighbours' hellos this forwarder answered.
+        pub hellos_received: u64 = counter("nameway_controller_hellos_received"),
+        /// Neighbours declared dead (no hello answered within the window).
+        pub neighbours_dead: u64 = counter("nameway_controller_neighbours_dead"),
+        /// Router certificate renewals answered by the controller, by result (`renewed`: checked
+        /// and kept; `refused`: not the anchor's, not this router's key, not valid now).
+        pub renewals: BTreeMap<&'static str, u64> = counter("nameway_controller_renewals"; by "result"),
     }
 }
 
@@ -230,7 +251,13 @@ mod tests {
         c.applied("cs", 7);
         c.applied("fib", 3);
         c.applied("fib", 4);
+        c.renewed.fetch_add(2, Ordering::Relaxed);
+        c.renew_refused.fetch_add(1, Ordering::Relaxed);
+        c.hellos_sent.store(9, Ordering::Relaxed);
         let s = c.stats();
+        assert_eq!(s.renewals["renewed"], 2);
+        assert_eq!(s.renewals["refused"], 1);
+        assert_eq!(s.hellos_sent, 9);
         assert_eq!(s.session_failures["anchor"], 2);
         assert_eq!(s.session_failures["connect"], 0);
         assert_eq!(s.objects_refused["other_router"], 1);
@@ -249,5 +276,14 @@ mod tests {
             .iter()
             .any(|x| x.labels == [("kind", "cs".to_owned())]
                 && x.value == crate::metrics::Number::Int(7)));
+        let fam = out
+            .iter()
+            .find(|f| f.name == "nameway_controller_renewals")
+            .unwrap();
+        assert!(fam
+            .samples
+            .iter()
+            .any(|x| x.labels == [("result", "refused".to_owned())]
+                && x.value == crate::metrics::Number::Int(1)));
     }
 }
