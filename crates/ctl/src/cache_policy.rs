@@ -30,6 +30,9 @@ use std::collections::BTreeMap;
 use nameway_wire::Name;
 use serde::Deserialize;
 
+mod edit;
+pub use edit::{CacheEdit, SettingsPatch};
+
 /// Why a policy file or document was refused.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -133,6 +136,8 @@ pub struct CachePolicy {
     routers: BTreeMap<Name, Settings>,
     prefixes: Vec<PrefixRule>,
     partitions: BTreeMap<Name, (u32, u32)>,
+    /// The partitions as written (each path's routers in order), to write the file back.
+    paths: Vec<Vec<Name>>,
 }
 
 fn name(s: &str) -> Result<Name, CachePolicyError> {
@@ -178,6 +183,7 @@ impl CachePolicy {
             routers.insert(name(&r)?, s);
         }
         let mut partitions = BTreeMap::new();
+        let mut paths = Vec::new();
         for p in f.partition {
             let k = u32::try_from(p.routers.len())
                 .map_err(|_| CachePolicyError::BadPartition("too many routers".into()))?;
@@ -193,12 +199,19 @@ impl CachePolicy {
                     )));
                 }
             }
+            paths.push(
+                p.routers
+                    .iter()
+                    .map(|r| name(r))
+                    .collect::<Result<_, _>>()?,
+            );
         }
         Ok(Self {
             defaults: f.defaults,
             routers,
             prefixes,
             partitions,
+            paths,
         })
     }
 

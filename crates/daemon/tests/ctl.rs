@@ -1107,3 +1107,152 @@ fn a_prefix_the_cache_policy_marks_no_admit_is_not_cached_and_another_is() {
         page()
     );
 }
+
+/// `nameway ctl cache set|show` against `ctl` with the API token in `token_file` (none when
+/// `None`): the command's output, or its stderr when it fails.
+fn cache_cli(ctl: &Controller, token_file: Option<&Path>, args: &[&str]) -> Result<Value, String> {
+    let mut cmd = Command::new(bin("nameway"));
+    cmd.args(["ctl", "--controller", &ctl.http, "cache"])
+        .args(args)
+        .arg("--json")
+        .env_remove("NAMEWAY_CTL_TOKEN");
+    if let Some(f) = token_file {
+        cmd.arg("--token-file").arg(f);
+    }
+    let out = cmd.output().unwrap();
+    if out.status.success() {
+        Ok(serde_json::from_slice(&out.stdout).unwrap())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// The cache policy changed through the operators' API (`nameway ctl cache set`, the API
+/// token beside the CA's database): the controller keeps it in its policy file and pushes it
+/// like an edit of the file; at r1 a prefix set no-admit is not cached and another is.
+/// Without the token, or with a wrong one, nothing changes and the refusal is counted.
+#[test]
+fn a_prefix_set_no_admit_through_the_api_is_not_cached_and_writes_need_the_token() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ctl.db");
+    run(
+        "namewayctl",
+        &["init", "--domain", "/example", "--db", db.to_str().unwrap()],
+    );
+    // An empty policy file: the API writes the policy there.
+    let policy = dir.path().join("cache.toml");
+    std::fs::write(&policy, "").unwrap();
+    let ctl = Controller::serve_with(
+        dir,
+        "127.0.0.1:0",
+        &["--cache-policy", policy.to_str().unwrap()],
+    );
+    let token = PathBuf::from(format!("{}.api-token", ctl.db()));
+    assert!(token.exists(), "serve --http made no API token");
+    let net = net(&ctl, 2, &[(0, 1)], |_, _| None);
+    let (r1, r2) = (&net.routers[0], &net.routers[1]);
+    let set_live = ["set", "--prefix", "/example/app/live", "--admit", "false"];
+
+    // No token, a wrong one: refused, counted, nothing changed.
+    let e = cache_cli(&ctl, None, &set_live).unwrap_err();
+    assert!(e.contains("API token"), "{e}");
+    let wrong = ctl.dir.path().join("wrong-token");
+    std::fs::write(&wrong, "00ff\n").unwrap();
+    let e = cache_cli(&ctl, Some(&wrong), &set_live).unwrap_err();
+    assert!(e.contains("401"), "{e}");
+    assert_eq!(
+        ctl.metric("namewayctl_api_writes_total{result=\"refused_token\"}"),
+        1
+    );
+    assert_eq!(std::fs::read_to_string(&policy).unwrap(), "");
+    let shown = cache_cli(&ctl, None, &["show"]).unwrap();
+    assert_eq!(shown["prefixes"], Value::Array(vec![]), "{shown}");
+    // A bad change is a 400 and changes nothing either.
+    let e = cache_cli(
+        &ctl,
+        Some(&token),
+        &["set", "--prefix", "no-slash", "--admit", "false"],
+    )
+    .unwrap_err();
+    assert!(e.contains("400"), "{e}");
+
+    // With the token: the rule and a capacity, kept in the file and in force.
+    let answer = cache_cli(&ctl, Some(&token), &set_live).unwrap();
+    assert_eq!(
+        answer["prefixes"][0]["prefix"], "/example/app/live",
+        "{answer}"
+    );
+    assert_eq!(answer["prefixes"][0]["admit"], false, "{answer}");
+    let answer = cache_cli(&ctl, Some(&token), &["set", "--capacity", "4096"]).unwrap();
+    assert_eq!(answer["defaults"]["capacity"], 4096, "{answer}");
+    let file = std::fs::read_to_string(&policy).unwrap();
+    assert!(
+        file.contains("/example/app/live") && file.contains("capacity = 4096"),
+        "{file}"
+    );
+    assert_eq!(cache_cli(&ctl, None, &["show"]).unwrap(), answer);
+    assert_eq!(
+        ctl.metric("namewayctl_api_writes_total{result=\"applied\"}"),
+        2
+    );
+    // Both routers applied the policy with both changes.
+    assert!(
+        wait(Duration::from_secs(20), || {
+            let t = ctl.cli(&["topology"]);
+            let routers = t["routers"].as_array().unwrap().clone();
+            let v: Value = serde_json::from_str(&r1.nameway(&["cs", "info", "--json"])).unwrap();
+            routers.len() == 2
+                && routers.iter().all(|r| {
+                    r["cs_version"].as_u64() >= Some(1) && r["cs_acked"] == r["cs_version"]
+                })
+                && v.to_string().contains("4096")
+        }),
+        "{}",
+        ctl.cli(&["topology"])
+    );
+    let files = tempfile::tempdir().unwrap();
+    let keep = payload(50_000, 17);
+    let live = payload(50_000, 18);
+    let producers = vec![
+        put(r2, "/example/app/keep", &keep, files.path()),
+        put(r2, "/example/app/live", &live, files.path()),
+    ];
+    assert!(
+        wait(Duration::from_secs(20), || !r1
+            .ctl_faces("/example/app/live")
+            .is_empty()
+            && !r1.ctl_faces("/example/app/keep").is_empty()),
+        "{}",
+        r1.d().log()
+    );
+    assert_eq!(get(r1, "/example/app/keep", files.path()), keep);
+    assert_eq!(get(r1, "/example/app/live", files.path()), live);
+    let e = ctl.cli(&["explain", "/example/app/live/seg=0"]);
+    assert_eq!(e["cache_rule"]["admit"], false, "{e}");
+    // The producers are gone: only what the forwarders cached can answer.
+    drop(producers);
+    assert_eq!(get(r1, "/example/app/keep", files.path()), keep);
+    let out = Command::new(bin("nameway"))
+        .args(["--transport", &r1.d().transport(), "get", "-q"])
+        .args(["--lifetime", "500", "-o"])
+        .arg(files.path().join("live2"))
+        .arg("/example/app/live")
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success(),
+        "/example/app/live was served without its producer: it was cached"
+    );
+    // Removing the rule through the API takes it out of the file and of the policy.
+    let answer = cache_cli(
+        &ctl,
+        Some(&token),
+        &["remove", "--prefix", "/example/app/live"],
+    )
+    .unwrap();
+    assert_eq!(answer["prefixes"], Value::Array(vec![]), "{answer}");
+    assert!(!std::fs::read_to_string(&policy)
+        .unwrap()
+        .contains("/example/app/live"));
+}

@@ -25,6 +25,8 @@ pub(super) enum Request {
     Keys,
     /// `/api/explain?name=NAME`.
     Explain(Name),
+    /// `/api/cache`: the cache policy in force (`POST` changes it: [`super::cache_api`]).
+    Cache,
 }
 
 /// Why a target under `/api/` is not answered.
@@ -60,6 +62,7 @@ impl Request {
             "nodes" => no_query(Self::Nodes),
             "registry" => no_query(Self::Registry),
             "keys" => no_query(Self::Keys),
+            "cache" => no_query(Self::Cache),
             "explain" => {
                 let mut name = None;
                 for (k, v) in &params {
@@ -104,7 +107,7 @@ impl Request {
 }
 
 /// `k=v&k=v`, each percent-decoded (`+` is kept as it is: names may hold it).
-fn parse_query(query: &str) -> Result<Vec<(String, String)>, ApiError> {
+pub(super) fn parse_query(query: &str) -> Result<Vec<(String, String)>, ApiError> {
     query
         .split('&')
         .filter(|p| !p.is_empty())
@@ -181,6 +184,13 @@ pub(super) fn answer(shared: &Shared, req: &Request) -> (&'static str, String) {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             ("200 OK", super::explain::explain(&s, name))
+        }
+        Request::Cache => {
+            let s = shared
+                .status
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            ("200 OK", format!("{}\n", s.cache.to_json()))
         }
     }
 }
