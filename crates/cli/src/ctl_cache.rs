@@ -48,6 +48,12 @@ pub(crate) struct SetArgs {
     /// Serve Data from the store.
     #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set, conflicts_with = "prefix")]
     serve: Option<bool>,
+    /// The decoupled store's memory tier, in bytes.
+    #[arg(long, value_name = "BYTES", conflicts_with = "prefix")]
+    memory_bytes: Option<u64>,
+    /// The decoupled store's disk tier, in bytes.
+    #[arg(long, value_name = "BYTES", conflicts_with = "prefix")]
+    disk_bytes: Option<u64>,
     /// The prefix's priority: normal, or low (admitted only while the store has free room).
     #[arg(long, value_parser = ["normal", "low"], requires = "prefix")]
     priority: Option<String>,
@@ -107,6 +113,8 @@ pub(crate) async fn run(base: &Base, cmd: &CacheCommand) -> anyhow::Result<()> {
             param(&mut q, "capacity", a.capacity);
             param(&mut q, "admit", a.admit);
             param(&mut q, "serve", a.serve);
+            param(&mut q, "memory_bytes", a.memory_bytes);
+            param(&mut q, "disk_bytes", a.disk_bytes);
             param(&mut q, "priority", a.priority.as_ref());
             let target = format!("/api/cache?{}", q.join("&"));
             let body = base.request("POST", &target, &a.token.header()?).await?;
@@ -134,7 +142,7 @@ pub(crate) async fn run(base: &Base, cmd: &CacheCommand) -> anyhow::Result<()> {
 fn policy_text(v: &Value) -> String {
     let s = |v: &Value| v.as_str().map_or_else(|| v.to_string(), str::to_owned);
     let settings = |v: &Value| {
-        let parts: Vec<String> = ["capacity", "admit", "serve"]
+        let parts: Vec<String> = ["capacity", "admit", "serve", "memory_bytes", "disk_bytes"]
             .iter()
             .filter(|k| !v[**k].is_null())
             .map(|k| format!("{k}={}", v[*k]))

@@ -251,6 +251,8 @@ fn print_controller(c: &serde_json::Value) -> std::io::Result<()> {
         ),
         ("neighboursDead", num("neighbours_dead")),
         ("renewals", all(&c["renewals"])),
+        ("csTiersApplied", num("cs_tiers_applied")),
+        ("csTiersRefused", nonzero(&c["cs_tiers_refused"])),
     ])
 }
 

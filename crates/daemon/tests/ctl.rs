@@ -1256,3 +1256,89 @@ fn a_prefix_set_no_admit_through_the_api_is_not_cached_and_writes_need_the_token
         .unwrap()
         .contains("/example/app/live"));
 }
+
+/// The decoupled store's tier sizes from the controller's cache policy: r1 runs the decoupled
+/// store with a disk tier and takes both sizes at run time; r2 runs it without a disk tier
+/// and takes the memory size, refusing the disk one; r3 runs the in-process store and
+/// refuses both; each refusal counted by reason. A later change through the API resizes r1's
+/// memory tier again while it runs.
+#[test]
+fn the_cache_policy_sets_the_decoupled_stores_tier_sizes_and_refuses_what_needs_a_restart() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("ctl.db");
+    run(
+        "namewayctl",
+        &["init", "--domain", "/example", "--db", db.to_str().unwrap()],
+    );
+    let policy = dir.path().join("cache.toml");
+    std::fs::write(&policy, "memory_bytes = 3145728\ndisk_bytes = 50000000\n").unwrap();
+    let ctl = Controller::serve_with(
+        dir,
+        "127.0.0.1:0",
+        &["--cache-policy", policy.to_str().unwrap()],
+    );
+    let token = PathBuf::from(format!("{}.api-token", ctl.db()));
+    let disk = tempfile::tempdir().unwrap();
+    let states = tempfile::tempdir().unwrap();
+    let net = net(&ctl, 3, &[(0, 1), (1, 2)], |i, name| {
+        let state = states.path().join(format!("s{i}"));
+        let cs = match i {
+            0 => format!("[cs]\ndisk_path = {:?}\n", disk.path().join("store")),
+            1 => "[cs]\ndecoupled = true\n".to_owned(),
+            _ => return None,
+        };
+        Some(agent_section(&ctl, name, &state, &cs))
+    });
+    let (r1, r2, r3) = (&net.routers[0], &net.routers[1], &net.routers[2]);
+    let tiers = |r: &Router| -> Value {
+        serde_json::from_str(&r.nameway(&["cs", "info", "--json"])).unwrap()
+    };
+    assert!(
+        wait(Duration::from_secs(20), || {
+            let t = tiers(r1);
+            t["memory"]["capacity_bytes"] == 3_145_728 && t["disk"]["capacity_bytes"] == 50_000_000
+        }),
+        "{}\n{}",
+        tiers(r1),
+        r1.d().log()
+    );
+    assert!(
+        wait(Duration::from_secs(20), || tiers(r2)["memory"]
+            ["capacity_bytes"]
+            == 3_145_728),
+        "{}",
+        tiers(r2)
+    );
+    assert!(
+        wait(Duration::from_secs(20), || agent_status(r3)
+            ["applied_version"]["cs"]
+            == 1),
+        "{}",
+        agent_status(r3)
+    );
+    let (c1, c2, c3) = (agent_status(r1), agent_status(r2), agent_status(r3));
+    assert_eq!(c1["cs_tiers_applied"], 2, "{c1}");
+    assert_eq!(c1["cs_tiers_refused"]["no_disk_tier"], 0, "{c1}");
+    assert_eq!(c2["cs_tiers_applied"], 1, "{c2}");
+    assert_eq!(c2["cs_tiers_refused"]["no_disk_tier"], 1, "{c2}");
+    assert_eq!(c3["cs_tiers_applied"], 0, "{c3}");
+    assert_eq!(c3["cs_tiers_refused"]["no_decoupled_store"], 2, "{c3}");
+    // The document itself was applied everywhere (the refusal is of the tier sizes only).
+    for c in [&c1, &c2, &c3] {
+        assert_eq!(c["objects_applied"]["cs"], 1, "{c}");
+        assert_eq!(c["objects_refused"]["document"], 0, "{c}");
+    }
+    assert!(r3.d().log().contains("tier size not applied"));
+    // Resized again at run time through the API.
+    let answer = cache_cli(&ctl, Some(&token), &["set", "--memory-bytes", "1048576"]).unwrap();
+    assert_eq!(answer["defaults"]["memory_bytes"], 1_048_576, "{answer}");
+    assert!(
+        wait(Duration::from_secs(20), || tiers(r1)["memory"]
+            ["capacity_bytes"]
+            == 1_048_576),
+        "{}",
+        tiers(r1)
+    );
+    assert_eq!(tiers(r1)["disk"]["capacity_bytes"], 50_000_000);
+}

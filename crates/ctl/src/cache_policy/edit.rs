@@ -16,6 +16,10 @@ pub struct SettingsPatch {
     pub admit: Option<bool>,
     /// The serve flag.
     pub serve: Option<bool>,
+    /// The decoupled store's memory tier, in bytes.
+    pub memory_bytes: Option<u64>,
+    /// The decoupled store's disk tier, in bytes.
+    pub disk_bytes: Option<u64>,
 }
 
 impl SettingsPatch {
@@ -33,6 +37,12 @@ impl SettingsPatch {
         }
         if self.serve.is_some() {
             s.serve = self.serve;
+        }
+        if self.memory_bytes.is_some() {
+            s.memory_bytes = self.memory_bytes;
+        }
+        if self.disk_bytes.is_some() {
+            s.disk_bytes = self.disk_bytes;
         }
     }
 }
@@ -161,15 +171,23 @@ fn settings_toml(out: &mut String, s: &Settings) {
     if let Some(v) = s.serve {
         let _ = writeln!(out, "serve = {v}");
     }
+    if let Some(b) = s.memory_bytes {
+        let _ = writeln!(out, "memory_bytes = {b}");
+    }
+    if let Some(b) = s.disk_bytes {
+        let _ = writeln!(out, "disk_bytes = {b}");
+    }
 }
 
 fn settings_json(s: &Settings) -> String {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "null".into());
     format!(
-        "\"capacity\":{},\"admit\":{},\"serve\":{}",
+        "\"capacity\":{},\"admit\":{},\"serve\":{},\"memory_bytes\":{},\"disk_bytes\":{}",
         opt(s.capacity.map(|c| c.to_string())),
         opt(s.admit.map(|a| a.to_string())),
-        opt(s.serve.map(|v| v.to_string()))
+        opt(s.serve.map(|v| v.to_string())),
+        opt(s.memory_bytes.map(|b| b.to_string())),
+        opt(s.disk_bytes.map(|b| b.to_string()))
     )
 }
 
@@ -213,6 +231,7 @@ mod tests {
             n("/e/r2"),
             SettingsPatch {
                 capacity: Some(5),
+                disk_bytes: Some(1 << 30),
                 ..SettingsPatch::default()
             }
         )));
@@ -230,6 +249,7 @@ mod tests {
         assert!(!p.apply_edit(&CacheEdit::RemovePrefix(n("/e/none"))));
         let r2 = p.document(&n("/e/r2"));
         assert_eq!(r2.capacity, Some(5));
+        assert_eq!(r2.disk_bytes, Some(1 << 30));
         assert_eq!(r2.serve, Some(false));
         assert_eq!(r2.partition, Some((1, 2)));
         assert_eq!(r2.prefixes.len(), 2);

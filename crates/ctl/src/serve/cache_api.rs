@@ -82,7 +82,8 @@ impl ApiWrites {
 
 /// The change a query asks for.
 ///
-/// - `capacity=N`, `admit=BOOL`, `serve=BOOL` (at least one): every router's settings, or
+/// - `capacity=N`, `admit=BOOL`, `serve=BOOL`, `memory_bytes=N`, `disk_bytes=N` (at least
+///   one): every router's settings, or
 ///   one router's with `router=NAME`;
 /// - `prefix=NAME` with `admit=BOOL` (default true) and `priority=normal|low` (default
 ///   normal): a prefix's rule;
@@ -97,6 +98,8 @@ pub(super) fn parse_edit(query: &str) -> Result<CacheEdit, ApiError> {
             "capacity"
                 | "admit"
                 | "serve"
+                | "memory_bytes"
+                | "disk_bytes"
                 | "router"
                 | "prefix"
                 | "priority"
@@ -153,18 +156,31 @@ pub(super) fn parse_edit(query: &str) -> Result<CacheEdit, ApiError> {
             low_priority,
         }));
     }
-    only(&["router", "capacity", "admit", "serve"], "router settings")?;
-    let capacity = seen
-        .get("capacity")
-        .map(|v| {
-            v.parse::<u64>()
-                .map_err(|_| bad(format!("capacity {v:?} is not a number of packets")))
-        })
-        .transpose()?;
+    only(
+        &[
+            "router",
+            "capacity",
+            "admit",
+            "serve",
+            "memory_bytes",
+            "disk_bytes",
+        ],
+        "router settings",
+    )?;
+    let number = |k: &str| -> Result<Option<u64>, ApiError> {
+        seen.get(k)
+            .map(|v| {
+                v.parse::<u64>()
+                    .map_err(|_| bad(format!("{k} {v:?} is not a number")))
+            })
+            .transpose()
+    };
     let patch = SettingsPatch {
-        capacity,
+        capacity: number("capacity")?,
         admit: flag("admit")?,
         serve: flag("serve")?,
+        memory_bytes: number("memory_bytes")?,
+        disk_bytes: number("disk_bytes")?,
     };
     if patch.is_empty() {
         return Err(bad(
@@ -321,8 +337,8 @@ mod tests {
             parse_edit("capacity=100&serve=false").unwrap(),
             CacheEdit::Defaults(SettingsPatch {
                 capacity: Some(100),
-                admit: None,
-                serve: Some(false)
+                serve: Some(false),
+                ..SettingsPatch::default()
             })
         );
         assert_eq!(

@@ -83,6 +83,31 @@ impl ObjectRefusal {
     }
 }
 
+/// Why a tier size of the controller's cache policy was not applied (metric label
+/// `reason`); the rest of the document is applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TierRefusal {
+    /// The forwarder runs no decoupled store (`[cs] decoupled` or `disk_path`): it has no
+    /// tiers. Starting one needs a restart.
+    NoDecoupledStore,
+    /// A disk tier size, and the decoupled store has no disk tier (no `[cs] disk_path`, or
+    /// the file could not be opened): a disk tier is opened only at start.
+    NoDiskTier,
+}
+
+impl TierRefusal {
+    /// Every reason, in label order.
+    pub const ALL: [Self; 2] = [Self::NoDecoupledStore, Self::NoDiskTier];
+
+    /// The metric label.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::NoDecoupledStore => "no_decoupled_store",
+            Self::NoDiskTier => "no_disk_tier",
+        }
+    }
+}
+
 /// The object kinds the agent applies, in label order.
 pub const KINDS: [&str; 2] = ["fib", "cs"];
 
@@ -130,6 +155,10 @@ pub struct AgentCounters {
     pub hellos_received: AtomicU64,
     /// Neighbours declared dead (no hello answered within the window).
     pub neighbours_dead: AtomicU64,
+    /// Tier sizes of the decoupled store applied from `cs` objects.
+    pub tiers_applied: AtomicU64,
+    /// Tier sizes refused, by [`TierRefusal`].
+    pub tiers_refused: [AtomicU64; 2],
 }
 
 impl AgentCounters {
@@ -137,6 +166,14 @@ impl AgentCounters {
     pub fn failed(&self, why: SessionFailure) {
         let i = SessionFailure::ALL.iter().position(|r| *r == why);
         if let Some(c) = i.and_then(|i| self.failures.get(i)) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts a tier size refused.
+    pub fn refused_tier(&self, why: TierRefusal) {
+        let i = TierRefusal::ALL.iter().position(|r| *r == why);
+        if let Some(c) = i.and_then(|i| self.tiers_refused.get(i)) {
             c.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -199,6 +236,12 @@ impl AgentCounters {
             ]
             .into_iter()
             .collect(),
+            cs_tiers_applied: read(&self.tiers_applied),
+            cs_tiers_refused: TierRefusal::ALL
+                .iter()
+                .zip(self.tiers_refused.iter())
+                .map(|(r, a)| (r.as_str(), read(a)))
+                .collect(),
         }
     }
 }
@@ -235,6 +278,10 @@ crate::stats! {
         /// Router certificate renewals answered by the controller, by result (`renewed`: checked
         /// and kept; `refused`: not the anchor's, not this router's key, not valid now).
         pub renewals: BTreeMap<&'static str, u64> = counter("nameway_controller_renewals"; by "result"),
+        /// Tier sizes of the decoupled store set from the controller's cache policy.
+        pub cs_tiers_applied: u64 = counter("nameway_controller_cs_tiers_applied"),
+        /// Tier sizes of the cache policy not applied, by reason (the rest of the policy is).
+        pub cs_tiers_refused: BTreeMap<&'static str, u64> = counter("nameway_controller_cs_tiers_refused"; by "reason"),
     }
 }
 
