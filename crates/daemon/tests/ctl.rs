@@ -992,9 +992,9 @@ fn the_agents_counters_show_sessions_objects_applied_and_failures_by_reason() {
     assert_eq!(ended, 1, "{c1}");
 }
 
-#[test]
-fn a_prefix_the_cache_policy_marks_no_admit_is_not_cached_and_another_is() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+/// A controller on a fresh database started with `--cache-policy` on a file holding `text`,
+/// and that file's path.
+fn with_cache_policy(text: &str) -> (Controller, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("ctl.db");
     run(
@@ -1002,15 +1002,20 @@ fn a_prefix_the_cache_policy_marks_no_admit_is_not_cached_and_another_is() {
         &["init", "--domain", "/example", "--db", db.to_str().unwrap()],
     );
     let policy = dir.path().join("cache.toml");
-    std::fs::write(
-        &policy,
-        "capacity = 4096\n[[prefix]]\nprefix = \"/example/app/live\"\nadmit = false\n",
-    )
-    .unwrap();
+    std::fs::write(&policy, text).unwrap();
     let ctl = Controller::serve_with(
         dir,
         "127.0.0.1:0",
         &["--cache-policy", policy.to_str().unwrap()],
+    );
+    (ctl, policy)
+}
+
+#[test]
+fn a_prefix_the_cache_policy_marks_no_admit_is_not_cached_and_another_is() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (ctl, _) = with_cache_policy(
+        "capacity = 4096\n[[prefix]]\nprefix = \"/example/app/live\"\nadmit = false\n",
     );
     let mut net = net(&ctl, 2, &[(0, 1)], |_, _| None);
     let (r1, r2) = (&net.routers[0], &net.routers[1]);
@@ -1134,20 +1139,8 @@ fn cache_cli(ctl: &Controller, token_file: Option<&Path>, args: &[&str]) -> Resu
 #[test]
 fn a_prefix_set_no_admit_through_the_api_is_not_cached_and_writes_need_the_token() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("ctl.db");
-    run(
-        "namewayctl",
-        &["init", "--domain", "/example", "--db", db.to_str().unwrap()],
-    );
     // An empty policy file: the API writes the policy there.
-    let policy = dir.path().join("cache.toml");
-    std::fs::write(&policy, "").unwrap();
-    let ctl = Controller::serve_with(
-        dir,
-        "127.0.0.1:0",
-        &["--cache-policy", policy.to_str().unwrap()],
-    );
+    let (ctl, policy) = with_cache_policy("");
     let token = PathBuf::from(format!("{}.api-token", ctl.db()));
     assert!(token.exists(), "serve --http made no API token");
     let net = net(&ctl, 2, &[(0, 1)], |_, _| None);
@@ -1265,19 +1258,7 @@ fn a_prefix_set_no_admit_through_the_api_is_not_cached_and_writes_need_the_token
 #[test]
 fn the_cache_policy_sets_the_decoupled_stores_tier_sizes_and_refuses_what_needs_a_restart() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("ctl.db");
-    run(
-        "namewayctl",
-        &["init", "--domain", "/example", "--db", db.to_str().unwrap()],
-    );
-    let policy = dir.path().join("cache.toml");
-    std::fs::write(&policy, "memory_bytes = 3145728\ndisk_bytes = 50000000\n").unwrap();
-    let ctl = Controller::serve_with(
-        dir,
-        "127.0.0.1:0",
-        &["--cache-policy", policy.to_str().unwrap()],
-    );
+    let (ctl, _) = with_cache_policy("memory_bytes = 3145728\ndisk_bytes = 50000000\n");
     let token = PathBuf::from(format!("{}.api-token", ctl.db()));
     let disk = tempfile::tempdir().unwrap();
     let states = tempfile::tempdir().unwrap();

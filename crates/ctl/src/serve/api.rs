@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use nameway_wire::Name;
 
-use super::state::longest_match;
+use super::state::{longest_match, RouterFib};
 use super::Shared;
 
 /// One API request, its query checked.
@@ -158,6 +158,38 @@ fn json_opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or_else(|| "null".into(), |v| v.to_string())
 }
 
+/// A router's FIB versions as JSON members (`/status`, `/api/topology`):
+/// `"name","connected","version","acked"`.
+pub(super) fn router_members(name: &str, connected: bool, version: u64, acked: u64) -> String {
+    format!(
+        "\"name\":{},\"connected\":{connected},\"version\":{version},\"acked\":{acked}",
+        json_str(name)
+    )
+}
+
+/// What a router's computed FIB has for `name`, as JSON members (`/api/routes`,
+/// `/api/explain`): `"router","connected","match"` (the longest prefix, or null),
+/// `"nexthops"` (face, cost), `"version","acked"`.
+pub(super) fn route_members(f: &RouterFib, name: &Name) -> String {
+    let (matched, hops) = match longest_match(&f.fib, name) {
+        Some((p, hops)) => (Some(json_str(&p.to_string())), hops),
+        None => (None, &[][..]),
+    };
+    let hops: Vec<String> = hops
+        .iter()
+        .map(|h| format!("{{\"face\":{},\"cost\":{}}}", h.face, h.cost))
+        .collect();
+    format!(
+        "\"router\":{},\"connected\":{},\"match\":{},\"nexthops\":[{}],\"version\":{},\"acked\":{}",
+        json_str(&f.router),
+        f.connected,
+        json_opt(matched),
+        hops.join(","),
+        f.version,
+        f.acked
+    )
+}
+
 /// The answer to `req`: (HTTP status, JSON body).
 pub(super) fn answer(shared: &Shared, req: &Request) -> (&'static str, String) {
     match req {
@@ -258,8 +290,8 @@ fn topology(shared: &Shared) -> String {
         .map(|(n, up, cur, ack)| {
             let (cs_cur, cs_ack) = cs.get(n.as_str()).copied().unwrap_or_default();
             format!(
-                "{{\"name\":{},\"connected\":{up},\"version\":{cur},\"acked\":{ack},\"cs_version\":{cs_cur},\"cs_acked\":{cs_ack}}}",
-                json_str(n)
+                "{{{},\"cs_version\":{cs_cur},\"cs_acked\":{cs_ack}}}",
+                router_members(n, *up, *cur, *ack)
             )
         })
         .collect();
@@ -326,25 +358,7 @@ fn routes(shared: &Shared, prefix: &Name) -> String {
     let rows: Vec<String> = s
         .fibs
         .iter()
-        .map(|f| {
-            let (matched, hops) = match longest_match(&f.fib, prefix) {
-                Some((p, hops)) => (Some(json_str(&p.to_string())), hops),
-                None => (None, &[][..]),
-            };
-            let hops: Vec<String> = hops
-                .iter()
-                .map(|h| format!("{{\"face\":{},\"cost\":{}}}", h.face, h.cost))
-                .collect();
-            format!(
-                "{{\"router\":{},\"connected\":{},\"match\":{},\"nexthops\":[{}],\"version\":{},\"acked\":{}}}",
-                json_str(&f.router),
-                f.connected,
-                json_opt(matched),
-                hops.join(","),
-                f.version,
-                f.acked
-            )
-        })
+        .map(|f| format!("{{{}}}", route_members(f, prefix)))
         .collect();
     format!(
         "{{\"prefix\":{},\"routers\":[{}]}}\n",

@@ -131,12 +131,7 @@ fn status(shared: &Shared) -> String {
     let routers: Vec<String> = s
         .routers
         .iter()
-        .map(|(n, up, cur, ack)| {
-            format!(
-                "{{\"name\":{},\"connected\":{up},\"version\":{cur},\"acked\":{ack}}}",
-                json_str(n)
-            )
-        })
+        .map(|(n, up, cur, ack)| format!("{{{}}}", api::router_members(n, *up, *cur, *ack)))
         .collect();
     let regs: Vec<String> = s
         .registrations

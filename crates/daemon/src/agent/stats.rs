@@ -201,30 +201,21 @@ impl AgentCounters {
     /// The counters now.
     pub fn stats(&self) -> AgentStats {
         let read = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        let by_kind = |arr: &[AtomicU64; 2]| {
-            KINDS
-                .iter()
-                .zip(arr.iter())
-                .map(|(k, a)| (*k, read(a)))
-                .collect::<BTreeMap<_, _>>()
-        };
         AgentStats {
             reachable: read(&self.connected) == 1,
             sessions: read(&self.sessions),
-            session_failures: SessionFailure::ALL
-                .iter()
-                .zip(self.failures.iter())
-                .map(|(r, a)| (r.as_str(), read(a)))
-                .collect(),
+            session_failures: by_label(
+                SessionFailure::ALL.map(SessionFailure::as_str),
+                &self.failures,
+            ),
             refused_by_controller: read(&self.refused),
             objects_received: read(&self.objects),
-            objects_applied: by_kind(&self.applied),
-            objects_refused: ObjectRefusal::ALL
-                .iter()
-                .zip(self.refused_objects.iter())
-                .map(|(r, a)| (r.as_str(), read(a)))
-                .collect(),
-            applied_version: by_kind(&self.last_version),
+            objects_applied: by_label(KINDS, &self.applied),
+            objects_refused: by_label(
+                ObjectRefusal::ALL.map(ObjectRefusal::as_str),
+                &self.refused_objects,
+            ),
+            applied_version: by_label(KINDS, &self.last_version),
             reports: read(&self.reports),
             hellos_sent: read(&self.hellos_sent),
             hellos_answered: read(&self.hellos_answered),
@@ -237,13 +228,23 @@ impl AgentCounters {
             .into_iter()
             .collect(),
             cs_tiers_applied: read(&self.tiers_applied),
-            cs_tiers_refused: TierRefusal::ALL
-                .iter()
-                .zip(self.tiers_refused.iter())
-                .map(|(r, a)| (r.as_str(), read(a)))
-                .collect(),
+            cs_tiers_refused: by_label(
+                TierRefusal::ALL.map(TierRefusal::as_str),
+                &self.tiers_refused,
+            ),
         }
     }
+}
+
+/// Counters read into a map by their labels (in the same order).
+fn by_label<const N: usize>(
+    labels: [&'static str; N],
+    counters: &[AtomicU64; N],
+) -> BTreeMap<&'static str, u64> {
+    labels
+        .into_iter()
+        .zip(counters.iter().map(|a| a.load(Ordering::Relaxed)))
+        .collect()
 }
 
 crate::stats! {
