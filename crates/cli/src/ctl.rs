@@ -48,6 +48,9 @@ enum CtlCommand {
     /// For NAME: the registrations the controller routes it toward, each router's route
     /// (next hops and costs) and the cache policy that applies.
     Explain(ExplainArgs),
+    /// The cache policy: show it, or change it (with the controller's API token).
+    #[command(subcommand)]
+    Cache(crate::ctl_cache::CacheCommand),
 }
 
 /// Arguments of `nameway ctl explain`.
@@ -72,6 +75,7 @@ struct RoutesArgs {
 pub(crate) async fn run(args: &CtlArgs) -> anyhow::Result<()> {
     let base = Base::parse(&args.controller)?;
     let (target, out) = match &args.command {
+        CtlCommand::Cache(c) => return crate::ctl_cache::run(&base, c).await,
         CtlCommand::Topology(o) => ("/api/topology".to_owned(), o),
         CtlCommand::Nodes(o) => ("/api/nodes".to_owned(), o),
         CtlCommand::Registry(o) => ("/api/registry".to_owned(), o),
@@ -98,6 +102,8 @@ pub(crate) async fn run(args: &CtlArgs) -> anyhow::Result<()> {
         CtlCommand::Registry(_) => registry_table(serde_json::from_value(value)?),
         CtlCommand::Keys(_) => keys_table(serde_json::from_value(value)?),
         CtlCommand::Explain(_) => explain_text(&value),
+        // Answered above.
+        CtlCommand::Cache(_) => String::new(),
     };
     write_out(&text)?;
     Ok(())
@@ -157,7 +163,7 @@ fn explain_text(v: &Value) -> String {
 
 /// `http://HOST:PORT`, checked.
 #[derive(Debug, PartialEq, Eq)]
-struct Base {
+pub(crate) struct Base {
     /// `HOST:PORT` as given (also the Host header).
     authority: String,
 }
@@ -177,9 +183,20 @@ impl Base {
     }
 
     /// GET `target`: the body of a 200 answer.
-    async fn get(&self, target: &str) -> anyhow::Result<String> {
+    pub(crate) async fn get(&self, target: &str) -> anyhow::Result<String> {
+        self.request("GET", target, "").await
+    }
+
+    /// `method` `target` with `headers` (each line ending with CRLF): the body of a 200
+    /// answer.
+    pub(crate) async fn request(
+        &self,
+        method: &str,
+        target: &str,
+        headers: &str,
+    ) -> anyhow::Result<String> {
         let url = format!("http://{}", self.authority);
-        let answer = tokio::time::timeout(TIMEOUT, self.exchange(target))
+        let answer = tokio::time::timeout(TIMEOUT, self.exchange(method, target, headers))
             .await
             .map_err(|_| anyhow::anyhow!("the controller at {url} did not answer in {TIMEOUT:?}"))?
             .with_context(|| format!("cannot reach the controller at {url}"))?;
@@ -195,10 +212,10 @@ impl Base {
         Ok(body.to_owned())
     }
 
-    async fn exchange(&self, target: &str) -> std::io::Result<String> {
+    async fn exchange(&self, method: &str, target: &str, headers: &str) -> std::io::Result<String> {
         let mut s = TcpStream::connect(&self.authority).await?;
         let req = format!(
-            "GET {target} HTTP/1.1\r\nhost: {}\r\nconnection: close\r\n\r\n",
+            "{method} {target} HTTP/1.1\r\nhost: {}\r\n{headers}content-length: 0\r\nconnection: close\r\n\r\n",
             self.authority
         );
         s.write_all(req.as_bytes()).await?;
@@ -209,7 +226,7 @@ impl Base {
 }
 
 /// Everything but unreserved characters and `/` as `%XX` (a name's own escapes included).
-fn percent_encode(s: &str) -> String {
+pub(crate) fn percent_encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~/".contains(&b) {

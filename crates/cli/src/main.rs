@@ -24,6 +24,7 @@ mod capture;
 mod client;
 mod cs;
 mod ctl;
+mod ctl_cache;
 mod dissect;
 mod face;
 mod output;

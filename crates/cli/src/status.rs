@@ -201,7 +201,8 @@ impl StatusView {
     }
 }
 
-/// The `controller` block: reachability, sessions, objects applied and refused.
+/// The `controller` block: reachability, sessions, objects applied and refused, hellos and
+/// certificate renewals.
 fn print_controller(c: &serde_json::Value) -> std::io::Result<()> {
     let map = |v: &serde_json::Value| {
         let m: std::collections::BTreeMap<String, u64> = v
@@ -239,6 +240,19 @@ fn print_controller(c: &serde_json::Value) -> std::io::Result<()> {
         ("objectsApplied", all(&c["objects_applied"])),
         ("objectsRefused", nonzero(&c["objects_refused"])),
         ("appliedVersion", all(&c["applied_version"])),
+        (
+            "hellos",
+            format!(
+                "sent={} answered={} received={}",
+                num("hellos_sent"),
+                num("hellos_answered"),
+                num("hellos_received")
+            ),
+        ),
+        ("neighboursDead", num("neighbours_dead")),
+        ("renewals", all(&c["renewals"])),
+        ("csTiersApplied", num("cs_tiers_applied")),
+        ("csTiersRefused", nonzero(&c["cs_tiers_refused"])),
     ])
 }
 

@@ -6,6 +6,8 @@
 //! capacity = 65536          # every router's in-process store, in packets (optional)
 //! admit = true              # NFD's cs/config admit flag (optional)
 //! serve = true              # and serve (optional)
+//! memory_bytes = 268435456  # the decoupled store's memory tier (optional)
+//! disk_bytes = 10737418240  # and its disk tier (optional)
 //!
 //! [[prefix]]                # per-prefix admission, longest prefix wins
 //! prefix = "/example/live"
@@ -29,6 +31,9 @@ use std::collections::BTreeMap;
 
 use nameway_wire::Name;
 use serde::Deserialize;
+
+mod edit;
+pub use edit::{CacheEdit, SettingsPatch};
 
 /// Why a policy file or document was refused.
 #[derive(Debug, thiserror::Error)]
@@ -78,6 +83,8 @@ struct Settings {
     capacity: Option<u64>,
     admit: Option<bool>,
     serve: Option<bool>,
+    memory_bytes: Option<u64>,
+    disk_bytes: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -120,6 +127,10 @@ pub struct CsDocument {
     pub admit: Option<bool>,
     /// The serve flag.
     pub serve: Option<bool>,
+    /// The decoupled store's memory tier, in bytes (`[cs] memory_capacity`).
+    pub memory_bytes: Option<u64>,
+    /// The decoupled store's disk tier, in bytes (`[cs] disk_capacity`).
+    pub disk_bytes: Option<u64>,
     /// Per-prefix rules, sorted by prefix.
     pub prefixes: Vec<PrefixRule>,
     /// Partitioned placement: this router's index and the path's length.
@@ -133,6 +144,8 @@ pub struct CachePolicy {
     routers: BTreeMap<Name, Settings>,
     prefixes: Vec<PrefixRule>,
     partitions: BTreeMap<Name, (u32, u32)>,
+    /// The partitions as written (each path's routers in order), to write the file back.
+    paths: Vec<Vec<Name>>,
 }
 
 fn name(s: &str) -> Result<Name, CachePolicyError> {
@@ -178,6 +191,7 @@ impl CachePolicy {
             routers.insert(name(&r)?, s);
         }
         let mut partitions = BTreeMap::new();
+        let mut paths = Vec::new();
         for p in f.partition {
             let k = u32::try_from(p.routers.len())
                 .map_err(|_| CachePolicyError::BadPartition("too many routers".into()))?;
@@ -193,12 +207,19 @@ impl CachePolicy {
                     )));
                 }
             }
+            paths.push(
+                p.routers
+                    .iter()
+                    .map(|r| name(r))
+                    .collect::<Result<_, _>>()?,
+            );
         }
         Ok(Self {
             defaults: f.defaults,
             routers,
             prefixes,
             partitions,
+            paths,
         })
     }
 
@@ -215,6 +236,8 @@ impl CachePolicy {
             capacity: own.capacity.or(d.capacity),
             admit: own.admit.or(d.admit),
             serve: own.serve.or(d.serve),
+            memory_bytes: own.memory_bytes.or(d.memory_bytes),
+            disk_bytes: own.disk_bytes.or(d.disk_bytes),
             prefixes: self.prefixes.clone(),
             partition: self.partitions.get(router).copied(),
         }
@@ -242,6 +265,13 @@ impl CsDocument {
         if let Some(v) = self.serve {
             s += &format!("serve {v}\n");
         }
+        // Only when set: an agent older than these lines refuses a document with them.
+        if let Some(b) = self.memory_bytes {
+            s += &format!("memory_bytes {b}\n");
+        }
+        if let Some(b) = self.disk_bytes {
+            s += &format!("disk_bytes {b}\n");
+        }
         if let Some((i, k)) = self.partition {
             s += &format!("partition {i} {k}\n");
         }
@@ -266,6 +296,8 @@ impl CsDocument {
                 ["capacity", c] => d.capacity = Some(c.parse().map_err(|_| bad())?),
                 ["admit", a] => d.admit = Some(a.parse().map_err(|_| bad())?),
                 ["serve", v] => d.serve = Some(v.parse().map_err(|_| bad())?),
+                ["memory_bytes", b] => d.memory_bytes = Some(b.parse().map_err(|_| bad())?),
+                ["disk_bytes", b] => d.disk_bytes = Some(b.parse().map_err(|_| bad())?),
                 ["partition", i, k] => {
                     let i: u32 = i.parse().map_err(|_| bad())?;
                     let k: u32 = k.parse().map_err(|_| bad())?;
@@ -310,6 +342,7 @@ priority = "low"
 [router."/example/r2"]
 capacity = 100
 serve = false
+disk_bytes = 1000000
 [[partition]]
 routers = ["/example/r1", "/example/r2", "/example/r3"]
 "#;
@@ -323,8 +356,10 @@ routers = ["/example/r1", "/example/r2", "/example/r3"]
         assert_eq!(r2.admit, Some(true));
         assert_eq!(r2.partition, Some((1, 3)));
         assert_eq!(r2.prefixes.len(), 2);
+        assert_eq!((r2.memory_bytes, r2.disk_bytes), (None, Some(1_000_000)));
         let r9 = p.document(&"/example/r9".parse().unwrap());
         assert_eq!((r9.capacity, r9.partition), (Some(5000), None));
+        assert_eq!(r9.disk_bytes, None);
         assert_eq!(CsDocument::decode(&r2.encode()).unwrap(), r2);
         let rule = p
             .rule_for(&"/example/live/cam1/seg=3".parse().unwrap())

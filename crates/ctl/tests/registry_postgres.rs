@@ -9,7 +9,6 @@
 #![cfg(feature = "postgres")]
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test helpers: a failure is a failed test
 
-use std::io::Write as _;
 use std::process::Command;
 use std::sync::Arc;
 
@@ -20,59 +19,14 @@ use nameway_ctl::{
 
 const NOW: u64 = 1_800_000_000_000;
 
-/// The test server's conninfo, or `None` (said on stderr) when there is none.
-fn server(test: &str) -> Option<String> {
-    match std::env::var("NAMEWAY_TEST_POSTGRES") {
-        Ok(s) if !s.trim().is_empty() => Some(s),
-        _ => {
-            assert!(
-                std::env::var_os("NAMEWAY_REQUIRE_INTEROP").is_none(),
-                "{test}: NAMEWAY_TEST_POSTGRES is unset and NAMEWAY_REQUIRE_INTEROP is set: \
-                 run the tests under scripts/postgres-test-server.sh (scripts/test.sh does)"
-            );
-            // Straight to stderr, past the test harness's capture: a skip is seen.
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED {test}: NAMEWAY_TEST_POSTGRES is unset (run under \
-                 scripts/postgres-test-server.sh)"
-            );
-            None
-        }
-    }
-}
-
-/// `base` with its database replaced by `db` (a key=value conninfo or a URL).
-fn with_db(base: &str, db: &str) -> String {
-    let t = base.trim();
-    if t.starts_with("postgres://") || t.starts_with("postgresql://") {
-        let (head, query) = t.split_once('?').map_or((t, ""), |(h, q)| (h, q));
-        let scheme_end = head.find("://").unwrap() + 3;
-        let host_end = head[scheme_end..]
-            .find('/')
-            .map_or(head.len(), |i| scheme_end + i);
-        let q = if query.is_empty() {
-            String::new()
-        } else {
-            format!("?{query}")
-        };
-        format!("{}/{db}{q}", &head[..host_end])
-    } else {
-        format!("{t} dbname={db}")
-    }
-}
+#[path = "support/postgres.rs"]
+mod pg;
+use pg::{psql, server};
 
 /// A new, empty database named after the test; its conninfo.
 fn fresh_db(test: &str) -> Option<String> {
     let base = server(test)?;
-    let db = format!("nw_{test}");
-    let mut admin = postgres::Client::connect(&base, postgres::NoTls).unwrap();
-    admin
-        .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
-        .unwrap();
-    admin
-        .batch_execute(&format!("CREATE DATABASE {db}"))
-        .unwrap();
-    Some(with_db(&base, &db))
+    Some(pg::fresh_db(&base, &format!("nw_{test}")))
 }
 
 fn reg(prefix: &str, node: &str, face: u64, expires_ms: u64) -> Registration {
@@ -94,32 +48,6 @@ fn open(conninfo: &str, now: u64) -> Registry<PostgresStore> {
     Registry::open(store, now, GroupCommitConfig::default())
         .unwrap()
         .0
-}
-
-fn psql(conninfo: &str, args: &[&str]) -> String {
-    let bin = std::env::var("NAMEWAY_TEST_POSTGRES_BIN")
-        .map(|d| format!("{d}/psql"))
-        .unwrap_or_else(|_| "psql".into());
-    let out = Command::new(&bin)
-        .args([
-            "-X",
-            "-q",
-            "-A",
-            "-t",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-d",
-            conninfo,
-        ])
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{bin}: {e}"));
-    assert!(
-        out.status.success(),
-        "psql {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]

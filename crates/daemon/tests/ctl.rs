@@ -843,7 +843,8 @@ fn metric_at(http: &str, line_prefix: &str) -> Option<u64> {
 #[test]
 fn the_agents_counters_show_sessions_objects_applied_and_failures_by_reason() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let ctl = Controller::start();
+    // 6 s certificates: the agents renew theirs 4 s after issue, which the counters show.
+    let ctl = Controller::start_with(&["--cert-lifetime", "6s"]);
     let other_key = format!("ed25519:{}", "5a".repeat(32));
     let dir = tempfile::tempdir().unwrap();
     let http_port = free_port();
@@ -911,6 +912,51 @@ fn the_agents_counters_show_sessions_objects_applied_and_failures_by_reason() {
     let text = r1.nameway(&["status"]);
     assert!(text.contains("Controller:"), "{text}");
     assert!(text.contains("reachable"), "{text}");
+    // Hellos with r2 and the certificate renewal: in the status and in /metrics.
+    assert!(
+        wait(Duration::from_secs(15), || {
+            let c = agent_status(r1);
+            c["hellos_answered"].as_u64().unwrap() >= 1
+                && c["hellos_received"].as_u64().unwrap() >= 1
+                && c["renewals"]["renewed"].as_u64().unwrap() >= 1
+        }),
+        "{}\n{}",
+        agent_status(r1),
+        r1.d().log()
+    );
+    let c1 = agent_status(r1);
+    assert!(
+        c1["hellos_sent"].as_u64().unwrap() >= c1["hellos_answered"].as_u64().unwrap(),
+        "{c1}"
+    );
+    assert_eq!(c1["renewals"]["refused"], 0, "{c1}");
+    assert_eq!(c1["neighbours_dead"], 0, "{c1}");
+    assert!(metric_at(&http, "nameway_controller_hellos_sent_total ").unwrap() >= 1);
+    assert!(metric_at(&http, "nameway_controller_hellos_answered_total ").unwrap() >= 1);
+    assert!(metric_at(&http, "nameway_controller_hellos_received_total ").unwrap() >= 1);
+    assert_eq!(
+        metric_at(&http, "nameway_controller_neighbours_dead_total "),
+        Some(0)
+    );
+    assert!(
+        metric_at(
+            &http,
+            "nameway_controller_renewals_total{result=\"renewed\"} "
+        )
+        .unwrap()
+            >= 1
+    );
+    assert_eq!(
+        metric_at(
+            &http,
+            "nameway_controller_renewals_total{result=\"refused\"} "
+        ),
+        Some(0)
+    );
+    let text = r1.nameway(&["status"]);
+    assert!(text.contains("renewals"), "{text}");
+    assert!(text.contains("refused=0 renewed="), "{text}");
+    assert!(text.contains("hellos"), "{text}");
     // r3 never had a session: every attempt failed on the anchor.
     assert!(
         wait(Duration::from_secs(20), || agent_status(r3)
@@ -946,9 +992,9 @@ fn the_agents_counters_show_sessions_objects_applied_and_failures_by_reason() {
     assert_eq!(ended, 1, "{c1}");
 }
 
-#[test]
-fn a_prefix_the_cache_policy_marks_no_admit_is_not_cached_and_another_is() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+/// A controller on a fresh database started with `--cache-policy` on a file holding `text`,
+/// and that file's path.
+fn with_cache_policy(text: &str) -> (Controller, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("ctl.db");
     run(
@@ -956,15 +1002,20 @@ fn a_prefix_the_cache_policy_marks_no_admit_is_not_cached_and_another_is() {
         &["init", "--domain", "/example", "--db", db.to_str().unwrap()],
     );
     let policy = dir.path().join("cache.toml");
-    std::fs::write(
-        &policy,
-        "capacity = 4096\n[[prefix]]\nprefix = \"/example/app/live\"\nadmit = false\n",
-    )
-    .unwrap();
+    std::fs::write(&policy, text).unwrap();
     let ctl = Controller::serve_with(
         dir,
         "127.0.0.1:0",
         &["--cache-policy", policy.to_str().unwrap()],
+    );
+    (ctl, policy)
+}
+
+#[test]
+fn a_prefix_the_cache_policy_marks_no_admit_is_not_cached_and_another_is() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (ctl, _) = with_cache_policy(
+        "capacity = 4096\n[[prefix]]\nprefix = \"/example/app/live\"\nadmit = false\n",
     );
     let mut net = net(&ctl, 2, &[(0, 1)], |_, _| None);
     let (r1, r2) = (&net.routers[0], &net.routers[1]);
@@ -1060,4 +1111,215 @@ fn a_prefix_the_cache_policy_marks_no_admit_is_not_cached_and_another_is() {
         "{}",
         page()
     );
+}
+
+/// `nameway ctl cache set|show` against `ctl` with the API token in `token_file` (none when
+/// `None`): the command's output, or its stderr when it fails.
+fn cache_cli(ctl: &Controller, token_file: Option<&Path>, args: &[&str]) -> Result<Value, String> {
+    let mut cmd = Command::new(bin("nameway"));
+    cmd.args(["ctl", "--controller", &ctl.http, "cache"])
+        .args(args)
+        .arg("--json")
+        .env_remove("NAMEWAY_CTL_TOKEN");
+    if let Some(f) = token_file {
+        cmd.arg("--token-file").arg(f);
+    }
+    let out = cmd.output().unwrap();
+    if out.status.success() {
+        Ok(serde_json::from_slice(&out.stdout).unwrap())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// The cache policy changed through the operators' API (`nameway ctl cache set`, the API
+/// token beside the CA's database): the controller keeps it in its policy file and pushes it
+/// like an edit of the file; at r1 a prefix set no-admit is not cached and another is.
+/// Without the token, or with a wrong one, nothing changes and the refusal is counted.
+#[test]
+fn a_prefix_set_no_admit_through_the_api_is_not_cached_and_writes_need_the_token() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // An empty policy file: the API writes the policy there.
+    let (ctl, policy) = with_cache_policy("");
+    let token = PathBuf::from(format!("{}.api-token", ctl.db()));
+    assert!(token.exists(), "serve --http made no API token");
+    let net = net(&ctl, 2, &[(0, 1)], |_, _| None);
+    let (r1, r2) = (&net.routers[0], &net.routers[1]);
+    let set_live = ["set", "--prefix", "/example/app/live", "--admit", "false"];
+
+    // No token, a wrong one: refused, counted, nothing changed.
+    let e = cache_cli(&ctl, None, &set_live).unwrap_err();
+    assert!(e.contains("API token"), "{e}");
+    let wrong = ctl.dir.path().join("wrong-token");
+    std::fs::write(&wrong, "00ff\n").unwrap();
+    let e = cache_cli(&ctl, Some(&wrong), &set_live).unwrap_err();
+    assert!(e.contains("401"), "{e}");
+    assert_eq!(
+        ctl.metric("namewayctl_api_writes_total{result=\"refused_token\"}"),
+        1
+    );
+    assert_eq!(std::fs::read_to_string(&policy).unwrap(), "");
+    let shown = cache_cli(&ctl, None, &["show"]).unwrap();
+    assert_eq!(shown["prefixes"], Value::Array(vec![]), "{shown}");
+    // A bad change is a 400 and changes nothing either.
+    let e = cache_cli(
+        &ctl,
+        Some(&token),
+        &["set", "--prefix", "no-slash", "--admit", "false"],
+    )
+    .unwrap_err();
+    assert!(e.contains("400"), "{e}");
+
+    // With the token: the rule and a capacity, kept in the file and in force.
+    let answer = cache_cli(&ctl, Some(&token), &set_live).unwrap();
+    assert_eq!(
+        answer["prefixes"][0]["prefix"], "/example/app/live",
+        "{answer}"
+    );
+    assert_eq!(answer["prefixes"][0]["admit"], false, "{answer}");
+    let answer = cache_cli(&ctl, Some(&token), &["set", "--capacity", "4096"]).unwrap();
+    assert_eq!(answer["defaults"]["capacity"], 4096, "{answer}");
+    let file = std::fs::read_to_string(&policy).unwrap();
+    assert!(
+        file.contains("/example/app/live") && file.contains("capacity = 4096"),
+        "{file}"
+    );
+    assert_eq!(cache_cli(&ctl, None, &["show"]).unwrap(), answer);
+    assert_eq!(
+        ctl.metric("namewayctl_api_writes_total{result=\"applied\"}"),
+        2
+    );
+    // Both routers applied the policy with both changes.
+    assert!(
+        wait(Duration::from_secs(20), || {
+            let t = ctl.cli(&["topology"]);
+            let routers = t["routers"].as_array().unwrap().clone();
+            let v: Value = serde_json::from_str(&r1.nameway(&["cs", "info", "--json"])).unwrap();
+            routers.len() == 2
+                && routers.iter().all(|r| {
+                    r["cs_version"].as_u64() >= Some(1) && r["cs_acked"] == r["cs_version"]
+                })
+                && v.to_string().contains("4096")
+        }),
+        "{}",
+        ctl.cli(&["topology"])
+    );
+    let files = tempfile::tempdir().unwrap();
+    let keep = payload(50_000, 17);
+    let live = payload(50_000, 18);
+    let producers = vec![
+        put(r2, "/example/app/keep", &keep, files.path()),
+        put(r2, "/example/app/live", &live, files.path()),
+    ];
+    assert!(
+        wait(Duration::from_secs(20), || !r1
+            .ctl_faces("/example/app/live")
+            .is_empty()
+            && !r1.ctl_faces("/example/app/keep").is_empty()),
+        "{}",
+        r1.d().log()
+    );
+    assert_eq!(get(r1, "/example/app/keep", files.path()), keep);
+    assert_eq!(get(r1, "/example/app/live", files.path()), live);
+    let e = ctl.cli(&["explain", "/example/app/live/seg=0"]);
+    assert_eq!(e["cache_rule"]["admit"], false, "{e}");
+    // The producers are gone: only what the forwarders cached can answer.
+    drop(producers);
+    assert_eq!(get(r1, "/example/app/keep", files.path()), keep);
+    let out = Command::new(bin("nameway"))
+        .args(["--transport", &r1.d().transport(), "get", "-q"])
+        .args(["--lifetime", "500", "-o"])
+        .arg(files.path().join("live2"))
+        .arg("/example/app/live")
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success(),
+        "/example/app/live was served without its producer: it was cached"
+    );
+    // Removing the rule through the API takes it out of the file and of the policy.
+    let answer = cache_cli(
+        &ctl,
+        Some(&token),
+        &["remove", "--prefix", "/example/app/live"],
+    )
+    .unwrap();
+    assert_eq!(answer["prefixes"], Value::Array(vec![]), "{answer}");
+    assert!(!std::fs::read_to_string(&policy)
+        .unwrap()
+        .contains("/example/app/live"));
+}
+
+/// The decoupled store's tier sizes from the controller's cache policy: r1 runs the decoupled
+/// store with a disk tier and takes both sizes at run time; r2 runs it without a disk tier
+/// and takes the memory size, refusing the disk one; r3 runs the in-process store and
+/// refuses both; each refusal counted by reason. A later change through the API resizes r1's
+/// memory tier again while it runs.
+#[test]
+fn the_cache_policy_sets_the_decoupled_stores_tier_sizes_and_refuses_what_needs_a_restart() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (ctl, _) = with_cache_policy("memory_bytes = 3145728\ndisk_bytes = 50000000\n");
+    let token = PathBuf::from(format!("{}.api-token", ctl.db()));
+    let disk = tempfile::tempdir().unwrap();
+    let states = tempfile::tempdir().unwrap();
+    let net = net(&ctl, 3, &[(0, 1), (1, 2)], |i, name| {
+        let state = states.path().join(format!("s{i}"));
+        let cs = match i {
+            0 => format!("[cs]\ndisk_path = {:?}\n", disk.path().join("store")),
+            1 => "[cs]\ndecoupled = true\n".to_owned(),
+            _ => return None,
+        };
+        Some(agent_section(&ctl, name, &state, &cs))
+    });
+    let (r1, r2, r3) = (&net.routers[0], &net.routers[1], &net.routers[2]);
+    let tiers = |r: &Router| -> Value {
+        serde_json::from_str(&r.nameway(&["cs", "info", "--json"])).unwrap()
+    };
+    assert!(
+        wait(Duration::from_secs(20), || {
+            let t = tiers(r1);
+            t["memory"]["capacity_bytes"] == 3_145_728 && t["disk"]["capacity_bytes"] == 50_000_000
+        }),
+        "{}\n{}",
+        tiers(r1),
+        r1.d().log()
+    );
+    assert!(
+        wait(Duration::from_secs(20), || tiers(r2)["memory"]
+            ["capacity_bytes"]
+            == 3_145_728),
+        "{}",
+        tiers(r2)
+    );
+    assert!(
+        wait(Duration::from_secs(20), || agent_status(r3)
+            ["applied_version"]["cs"]
+            == 1),
+        "{}",
+        agent_status(r3)
+    );
+    let (c1, c2, c3) = (agent_status(r1), agent_status(r2), agent_status(r3));
+    assert_eq!(c1["cs_tiers_applied"], 2, "{c1}");
+    assert_eq!(c1["cs_tiers_refused"]["no_disk_tier"], 0, "{c1}");
+    assert_eq!(c2["cs_tiers_applied"], 1, "{c2}");
+    assert_eq!(c2["cs_tiers_refused"]["no_disk_tier"], 1, "{c2}");
+    assert_eq!(c3["cs_tiers_applied"], 0, "{c3}");
+    assert_eq!(c3["cs_tiers_refused"]["no_decoupled_store"], 2, "{c3}");
+    // The document itself was applied everywhere (the refusal is of the tier sizes only).
+    for c in [&c1, &c2, &c3] {
+        assert_eq!(c["objects_applied"]["cs"], 1, "{c}");
+        assert_eq!(c["objects_refused"]["document"], 0, "{c}");
+    }
+    assert!(r3.d().log().contains("tier size not applied"));
+    // Resized again at run time through the API.
+    let answer = cache_cli(&ctl, Some(&token), &["set", "--memory-bytes", "1048576"]).unwrap();
+    assert_eq!(answer["defaults"]["memory_bytes"], 1_048_576, "{answer}");
+    assert!(
+        wait(Duration::from_secs(20), || tiers(r1)["memory"]
+            ["capacity_bytes"]
+            == 1_048_576),
+        "{}",
+        tiers(r1)
+    );
+    assert_eq!(tiers(r1)["disk"]["capacity_bytes"], 50_000_000);
 }

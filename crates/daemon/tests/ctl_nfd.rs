@@ -15,7 +15,7 @@
 
 mod common;
 
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -176,58 +176,13 @@ fn face_to(d: &Daemon, uri: &str) -> u64 {
 // ---------------------------------------------------------------------------------------
 // serve on PostgreSQL
 
-/// The test server's conninfo, or None (skipped) when there is none.
-fn postgres(test: &str) -> Option<String> {
-    match std::env::var("NAMEWAY_TEST_POSTGRES") {
-        Ok(s) if !s.trim().is_empty() => Some(s),
-        _ => {
-            assert!(
-                std::env::var_os("NAMEWAY_REQUIRE_INTEROP").is_none(),
-                "{test}: NAMEWAY_TEST_POSTGRES is unset and NAMEWAY_REQUIRE_INTEROP is set: \
-                 run the tests under scripts/postgres-test-server.sh (scripts/test.sh does)"
-            );
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED {test}: NAMEWAY_TEST_POSTGRES is unset (run under \
-                 scripts/postgres-test-server.sh)"
-            );
-            None
-        }
-    }
-}
+#[path = "../../ctl/tests/support/postgres.rs"]
+mod pg;
+use pg::{fresh_db, server as postgres};
 
+/// `psql -c sql` on `conninfo`: its output.
 fn psql(conninfo: &str, sql: &str) -> String {
-    let bin = std::env::var("NAMEWAY_TEST_POSTGRES_BIN")
-        .map(|d| format!("{d}/psql"))
-        .unwrap_or_else(|_| "psql".into());
-    let out = Command::new(&bin)
-        .args([
-            "-X",
-            "-q",
-            "-A",
-            "-t",
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-d",
-            conninfo,
-        ])
-        .args(["-c", sql])
-        .output()
-        .unwrap_or_else(|e| panic!("{bin}: {e}"));
-    assert!(
-        out.status.success(),
-        "psql {sql}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// A new, empty database `db` on the test server (a `key=value` conninfo, as the test
-/// script gives); its conninfo.
-fn fresh_db(base: &str, db: &str) -> String {
-    psql(base, &format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"));
-    psql(base, &format!("CREATE DATABASE {db}"));
-    format!("{} dbname={db}", base.trim())
+    pg::psql(conninfo, &["-c", sql])
 }
 
 #[test]

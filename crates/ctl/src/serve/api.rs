@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use nameway_wire::Name;
 
-use super::state::longest_match;
+use super::state::{longest_match, RouterFib};
 use super::Shared;
 
 /// One API request, its query checked.
@@ -25,6 +25,8 @@ pub(super) enum Request {
     Keys,
     /// `/api/explain?name=NAME`.
     Explain(Name),
+    /// `/api/cache`: the cache policy in force (`POST` changes it: [`super::cache_api`]).
+    Cache,
 }
 
 /// Why a target under `/api/` is not answered.
@@ -60,6 +62,7 @@ impl Request {
             "nodes" => no_query(Self::Nodes),
             "registry" => no_query(Self::Registry),
             "keys" => no_query(Self::Keys),
+            "cache" => no_query(Self::Cache),
             "explain" => {
                 let mut name = None;
                 for (k, v) in &params {
@@ -104,7 +107,7 @@ impl Request {
 }
 
 /// `k=v&k=v`, each percent-decoded (`+` is kept as it is: names may hold it).
-fn parse_query(query: &str) -> Result<Vec<(String, String)>, ApiError> {
+pub(super) fn parse_query(query: &str) -> Result<Vec<(String, String)>, ApiError> {
     query
         .split('&')
         .filter(|p| !p.is_empty())
@@ -155,6 +158,38 @@ fn json_opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or_else(|| "null".into(), |v| v.to_string())
 }
 
+/// A router's FIB versions as JSON members (`/status`, `/api/topology`):
+/// `"name","connected","version","acked"`.
+pub(super) fn router_members(name: &str, connected: bool, version: u64, acked: u64) -> String {
+    format!(
+        "\"name\":{},\"connected\":{connected},\"version\":{version},\"acked\":{acked}",
+        json_str(name)
+    )
+}
+
+/// What a router's computed FIB has for `name`, as JSON members (`/api/routes`,
+/// `/api/explain`): `"router","connected","match"` (the longest prefix, or null),
+/// `"nexthops"` (face, cost), `"version","acked"`.
+pub(super) fn route_members(f: &RouterFib, name: &Name) -> String {
+    let (matched, hops) = match longest_match(&f.fib, name) {
+        Some((p, hops)) => (Some(json_str(&p.to_string())), hops),
+        None => (None, &[][..]),
+    };
+    let hops: Vec<String> = hops
+        .iter()
+        .map(|h| format!("{{\"face\":{},\"cost\":{}}}", h.face, h.cost))
+        .collect();
+    format!(
+        "\"router\":{},\"connected\":{},\"match\":{},\"nexthops\":[{}],\"version\":{},\"acked\":{}",
+        json_str(&f.router),
+        f.connected,
+        json_opt(matched),
+        hops.join(","),
+        f.version,
+        f.acked
+    )
+}
+
 /// The answer to `req`: (HTTP status, JSON body).
 pub(super) fn answer(shared: &Shared, req: &Request) -> (&'static str, String) {
     match req {
@@ -181,6 +216,13 @@ pub(super) fn answer(shared: &Shared, req: &Request) -> (&'static str, String) {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             ("200 OK", super::explain::explain(&s, name))
+        }
+        Request::Cache => {
+            let s = shared
+                .status
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            ("200 OK", format!("{}\n", s.cache.to_json()))
         }
     }
 }
@@ -248,8 +290,8 @@ fn topology(shared: &Shared) -> String {
         .map(|(n, up, cur, ack)| {
             let (cs_cur, cs_ack) = cs.get(n.as_str()).copied().unwrap_or_default();
             format!(
-                "{{\"name\":{},\"connected\":{up},\"version\":{cur},\"acked\":{ack},\"cs_version\":{cs_cur},\"cs_acked\":{cs_ack}}}",
-                json_str(n)
+                "{{{},\"cs_version\":{cs_cur},\"cs_acked\":{cs_ack}}}",
+                router_members(n, *up, *cur, *ack)
             )
         })
         .collect();
@@ -316,25 +358,7 @@ fn routes(shared: &Shared, prefix: &Name) -> String {
     let rows: Vec<String> = s
         .fibs
         .iter()
-        .map(|f| {
-            let (matched, hops) = match longest_match(&f.fib, prefix) {
-                Some((p, hops)) => (Some(json_str(&p.to_string())), hops),
-                None => (None, &[][..]),
-            };
-            let hops: Vec<String> = hops
-                .iter()
-                .map(|h| format!("{{\"face\":{},\"cost\":{}}}", h.face, h.cost))
-                .collect();
-            format!(
-                "{{\"router\":{},\"connected\":{},\"match\":{},\"nexthops\":[{}],\"version\":{},\"acked\":{}}}",
-                json_str(&f.router),
-                f.connected,
-                json_opt(matched),
-                hops.join(","),
-                f.version,
-                f.acked
-            )
-        })
+        .map(|f| format!("{{{}}}", route_members(f, prefix)))
         .collect();
     format!(
         "{{\"prefix\":{},\"routers\":[{}]}}\n",

@@ -4,8 +4,7 @@
 
 use nameway_wire::Name;
 
-use super::api::json_str;
-use super::state::longest_match;
+use super::api::{json_str, route_members};
 use super::Status;
 
 fn opt(v: Option<String>) -> String {
@@ -39,14 +38,6 @@ pub(super) fn explain(s: &Status, name: &Name) -> String {
         .fibs
         .iter()
         .map(|f| {
-            let (matched, hops) = match longest_match(&f.fib, name) {
-                Some((p, hops)) => (Some(json_str(&p.to_string())), hops),
-                None => (None, &[][..]),
-            };
-            let hops: Vec<String> = hops
-                .iter()
-                .map(|h| format!("{{\"face\":{},\"cost\":{}}}", h.face, h.cost))
-                .collect();
             let doc = f
                 .router
                 .parse::<Name>()
@@ -59,13 +50,8 @@ pub(super) fn explain(s: &Status, name: &Name) -> String {
                 .map(|(i, k)| format!("{{\"index\":{i},\"k\":{k}}}"));
             let admit = doc.as_ref().and_then(|d| d.admit);
             format!(
-                "{{\"router\":{},\"connected\":{},\"match\":{},\"nexthops\":[{}],\"version\":{},\"acked\":{},\"cs_version\":{},\"cs_acked\":{},\"cs_admit\":{},\"partition\":{}}}",
-                json_str(&f.router),
-                f.connected,
-                opt(matched),
-                hops.join(","),
-                f.version,
-                f.acked,
+                "{{{},\"cs_version\":{},\"cs_acked\":{},\"cs_admit\":{},\"partition\":{}}}",
+                route_members(f, name),
                 f.cs_versions.0,
                 f.cs_versions.1,
                 opt(admit.map(|a| a.to_string())),

@@ -1,6 +1,7 @@
 //! `--http`: a plain HTTP/1.1 listener with the counters (`/metrics`, Prometheus text) and
 //! the topology and routers (`/status`, JSON), and the operators' API ([`super::api`],
-//! `/api/...`). Read-only; one request per connection.
+//! `/api/...`). Read-only but for `POST /api/cache` ([`super::cache_api`], with the API
+//! token); one request per connection.
 
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
@@ -31,8 +32,17 @@ pub(super) async fn serve(listener: TcpListener, shared: Arc<Shared>) {
                 }
             }
             let head = String::from_utf8_lossy(&buf[..n]);
+            let method = head.split_whitespace().next().unwrap_or("GET");
             let path = head.split_whitespace().nth(1).unwrap_or("/");
             let (status, ctype, body) = match (path, Request::parse(path)) {
+                _ if method == "POST" => match path.split_once('?').unwrap_or((path, "")) {
+                    ("/api/cache", query) => super::cache_api::post(&shared, &head, query).await,
+                    _ => (
+                        "405 Method Not Allowed",
+                        "text/plain",
+                        "only /api/cache takes POST\n".into(),
+                    ),
+                },
                 ("/metrics", _) => ("200 OK", "text/plain; version=0.0.4", metrics(&shared)),
                 ("/status", _) => ("200 OK", "application/json", status(&shared)),
                 ("/", _) => {
@@ -71,6 +81,12 @@ fn metrics(shared: &Shared) -> String {
     }
     for (result, v) in shared.auth.counters.renewals() {
         let _ = writeln!(out, "namewayctl_renewals_total{{result=\"{result}\"}} {v}");
+    }
+    for (result, v) in shared.api_writes.all() {
+        let _ = writeln!(
+            out,
+            "namewayctl_api_writes_total{{result=\"{result}\"}} {v}"
+        );
     }
     let c = &shared.counters;
     for (name, v) in [
@@ -115,12 +131,7 @@ fn status(shared: &Shared) -> String {
     let routers: Vec<String> = s
         .routers
         .iter()
-        .map(|(n, up, cur, ack)| {
-            format!(
-                "{{\"name\":{},\"connected\":{up},\"version\":{cur},\"acked\":{ack}}}",
-                json_str(n)
-            )
-        })
+        .map(|(n, up, cur, ack)| format!("{{{}}}", api::router_members(n, *up, *cur, *ack)))
         .collect();
     let regs: Vec<String> = s
         .registrations

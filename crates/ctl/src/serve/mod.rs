@@ -7,6 +7,7 @@
 
 mod api;
 pub mod auth;
+mod cache_api;
 mod cs_versions;
 mod explain;
 mod http;
@@ -32,6 +33,7 @@ use crate::store::{Registration, RegistryStore};
 use crate::{now_ms, GroupCommitConfig, StoreError};
 
 use self::auth::{Auth, Refusal};
+pub use self::cache_api::api_token_path;
 use self::key_push::KeyPusher;
 use self::state::{ConnId, ControllerState, Push};
 
@@ -75,6 +77,9 @@ pub enum ServeError {
     /// The cache policy file is refused.
     #[error(transparent)]
     CachePolicy(#[from] crate::cache_policy::CachePolicyError),
+    /// The operators' API token cannot be read or made.
+    #[error("API token {0}")]
+    ApiToken(String),
     /// A listener cannot be opened.
     #[error("cannot listen on {addr}: {source}")]
     Listen {
@@ -149,6 +154,14 @@ struct Shared {
     nodes: Option<Mutex<std::sync::mpsc::Sender<crate::store::NodeRecord>>>,
     counters: ServeCounters,
     status: Mutex<Status>,
+    /// The operators' API token (`<db>.api-token`), when there is an HTTP listener.
+    api_token: Option<String>,
+    /// The cache policy file `POST /api/cache` writes.
+    cache_file: Option<PathBuf>,
+    /// One writer of the policy file at a time.
+    cache_writer: Mutex<()>,
+    /// Writes to the API, by result.
+    api_writes: cache_api::ApiWrites,
 }
 
 impl std::fmt::Debug for Shared {
@@ -205,6 +218,12 @@ impl Server {
             Some(a) => Some(listen(a).await?),
             None => None,
         };
+        let api_token = match http {
+            Some(_) => Some(cache_api::load_or_make_token(&config.db).map_err(|e| {
+                ServeError::ApiToken(format!("{}: {e}", api_token_path(&config.db).display()))
+            })?),
+            None => None,
+        };
         Ok(Self {
             listener,
             http,
@@ -214,6 +233,10 @@ impl Server {
                 nodes,
                 counters: ServeCounters::default(),
                 status: Mutex::new(Status::default()),
+                api_token,
+                cache_file: config.cache_policy.clone(),
+                cache_writer: Mutex::new(()),
+                api_writes: cache_api::ApiWrites::default(),
             }),
             config,
         })

@@ -1,11 +1,17 @@
 //! The cache policy the controller sends (`cs` objects, docs/controller.md "Cache policy"):
 //! applied to the forwarder between two bursts, kept in `state_dir/cs.policy` (written to a
-//! temporary file and renamed) and applied again at start.
+//! temporary file and renamed) and applied again at start. Tier sizes go to the decoupled
+//! store ([`apply_tiers`]).
+
+use std::sync::atomic::Ordering;
 
 use nameway_ctl::cache_policy::CsDocument;
 use nameway_fw::{CsPriority, CsRule, Forwarder, Partition};
 
+use super::stats::{AgentCounters, TierRefusal};
 use super::store::{StateDir, StateError};
+use crate::config::ByteSize;
+use crate::mgmt::Management;
 
 const FILE: &str = "cs.policy";
 
@@ -46,6 +52,58 @@ pub fn apply(fw: &mut Forwarder, doc: &CsDocument) -> Result<(), String> {
         fw.set_cs_serve(s);
     }
     Ok(())
+}
+
+/// Applies the tier sizes of `doc` to the decoupled store (`[cs]`), which resizes its tiers at
+/// run time: the memory tier's packets (`capacity`) and bytes, the disk tier's bytes. What
+/// cannot be applied without a restart (no decoupled store, no disk tier) is refused, counted
+/// by reason and logged; the rest is applied.
+pub fn apply_tiers(mgmt: &mut Management, doc: &CsDocument, counters: &AgentCounters) {
+    let wanted = [(doc.memory_bytes, "memory"), (doc.disk_bytes, "disk")];
+    let Some((client, config)) = mgmt.cs_server() else {
+        for (_, tier) in wanted.iter().filter(|(b, _)| b.is_some()) {
+            counters.refused_tier(TierRefusal::NoDecoupledStore);
+            tracing::warn!(
+                tier,
+                "cache policy: tier size not applied: this forwarder runs no decoupled content store ([cs] decoupled or disk_path; needs a restart)"
+            );
+        }
+        return;
+    };
+    let mut changed = false;
+    if let Some(c) = doc.capacity {
+        config.capacity = usize::try_from(c).unwrap_or(usize::MAX);
+        changed = true;
+    }
+    if let Some(b) = doc.memory_bytes {
+        config.memory_capacity = ByteSize(b);
+        counters.tiers_applied.fetch_add(1, Ordering::Relaxed);
+        changed = true;
+    }
+    if let Some(b) = doc.disk_bytes {
+        let has_disk = !config.disk_path.as_os_str().is_empty()
+            && client.info().is_none_or(|i| i.disk.is_some());
+        if has_disk {
+            config.disk_capacity = ByteSize(b);
+            counters.tiers_applied.fetch_add(1, Ordering::Relaxed);
+            changed = true;
+        } else {
+            counters.refused_tier(TierRefusal::NoDiskTier);
+            tracing::warn!(
+                bytes = b,
+                "cache policy: disk tier size not applied: the content store has no disk tier ([cs] disk_path; opened at start only)"
+            );
+        }
+    }
+    if changed {
+        client.reconfigure(config);
+        tracing::info!(
+            memory = config.memory_capacity.0,
+            disk = config.disk_capacity.0,
+            packets = config.capacity,
+            "content store tiers set by the controller's cache policy"
+        );
+    }
 }
 
 /// Keeps the applied version and document.

@@ -193,6 +193,7 @@ impl Agent {
         match cs::load(&state) {
             Ok(Some((version, doc))) => match cs::apply(fw, &doc) {
                 Ok(()) => {
+                    cs::apply_tiers(mgmt, &doc, &counters);
                     counters.last_version[1].store(version, Ordering::Relaxed);
                     tracing::info!(version, "cache policy restored from state_dir");
                 }
@@ -263,6 +264,7 @@ impl Agent {
             }
             Update::Cs { version, doc } => match cs::apply(fw, &doc) {
                 Ok(()) => {
+                    cs::apply_tiers(mgmt, &doc, &self.counters);
                     self.counters.applied("cs", version);
                     tracing::info!(version, "controller cache policy applied");
                     let _ = self.to_task.send(link::ToTask::CsApplied(version, doc));

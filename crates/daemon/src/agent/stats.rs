@@ -83,6 +83,31 @@ impl ObjectRefusal {
     }
 }
 
+/// Why a tier size of the controller's cache policy was not applied (metric label
+/// `reason`); the rest of the document is applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TierRefusal {
+    /// The forwarder runs no decoupled store (`[cs] decoupled` or `disk_path`): it has no
+    /// tiers. Starting one needs a restart.
+    NoDecoupledStore,
+    /// A disk tier size, and the decoupled store has no disk tier (no `[cs] disk_path`, or
+    /// the file could not be opened): a disk tier is opened only at start.
+    NoDiskTier,
+}
+
+impl TierRefusal {
+    /// Every reason, in label order.
+    pub const ALL: [Self; 2] = [Self::NoDecoupledStore, Self::NoDiskTier];
+
+    /// The metric label.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::NoDecoupledStore => "no_decoupled_store",
+            Self::NoDiskTier => "no_disk_tier",
+        }
+    }
+}
+
 /// The object kinds the agent applies, in label order.
 pub const KINDS: [&str; 2] = ["fib", "cs"];
 
@@ -130,6 +155,10 @@ pub struct AgentCounters {
     pub hellos_received: AtomicU64,
     /// Neighbours declared dead (no hello answered within the window).
     pub neighbours_dead: AtomicU64,
+    /// Tier sizes of the decoupled store applied from `cs` objects.
+    pub tiers_applied: AtomicU64,
+    /// Tier sizes refused, by [`TierRefusal`].
+    pub tiers_refused: [AtomicU64; 2],
 }
 
 impl AgentCounters {
@@ -137,6 +166,14 @@ impl AgentCounters {
     pub fn failed(&self, why: SessionFailure) {
         let i = SessionFailure::ALL.iter().position(|r| *r == why);
         if let Some(c) = i.and_then(|i| self.failures.get(i)) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Counts a tier size refused.
+    pub fn refused_tier(&self, why: TierRefusal) {
+        let i = TierRefusal::ALL.iter().position(|r| *r == why);
+        if let Some(c) = i.and_then(|i| self.tiers_refused.get(i)) {
             c.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -164,33 +201,50 @@ impl AgentCounters {
     /// The counters now.
     pub fn stats(&self) -> AgentStats {
         let read = |a: &AtomicU64| a.load(Ordering::Relaxed);
-        let by_kind = |arr: &[AtomicU64; 2]| {
-            KINDS
-                .iter()
-                .zip(arr.iter())
-                .map(|(k, a)| (*k, read(a)))
-                .collect::<BTreeMap<_, _>>()
-        };
         AgentStats {
             reachable: read(&self.connected) == 1,
             sessions: read(&self.sessions),
-            session_failures: SessionFailure::ALL
-                .iter()
-                .zip(self.failures.iter())
-                .map(|(r, a)| (r.as_str(), read(a)))
-                .collect(),
+            session_failures: by_label(
+                SessionFailure::ALL.map(SessionFailure::as_str),
+                &self.failures,
+            ),
             refused_by_controller: read(&self.refused),
             objects_received: read(&self.objects),
-            objects_applied: by_kind(&self.applied),
-            objects_refused: ObjectRefusal::ALL
-                .iter()
-                .zip(self.refused_objects.iter())
-                .map(|(r, a)| (r.as_str(), read(a)))
-                .collect(),
-            applied_version: by_kind(&self.last_version),
+            objects_applied: by_label(KINDS, &self.applied),
+            objects_refused: by_label(
+                ObjectRefusal::ALL.map(ObjectRefusal::as_str),
+                &self.refused_objects,
+            ),
+            applied_version: by_label(KINDS, &self.last_version),
             reports: read(&self.reports),
+            hellos_sent: read(&self.hellos_sent),
+            hellos_answered: read(&self.hellos_answered),
+            hellos_received: read(&self.hellos_received),
+            neighbours_dead: read(&self.neighbours_dead),
+            renewals: [
+                ("renewed", read(&self.renewed)),
+                ("refused", read(&self.renew_refused)),
+            ]
+            .into_iter()
+            .collect(),
+            cs_tiers_applied: read(&self.tiers_applied),
+            cs_tiers_refused: by_label(
+                TierRefusal::ALL.map(TierRefusal::as_str),
+                &self.tiers_refused,
+            ),
         }
     }
+}
+
+/// Counters read into a map by their labels (in the same order).
+fn by_label<const N: usize>(
+    labels: [&'static str; N],
+    counters: &[AtomicU64; N],
+) -> BTreeMap<&'static str, u64> {
+    labels
+        .into_iter()
+        .zip(counters.iter().map(|a| a.load(Ordering::Relaxed)))
+        .collect()
 }
 
 crate::stats! {
@@ -214,6 +268,21 @@ crate::stats! {
         pub applied_version: BTreeMap<&'static str, u64> = gauge("nameway_controller_applied_version"; by "kind"),
         /// Reports of this forwarder's state sent toward the controller.
         pub reports: u64 = counter("nameway_controller_reports"),
+        /// Hellos sent to secure-link neighbours.
+        pub hellos_sent: u64 = counter("nameway_controller_hellos_sent"),
+        /// This forwarder's hellos its neighbours answered.
+        pub hellos_answered: u64 = counter("nameway_controller_hellos_answered"),
+        /// Neighbours' hellos this forwarder answered.
+        pub hellos_received: u64 = counter("nameway_controller_hellos_received"),
+        /// Neighbours declared dead (no hello answered within the window).
+        pub neighbours_dead: u64 = counter("nameway_controller_neighbours_dead"),
+        /// Router certificate renewals answered by the controller, by result (`renewed`: checked
+        /// and kept; `refused`: not the anchor's, not this router's key, not valid now).
+        pub renewals: BTreeMap<&'static str, u64> = counter("nameway_controller_renewals"; by "result"),
+        /// Tier sizes of the decoupled store set from the controller's cache policy.
+        pub cs_tiers_applied: u64 = counter("nameway_controller_cs_tiers_applied"),
+        /// Tier sizes of the cache policy not applied, by reason (the rest of the policy is).
+        pub cs_tiers_refused: BTreeMap<&'static str, u64> = counter("nameway_controller_cs_tiers_refused"; by "reason"),
     }
 }
 
@@ -230,7 +299,13 @@ mod tests {
         c.applied("cs", 7);
         c.applied("fib", 3);
         c.applied("fib", 4);
+        c.renewed.fetch_add(2, Ordering::Relaxed);
+        c.renew_refused.fetch_add(1, Ordering::Relaxed);
+        c.hellos_sent.store(9, Ordering::Relaxed);
         let s = c.stats();
+        assert_eq!(s.renewals["renewed"], 2);
+        assert_eq!(s.renewals["refused"], 1);
+        assert_eq!(s.hellos_sent, 9);
         assert_eq!(s.session_failures["anchor"], 2);
         assert_eq!(s.session_failures["connect"], 0);
         assert_eq!(s.objects_refused["other_router"], 1);
@@ -249,5 +324,14 @@ mod tests {
             .iter()
             .any(|x| x.labels == [("kind", "cs".to_owned())]
                 && x.value == crate::metrics::Number::Int(7)));
+        let fam = out
+            .iter()
+            .find(|f| f.name == "nameway_controller_renewals")
+            .unwrap();
+        assert!(fam
+            .samples
+            .iter()
+            .any(|x| x.labels == [("result", "refused".to_owned())]
+                && x.value == crate::metrics::Number::Int(1)));
     }
 }

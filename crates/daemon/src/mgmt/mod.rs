@@ -149,6 +149,14 @@ impl Management {
         self.cs = cs;
     }
 
+    /// The decoupled content store's client and the `[cs]` settings in force, when it runs
+    /// (the controller's agent sets its tier sizes).
+    pub fn cs_server(
+        &mut self,
+    ) -> Option<&mut (crate::cs_server::CsClient, crate::config::CsConfig)> {
+        self.cs.as_mut()
+    }
+
     /// Applies a reloaded `[mgmt]` section; the replay state is kept.
     pub fn set_config(&mut self, config: MgmtConfig) {
         self.guard.set_grace_ms(config.signature_grace_ms);
