@@ -130,6 +130,42 @@ pub struct AgentCounters {
     pub hellos_received: AtomicU64,
     /// Neighbours declared dead (no hello answered within the window).
     pub neighbours_dead: AtomicU64,
+    /// The secure faces' context, whose group-key counters the stats read (set at start).
+    pub security: std::sync::OnceLock<std::sync::Arc<nameway_face::secure::SecurityContext>>,
+}
+
+/// One group key's use on the data path.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct GroupKeyUse {
+    /// Data sealed with it (sent).
+    pub sealed: u64,
+    /// Data opened with it (received).
+    pub opened: u64,
+}
+
+/// The group-key counters of the secure faces: (packets by result, refusals by reason, use
+/// per key held).
+type GroupKeyCounts = (
+    BTreeMap<&'static str, u64>,
+    BTreeMap<&'static str, u64>,
+    BTreeMap<String, GroupKeyUse>,
+);
+
+fn group_key_counts(ctx: Option<&nameway_face::secure::SecurityContext>) -> GroupKeyCounts {
+    let Some(ctx) = ctx else {
+        return Default::default();
+    };
+    let g = ctx.group_keys().stats();
+    (
+        [("sealed", g.sealed), ("opened", g.opened)]
+            .into_iter()
+            .collect(),
+        g.refused.into_iter().collect(),
+        g.keys
+            .into_iter()
+            .map(|(id, sealed, opened)| (id, GroupKeyUse { sealed, opened }))
+            .collect(),
+    )
 }
 
 impl AgentCounters {
@@ -171,6 +207,8 @@ impl AgentCounters {
                 .map(|(k, a)| (*k, read(a)))
                 .collect::<BTreeMap<_, _>>()
         };
+        let (group_key_packets, group_key_refused, group_key_use) =
+            group_key_counts(self.security.get().map(|c| &**c));
         AgentStats {
             reachable: read(&self.connected) == 1,
             sessions: read(&self.sessions),
@@ -189,6 +227,9 @@ impl AgentCounters {
                 .collect(),
             applied_version: by_kind(&self.last_version),
             reports: read(&self.reports),
+            group_key_packets,
+            group_key_refused,
+            group_key_use,
         }
     }
 }
@@ -214,6 +255,13 @@ crate::stats! {
         pub applied_version: BTreeMap<&'static str, u64> = gauge("nameway_controller_applied_version"; by "kind"),
         /// Reports of this forwarder's state sent toward the controller.
         pub reports: u64 = counter("nameway_controller_reports"),
+        /// Data sealed and opened with group keys on the secure faces, by result.
+        pub group_key_packets: BTreeMap<&'static str, u64> = counter("nameway_group_key_packets"; by "result"),
+        /// Data refused by the group-key rules, by reason (unknown_key_id, not_group_sealed,
+        /// wrong_prefix, bad_tag, replay, no_session), every reason listed.
+        pub group_key_refused: BTreeMap<&'static str, u64> = counter("nameway_group_key_refused"; by "reason"),
+        /// Per group key held: Data sealed and opened with it.
+        pub group_key_use: BTreeMap<String, GroupKeyUse> = json,
     }
 }
 

@@ -61,6 +61,12 @@ pub(crate) struct GroupKey {
     key: Zeroizing<[u8; 32]>,
     not_before_ms: u64,
     not_after_ms: u64,
+    /// Shared with the same key in the next snapshot, so that a swap loses no count.
+    usage: Arc<KeyUsage>,
+}
+
+#[derive(Debug, Default)]
+struct KeyUsage {
     sealed: AtomicU64,
     opened: AtomicU64,
 }
@@ -76,11 +82,11 @@ impl GroupKey {
     }
 
     pub(crate) fn count_sealed(&self) {
-        self.sealed.fetch_add(1, Ordering::Relaxed);
+        self.usage.sealed.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn count_opened(&self) {
-        self.opened.fetch_add(1, Ordering::Relaxed);
+        self.usage.opened.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -123,12 +129,25 @@ impl KeySet {
     }
 
     /// The key to seal `name` with at `unix_ms`: the newest valid key of its longest group
-    /// prefix (the oldest unexpired one when none is valid yet).
+    /// prefix (the oldest unexpired one when none is valid yet). During a rotation's overlap
+    /// (an older key still valid) the new key seals only from the overlap's middle on (at most
+    /// [`MAX_SWITCH_DELAY_MS`] after its NotBefore): every member accepts it as soon as its
+    /// snapshot arrives, so no member seals with a key another has not received yet, as long
+    /// as the snapshots reach every member within half the overlap.
     pub(crate) fn sending_key(&self, name: &Name, unix_ms: u64) -> Option<&Arc<GroupKey>> {
         let (_, keys) = self.prefix_of(name)?;
-        keys.iter()
-            .find(|k| k.valid_at(unix_ms))
-            .or_else(|| keys.iter().rev().find(|k| unix_ms < k.not_after_ms))
+        let mut valid = keys.iter().filter(|k| k.valid_at(unix_ms));
+        match (valid.next(), valid.next()) {
+            (Some(new), Some(old)) => {
+                let half = old.not_after_ms.saturating_sub(new.not_before_ms) / 2;
+                let switch = new
+                    .not_before_ms
+                    .saturating_add(half.min(MAX_SWITCH_DELAY_MS));
+                Some(if unix_ms < switch { old } else { new })
+            }
+            (Some(new), None) => Some(new),
+            (None, _) => keys.iter().rev().find(|k| unix_ms < k.not_after_ms),
+        }
     }
 
     /// The key `id`, if held and not expired at `unix_ms` (during a rotation's overlap both
@@ -141,6 +160,9 @@ impl KeySet {
             .filter(|k| unix_ms < k.not_after_ms)
     }
 }
+
+/// The longest a new key waits before it seals during an overlap.
+pub(crate) const MAX_SWITCH_DELAY_MS: u64 = 60_000;
 
 /// How far ahead of its NotBefore a key already opens (members' clocks differ a little).
 const CLOCK_SLACK_MS: u64 = 5_000;
@@ -248,6 +270,7 @@ impl GroupKeys {
     /// twice, are left out and returned.
     pub fn install(&self, grants: Vec<GroupKeyGrant>) -> Vec<GroupKeyError> {
         let mut errors = Vec::new();
+        let old = self.set.load();
         let mut by_id: Vec<Arc<GroupKey>> = Vec::new();
         for g in grants {
             if !g.level.authenticates() {
@@ -266,8 +289,12 @@ impl GroupKeys {
                 key: g.key,
                 not_before_ms: g.not_before_ms,
                 not_after_ms: g.not_after_ms,
-                sealed: AtomicU64::new(0),
-                opened: AtomicU64::new(0),
+                usage: old
+                    .by_id
+                    .iter()
+                    .find(|k| k.id == g.id)
+                    .map(|k| k.usage.clone())
+                    .unwrap_or_default(),
             }));
         }
         by_id.sort_by_key(|k| k.id);
@@ -344,7 +371,7 @@ impl GroupKeys {
                 .load()
                 .by_id
                 .iter()
-                .map(|k| (k.label.clone(), g(&k.sealed), g(&k.opened)))
+                .map(|k| (k.label.clone(), g(&k.usage.sealed), g(&k.usage.opened)))
                 .collect(),
         }
     }

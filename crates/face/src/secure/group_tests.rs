@@ -116,26 +116,43 @@ fn a_group_key_id_the_receiver_does_not_hold_is_refused_and_counted_without_a_re
 }
 
 #[test]
-fn during_a_rotation_both_keys_open_and_the_newest_seals() {
+fn during_a_rotation_both_keys_open_and_the_new_one_seals_from_the_overlap_s_middle() {
     let now = super::super::group::unix_ms();
     let (a, b) = pair(SecuritySettings::default());
-    let k1 = grant("/secret/video", 1, 7, now - 60_000);
-    let k2 = || grant("/secret/video", 2, 9, now - 1_000);
+    let key = |id: u64, key: u8, not_before_ms: u64, not_after_ms: u64| GroupKeyGrant {
+        not_after_ms,
+        ..grant("/secret/video", id, key, not_before_ms)
+    };
+    // Rotation just made: k2 valid for 100 ms, k1 cut to expire in 10 s. Both open at b; a
+    // still seals with k1 (the overlap's middle is 5 s away), and with k1 alone as well.
+    b.ctx.group_keys().install(vec![
+        key(1, 7, now - 60_000, now + 10_000),
+        key(2, 9, now - 100, u64::MAX),
+    ]);
     a.ctx
         .group_keys()
-        .install(vec![grant("/secret/video", 1, 7, now - 60_000)]);
-    b.ctx.group_keys().install(vec![k1, k2()]);
-    // The sender still has only k1: it opens.
+        .install(vec![key(1, 7, now - 60_000, u64::MAX)]);
     let s1 = a.seal(1, data("/secret/video/1", b"one")).unwrap();
     assert_eq!(header(&s1).group.unwrap().key_id, 1);
     assert!(b.open(1, s1).is_ok());
-    // The sender got both: it seals with the newest, which opens too.
-    a.ctx
-        .group_keys()
-        .install(vec![grant("/secret/video", 1, 7, now - 60_000), k2()]);
-    let s2 = a.seal(1, data("/secret/video/2", b"two")).unwrap();
+    a.ctx.group_keys().install(vec![
+        key(1, 7, now - 60_000, now + 10_000),
+        key(2, 9, now - 100, u64::MAX),
+    ]);
+    let s1 = a.seal(1, data("/secret/video/2", b"two")).unwrap();
+    assert_eq!(header(&s1).group.unwrap().key_id, 1, "before the middle");
+    assert!(b.open(1, s1).is_ok());
+    // Past the overlap's middle (k2 valid for 6 s, k1 expires in 1 s): k2 seals, and opens.
+    for l in [&a, &b] {
+        l.ctx.group_keys().install(vec![
+            key(1, 7, now - 60_000, now + 1_000),
+            key(2, 9, now - 6_000, u64::MAX),
+        ]);
+    }
+    let s2 = a.seal(1, data("/secret/video/3", b"three")).unwrap();
     assert_eq!(header(&s2).group.unwrap().key_id, 2);
     assert!(b.open(1, s2).is_ok());
+    // Each key's use, carried over the snapshots that replaced it.
     let used: Vec<u64> = b
         .ctx
         .group_keys()
@@ -144,21 +161,19 @@ fn during_a_rotation_both_keys_open_and_the_newest_seals() {
         .iter()
         .map(|k| k.2)
         .collect();
-    assert_eq!(used, vec![1, 1], "each key opened one packet");
+    assert_eq!(used, vec![2, 1], "k1 opened two packets, k2 one");
     // After the overlap the receiver holds k2 only: a late k1 packet is refused.
-    let late_sender = pair(SecuritySettings::default());
-    late_sender
-        .0
+    let (late, member) = pair(SecuritySettings::default());
+    late.ctx
+        .group_keys()
+        .install(vec![key(1, 7, now - 60_000, u64::MAX)]);
+    member
         .ctx
         .group_keys()
-        .install(vec![grant("/secret/video", 1, 7, now - 60_000)]);
-    late_sender.1.ctx.group_keys().install(vec![k2()]);
-    let s = late_sender
-        .0
-        .seal(1, data("/secret/video/3", b"three"))
-        .unwrap();
+        .install(vec![key(2, 9, now - 6_000, u64::MAX)]);
+    let s = late.seal(1, data("/secret/video/4", b"four")).unwrap();
     assert_eq!(
-        late_sender.1.open(1, s).unwrap_err().0,
+        member.open(1, s).unwrap_err().0,
         SecureDrop::UnknownGroupKey
     );
 }
