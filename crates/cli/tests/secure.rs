@@ -532,6 +532,7 @@ fn a_forwarder_without_the_feature_drops_encrypted_data_instead_of_delivering_it
             key_id: 1,
             counter: 1,
             tag: Some([7; 16]),
+            group: None,
         }),
         fragment: Some(data),
         ..LpPacket::default()

@@ -113,6 +113,30 @@ impl Agent {
             .any(|k| k == peer)
     }
 
+    /// The agent's group-key counters (`nameway status --json`): packets by result, refusals
+    /// by reason, use per key held.
+    fn group_keys(&self) -> GroupCounts {
+        let v: Value = serde_json::from_str(&self.nameway(&["status", "--json"])).unwrap();
+        let c = &v["controller"];
+        let n = |v: &Value| v.as_u64().unwrap();
+        GroupCounts {
+            sealed: n(&c["group_key_packets"]["sealed"]),
+            opened: n(&c["group_key_packets"]["opened"]),
+            refused: c["group_key_refused"]
+                .as_object()
+                .unwrap()
+                .values()
+                .map(n)
+                .sum(),
+            by_key: c["group_key_use"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, u)| (k.clone(), (n(&u["sealed"]), n(&u["opened"]))))
+                .collect(),
+        }
+    }
+
     /// Every secure neighbour's drop counters, summed, and the packets decrypted.
     fn secure_drops_and_decrypted(&self) -> (u64, u64) {
         let v: Value =
@@ -244,6 +268,16 @@ fn agents_renew_short_lived_certificates_and_stay_joined_while_expired_and_denie
     assert!(!ctl.connected("/example/r1"));
 }
 
+/// A forwarder's group-key counters.
+#[derive(Debug)]
+struct GroupCounts {
+    sealed: u64,
+    opened: u64,
+    refused: u64,
+    /// Per key id held: (sealed, opened).
+    by_key: std::collections::BTreeMap<String, (u64, u64)>,
+}
+
 /// `nameway put` serving until dropped.
 #[test]
 fn a_group_key_rotated_and_certificates_renewed_during_a_transfer_lose_nothing() {
@@ -353,6 +387,7 @@ fn a_group_key_rotated_and_certificates_renewed_during_a_transfer_lose_nothing()
     );
     let (drops_before, dec_before) = r1.secure_drops_and_decrypted();
     let (drops2_before, _) = r2.secure_drops_and_decrypted();
+    let (g1_before, g2_before) = (r1.group_keys(), r2.group_keys());
     let renewed_before = ctl.metric("namewayctl_renewals_total{result=\"renewed\"}");
     let out = dir.path().join("got");
     let mut get = Command::new(bin("nameway"))
@@ -387,11 +422,17 @@ fn a_group_key_rotated_and_certificates_renewed_during_a_transfer_lose_nothing()
         get.try_wait().unwrap().is_none(),
         "the transfer ended before the rotation reached the members: make it longer"
     );
-    // A certificate renewal while the transfer runs.
+    // A certificate renewal while the transfer runs; which group key r1 opens the Data
+    // with, sampled meanwhile (a key leaves the counters when it leaves the keyring).
     let mut renewed_during = false;
+    let mut opened_with: std::collections::BTreeMap<String, u64> = Default::default();
     while get.try_wait().unwrap().is_none() {
         renewed_during |=
             ctl.metric("namewayctl_renewals_total{result=\"renewed\"}") > renewed_before;
+        for (k, (_, opened)) in r1.group_keys().by_key {
+            let seen = opened_with.entry(k).or_default();
+            *seen = (*seen).max(opened);
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
     let got = get.wait_with_output().unwrap();
@@ -416,6 +457,26 @@ fn a_group_key_rotated_and_certificates_renewed_during_a_transfer_lose_nothing()
     assert_eq!(drops2_after, drops2_before, "secure drops at r2");
     // The Data of /example/video came encrypted at the level the group key installed.
     assert!(dec_after > dec_before + 1000, "{dec_before} -> {dec_after}");
+    // ... sealed with the group key, not the session's: r2 sealed every one of them with a
+    // group key and r1 opened every Data it decrypted with one; nothing was refused.
+    let (g1, g2) = (r1.group_keys(), r2.group_keys());
+    assert_eq!(
+        g1.opened - g1_before.opened,
+        dec_after - dec_before,
+        "Data opened with a session key at r1: {g1:?}"
+    );
+    assert!(
+        g2.sealed - g2_before.sealed >= g1.opened - g1_before.opened,
+        "{g2:?}"
+    );
+    assert_eq!(g1.refused, g1_before.refused, "{g1:?}");
+    assert_eq!(g2.refused, g2_before.refused, "{g2:?}");
+    // Both keys carried Data during the transfer: k1 before the rotation, k2 after.
+    assert!(
+        opened_with.get(&k1).is_some_and(|&n| n > 0),
+        "{opened_with:?}"
+    );
+    assert!(g1.by_key.get(&k2).is_some_and(|&(_, n)| n > 0), "{g1:?}");
     // A certificate was renewed during the transfer as well, and nobody left.
     assert!(renewed_during, "no renewal during the transfer: {summary}");
     assert!(ctl.connected("/example/r1") && ctl.connected("/example/r2"));

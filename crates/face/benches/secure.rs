@@ -1,6 +1,7 @@
 //! Secure links: the link-service cost per packet of every level (seal on the sender, open on
 //! the receiver) for a Data of 1500 bytes on the wire, and the cost of one Noise XX handshake
-//! (both sides' work, in one thread).
+//! (both sides' work, in one thread); and, for each AEAD level, the same Data sealed with a
+//! group key against the pairwise session key (`group_key_1500B`, same run).
 //!
 //! `cargo bench -p nameway-face --bench secure -- --warm-up-time 1 --measurement-time 3`
 
@@ -12,7 +13,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use nameway_face::secure::{
-    Identity, LevelLookup, SecureLink, SecureMode, SecurityContext, SecuritySettings,
+    GroupKeyGrant, Identity, LevelLookup, SecureLink, SecureMode, SecurityContext, SecuritySettings,
 };
 use nameway_wire::lp::{LpPacket, SecurityLevel};
 use nameway_wire::{Data, Name};
@@ -53,9 +54,21 @@ fn handshake(a: &SecureLink, b: &SecureLink) {
 }
 
 fn pair(level: SecurityLevel, mode: SecureMode) -> (SecureLink, SecureLink) {
+    pair_with(level, mode, |_| {})
+}
+
+/// A pair whose contexts `setup` prepared before the handshake.
+fn pair_with(
+    level: SecurityLevel,
+    mode: SecureMode,
+    setup: impl Fn(&SecurityContext),
+) -> (SecureLink, SecureLink) {
     let (ia, ib) = (Identity::generate().unwrap(), Identity::generate().unwrap());
-    let a = SecureLink::new(ctx(&ia, &ib, level), Some(mode));
-    let b = SecureLink::new(ctx(&ib, &ia, level), None);
+    let (ca, cb) = (ctx(&ia, &ib, level), ctx(&ib, &ia, level));
+    setup(&ca);
+    setup(&cb);
+    let a = SecureLink::new(ca, Some(mode));
+    let b = SecureLink::new(cb, None);
     handshake(&a, &b);
     (a, b)
 }
@@ -108,6 +121,50 @@ fn per_packet(c: &mut Criterion) {
     group.finish();
 }
 
+/// Group sealing against pairwise sealing, per AEAD level: the same Data, the same link; the
+/// group pair holds a group key for `/bench`.
+fn group_vs_pairwise(c: &mut Criterion) {
+    let data = data_1500();
+    let mut group = c.benchmark_group("group_key_1500B");
+    group.throughput(Throughput::Bytes(data.len() as u64));
+    for level in SecurityLevel::ALL.into_iter().filter(|l| l.authenticates()) {
+        let pairwise = pair(level, SecureMode::PerPrefix);
+        let grouped = pair_with(level, SecureMode::PerPrefix, |ctx| {
+            let errors = ctx.group_keys().install(vec![GroupKeyGrant {
+                prefix: "/bench".parse().unwrap(),
+                level,
+                id: 0x0123_4567_89ab_cdef,
+                label: "/bench#0123456789abcdef".into(),
+                key: zeroize::Zeroizing::new([7; 32]),
+                not_before_ms: 0,
+                not_after_ms: u64::MAX,
+            }]);
+            assert!(errors.is_empty());
+        });
+        let sealed = grouped.0.seal(1, data.clone()).unwrap();
+        assert!(LpPacket::decode(&sealed)
+            .unwrap()
+            .link_security
+            .unwrap()
+            .group
+            .is_some());
+        for (what, (a, b)) in [("pairwise", &pairwise), ("group", &grouped)] {
+            let id = format!("{}/{what}", level.name());
+            group.bench_with_input(BenchmarkId::new("seal", &id), &data, |bch, d| {
+                bch.iter(|| black_box(a.seal(1, d.clone()).unwrap()));
+            });
+            group.bench_with_input(BenchmarkId::new("open", &id), &data, |bch, d| {
+                bch.iter_batched(
+                    || a.seal(1, d.clone()).unwrap(),
+                    |sealed| black_box(b.open(1, sealed).unwrap()),
+                    BatchSize::SmallInput,
+                );
+            });
+        }
+    }
+    group.finish();
+}
+
 fn handshakes(c: &mut Criterion) {
     let (ia, ib) = (Identity::generate().unwrap(), Identity::generate().unwrap());
     let ca = ctx(&ia, &ib, SecurityLevel::ChaCha20Poly1305);
@@ -152,5 +209,5 @@ fn handshakes(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, per_packet, handshakes);
+criterion_group!(benches, per_packet, group_vs_pairwise, handshakes);
 criterion_main!(benches);

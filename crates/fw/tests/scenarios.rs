@@ -940,6 +940,7 @@ fn an_undecrypted_data_is_dropped_not_delivered() {
             key_id: 1,
             counter: 1,
             tag: None,
+            group: None,
         }),
         fragment: Some(make_data("/p/x", 0)),
         ..LpPacket::default()

@@ -37,8 +37,9 @@ mod security;
 
 pub use reassembly::{fragment, Reassembler, ReassemblerConfig, ReassemblyCounters};
 pub use security::{
-    LinkSecurity, SecurityLevel, UnknownLevel, LINK_HANDSHAKE_TYPE, LINK_SECURITY_LEN,
-    LINK_SECURITY_TAG_LEN, LINK_SECURITY_TYPE,
+    GroupSeal, LinkSecurity, SecurityHeader, SecurityLevel, UnknownLevel, LINK_HANDSHAKE_TYPE,
+    LINK_SECURITY_GROUP_LEN, LINK_SECURITY_LEN, LINK_SECURITY_MAX_HEADER, LINK_SECURITY_TAG_LEN,
+    LINK_SECURITY_TYPE,
 };
 
 /// Lowest TLV-TYPE of the 3-octet header field range (ndn-cxx `lp::tlv::HEADER3_MIN`).
@@ -621,6 +622,7 @@ mod tests {
                 key_id: 7,
                 counter: 0x0102_0304_0506_0708,
                 tag: Some([0xaa; 16]),
+                group: None,
             }),
             fragment: Some(hex("0603 070161")),
             ..LpPacket::default()

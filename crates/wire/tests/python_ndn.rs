@@ -906,6 +906,7 @@ fn python_ndn_takes_the_fragment_of_an_lp_packet_with_an_unknown_critical_field(
         key_id: 1,
         counter: 9,
         tag: None,
+        group: None,
     });
     let wire = lp.encode();
     // Ours refuses nothing here (it knows the field); an unknown critical field it refuses.

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use nameway_ctl::sealed::{open_key, KemKeyPair};
 use nameway_ctl::security_object::Grant;
+use nameway_face::secure::GroupKeyGrant;
 use nameway_wire::lp::SecurityLevel;
 use nameway_wire::Name;
 use zeroize::Zeroizing;
@@ -152,11 +153,60 @@ impl Keyring {
     pub fn ids(&self) -> Vec<String> {
         self.keys.keys().cloned().collect()
     }
+
+    /// Every key held, for the secure faces (which seal and open the prefixes' Data with
+    /// them). A key whose id has no 64-bit wire id is left out and logged.
+    pub fn grants(&self) -> Vec<GroupKeyGrant> {
+        self.keys
+            .values()
+            .filter_map(|k| {
+                let Some(id) = wire_id(&k.key_id) else {
+                    tracing::warn!(key_id = %k.key_id, "group key left out of the data path: its id does not end in #<16 hex digits>");
+                    return None;
+                };
+                Some(GroupKeyGrant {
+                    prefix: k.prefix.clone(),
+                    level: k.level,
+                    id,
+                    label: k.key_id.clone(),
+                    key: k.key.clone(),
+                    not_before_ms: k.not_before_ms,
+                    not_after_ms: k.not_after_ms,
+                })
+            })
+            .collect()
+    }
+}
+
+/// The id a group key travels under in LinkSecurity: the 64 bits after the `#` of the
+/// controller's `<prefix>#<16 hex digits>`.
+pub(crate) fn wire_id(key_id: &str) -> Option<u64> {
+    let (_, hex) = key_id.rsplit_once('#')?;
+    (hex.len() == 16)
+        .then(|| u64::from_str_radix(hex, 16).ok())
+        .flatten()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wire_ids_are_the_64_bits_after_the_hash() {
+        assert_eq!(
+            wire_id("/example/video#00112233445566ff"),
+            Some(0x0011_2233_4455_66ff)
+        );
+        assert_eq!(wire_id("/a#b#0000000000000001"), Some(1));
+        for bad in [
+            "/example/video",
+            "/v#123",
+            "/v#00112233445566zz",
+            "/v#00112233445566ff0",
+        ] {
+            assert_eq!(wire_id(bad), None, "{bad}");
+        }
+    }
     use nameway_ctl::sealed::{random_key, seal_key};
 
     fn grant(kem: &KemKeyPair, router: &str, id: &str, nb: u64, na: u64) -> Grant {
@@ -179,28 +229,55 @@ mod tests {
         let mut ring = Keyring::default();
         let p: Name = "/example/video".parse().unwrap();
         // Key 1 alone.
-        let g1 = grant(&me, "/example/r1", "k1", 100, 10_000);
+        let g1 = grant(
+            &me,
+            "/example/r1",
+            "/example/video#0000000000000001",
+            100,
+            10_000,
+        );
         let opened = open_grants(&me, "/example/r1", std::slice::from_ref(&g1), &refusals);
         let change = ring.replace(opened);
         assert_eq!(
             change.set,
             vec![(p.clone(), SecurityLevel::ChaCha20Poly1305)]
         );
-        assert_eq!(ring.current(&p, 200).unwrap().key_id, "k1");
+        assert_eq!(
+            ring.current(&p, 200).unwrap().key_id,
+            "/example/video#0000000000000001"
+        );
         // Rotation: key 2 arrives, key 1 retires at 3000; both open until then.
         let g1r = Grant {
             not_after_ms: 3000,
             ..g1
         };
-        let g2 = grant(&me, "/example/r1", "k2", 2000, 10_000);
+        let g2 = grant(
+            &me,
+            "/example/r1",
+            "/example/video#0000000000000002",
+            2000,
+            10_000,
+        );
         let opened = open_grants(&me, "/example/r1", &[g1r, g2], &refusals);
         assert!(ring.replace(opened).unset.is_empty());
-        assert_eq!(ring.current(&p, 1500).unwrap().key_id, "k1");
-        assert_eq!(ring.current(&p, 2500).unwrap().key_id, "k2");
-        assert!(ring.opening_key("k1", 2500, &refusals).is_some());
-        assert!(ring.opening_key("k2", 2500, &refusals).is_some());
+        assert_eq!(
+            ring.current(&p, 1500).unwrap().key_id,
+            "/example/video#0000000000000001"
+        );
+        assert_eq!(
+            ring.current(&p, 2500).unwrap().key_id,
+            "/example/video#0000000000000002"
+        );
+        assert!(ring
+            .opening_key("/example/video#0000000000000001", 2500, &refusals)
+            .is_some());
+        assert!(ring
+            .opening_key("/example/video#0000000000000002", 2500, &refusals)
+            .is_some());
         // After the overlap key 1 no longer opens; an id never granted never does.
-        assert!(ring.opening_key("k1", 3000, &refusals).is_none());
+        assert!(ring
+            .opening_key("/example/video#0000000000000001", 3000, &refusals)
+            .is_none());
         assert!(ring.opening_key("k9", 2500, &refusals).is_none());
         assert_eq!(refusals.unknown_key_id.load(Ordering::Relaxed), 2);
         // A key sealed to another forwarder, or relabelled, does not open and is counted.
@@ -210,6 +287,9 @@ mod tests {
         assert!(open_grants(&me, "/example/r1", &[theirs, relabelled], &refusals).is_empty());
         assert_eq!(refusals.bad_seal.load(Ordering::Relaxed), 2);
         // An empty snapshot unsets the prefix.
+        let mut ids: Vec<u64> = ring.grants().iter().map(|g| g.id).collect();
+        ids.sort_unstable();
+        assert_eq!(ids, vec![1, 2], "both keys reach the faces");
         assert_eq!(ring.replace(Vec::new()).unset, vec![p]);
         assert!(ring.ids().is_empty());
     }

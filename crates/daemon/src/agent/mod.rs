@@ -190,6 +190,9 @@ impl Agent {
             recover: c.hello_recover,
         };
         let counters = Arc::new(AgentCounters::default());
+        if let Some(ctx) = faces.security() {
+            let _ = counters.security.set(ctx.clone());
+        }
         match cs::load(&state) {
             Ok(Some((version, doc))) => match cs::apply(fw, &doc) {
                 Ok(()) => {
@@ -283,6 +286,13 @@ impl Agent {
     /// levels in the forwarder's security policy.
     fn install_keys(&mut self, mgmt: &Management, version: u64, keys: Vec<group_keys::GroupKey>) {
         let change = self.keyring.replace(keys);
+        // The faces get the keys before the policy gets the prefixes, so that no Data of a
+        // new prefix is sealed with a session key and refused by a member.
+        if let Some(ctx) = &self.security {
+            for e in ctx.group_keys().install(self.keyring.grants()) {
+                tracing::warn!("{e}");
+            }
+        }
         let Some(policy) = mgmt.security.as_ref() else {
             tracing::warn!("group keys received but no [security] policy to install them in");
             return;

@@ -159,6 +159,42 @@ pub struct AgentCounters {
     pub tiers_applied: AtomicU64,
     /// Tier sizes refused, by [`TierRefusal`].
     pub tiers_refused: [AtomicU64; 2],
+    /// The secure faces' context, whose group-key counters the stats read (set at start).
+    pub security: std::sync::OnceLock<std::sync::Arc<nameway_face::secure::SecurityContext>>,
+}
+
+/// One group key's use on the data path.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct GroupKeyUse {
+    /// Data sealed with it (sent).
+    pub sealed: u64,
+    /// Data opened with it (received).
+    pub opened: u64,
+}
+
+/// The group-key counters of the secure faces: (packets by result, refusals by reason, use
+/// per key held).
+type GroupKeyCounts = (
+    BTreeMap<&'static str, u64>,
+    BTreeMap<&'static str, u64>,
+    BTreeMap<String, GroupKeyUse>,
+);
+
+fn group_key_counts(ctx: Option<&nameway_face::secure::SecurityContext>) -> GroupKeyCounts {
+    let Some(ctx) = ctx else {
+        return Default::default();
+    };
+    let g = ctx.group_keys().stats();
+    (
+        [("sealed", g.sealed), ("opened", g.opened)]
+            .into_iter()
+            .collect(),
+        g.refused.into_iter().collect(),
+        g.keys
+            .into_iter()
+            .map(|(id, sealed, opened)| (id, GroupKeyUse { sealed, opened }))
+            .collect(),
+    )
 }
 
 impl AgentCounters {
@@ -201,6 +237,8 @@ impl AgentCounters {
     /// The counters now.
     pub fn stats(&self) -> AgentStats {
         let read = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let (group_key_packets, group_key_refused, group_key_use) =
+            group_key_counts(self.security.get().map(|c| &**c));
         AgentStats {
             reachable: read(&self.connected) == 1,
             sessions: read(&self.sessions),
@@ -232,6 +270,9 @@ impl AgentCounters {
                 TierRefusal::ALL.map(TierRefusal::as_str),
                 &self.tiers_refused,
             ),
+            group_key_packets,
+            group_key_refused,
+            group_key_use,
         }
     }
 }
@@ -283,6 +324,13 @@ crate::stats! {
         pub cs_tiers_applied: u64 = counter("nameway_controller_cs_tiers_applied"),
         /// Tier sizes of the cache policy not applied, by reason (the rest of the policy is).
         pub cs_tiers_refused: BTreeMap<&'static str, u64> = counter("nameway_controller_cs_tiers_refused"; by "reason"),
+        /// Data sealed and opened with group keys on the secure faces, by result.
+        pub group_key_packets: BTreeMap<&'static str, u64> = counter("nameway_group_key_packets"; by "result"),
+        /// Data refused by the group-key rules, by reason (unknown_key_id, not_group_sealed,
+        /// wrong_prefix, bad_tag, replay, no_session), every reason listed.
+        pub group_key_refused: BTreeMap<&'static str, u64> = counter("nameway_group_key_refused"; by "reason"),
+        /// Per group key held: Data sealed and opened with it.
+        pub group_key_use: BTreeMap<String, GroupKeyUse> = json,
     }
 }
 

@@ -177,10 +177,12 @@ crate::stats! {
         /// Key epochs advanced by this side.
         pub rekeys: u64 = counter("nameway_secure_rekeys"),
         /// Drops by reason (bad-tag, replay, unknown-key, untrusted-peer, no-session,
-        /// clear-refused, malformed, invalid-handshake), zero ones included.
+        /// clear-refused, malformed, invalid-handshake, unknown-group-key, group-required),
+        /// zero ones included.
         pub drops: BTreeMap<&'static str, u64> = counter("nameway_secure_drops"; by "reason")
             help "Packets a secure link dropped, by reason (bad-tag, replay, unknown-key, \
-                  untrusted-peer, no-session, clear-refused, malformed, invalid-handshake)",
+                  untrusted-peer, no-session, clear-refused, malformed, invalid-handshake, \
+                  unknown-group-key, group-required)",
     }
 }
 
@@ -246,6 +248,8 @@ pub(super) fn neighbour_views(faces: &FaceSystem) -> Vec<NeighbourView> {
                     ("clear-refused", c.clear_refused),
                     ("malformed", c.malformed),
                     ("invalid-handshake", c.handshakes_invalid),
+                    ("unknown-group-key", c.unknown_group_key),
+                    ("group-required", c.group_required),
                 ]
                 .into_iter()
                 .collect(),

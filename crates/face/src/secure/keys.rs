@@ -36,7 +36,7 @@ impl hkdf::KeyType for Len {
 }
 
 /// HKDF-Expand(SHA-256) of `prk` with `info` into `out`.
-fn expand(prk: &[u8; 32], info: &[&[u8]], out: &mut [u8]) -> bool {
+pub(super) fn expand(prk: &[u8; 32], info: &[&[u8]], out: &mut [u8]) -> bool {
     let prk = hkdf::Prk::new_less_safe(hkdf::HKDF_SHA256, prk);
     prk.expand(info, Len(out.len()))
         .and_then(|okm| okm.fill(out))

@@ -8,10 +8,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use bytes::{Bytes, BytesMut};
-use nameway_wire::lp::{LinkSecurity, LpPacket, SecurityLevel, LINK_SECURITY_TAG_LEN};
+use nameway_crypto::PayloadCipher;
+use nameway_wire::lp::{GroupSeal, LinkSecurity, LpPacket, SecurityLevel, LINK_SECURITY_TAG_LEN};
 use nameway_wire::tlv::types;
 use nameway_wire::DataView;
 
+use super::group::{unix_ms, GroupKey, GroupRefusal};
 use super::handshake::{Completed, HandshakeError, Initiator, Kind, Message, Responder};
 use super::keys::{nonce, EpochKeys, ReplayWindow};
 use super::{PublicKey, SecureMode, SecurityContext};
@@ -71,6 +73,12 @@ pub enum SecureDrop {
     ClearRefused,
     /// A malformed encrypted packet.
     Malformed,
+    /// A group-sealed packet under a group key id this forwarder does not hold (not a
+    /// member, or an expired key).
+    UnknownGroupKey,
+    /// A Data under a group prefix not sealed with that prefix's group key (sealed with a
+    /// session key, or with another prefix's key).
+    GroupRequired,
 }
 
 impl SecureDrop {
@@ -83,6 +91,8 @@ impl SecureDrop {
             SecureDrop::NoSession => "no-session",
             SecureDrop::ClearRefused => "clear-refused",
             SecureDrop::Malformed => "malformed",
+            SecureDrop::UnknownGroupKey => "unknown-group-key",
+            SecureDrop::GroupRequired => "group-required",
         }
     }
 }
@@ -98,6 +108,8 @@ pub(crate) struct LinkCounters {
     no_session: AtomicU64,
     clear_refused: AtomicU64,
     malformed: AtomicU64,
+    unknown_group_key: AtomicU64,
+    group_required: AtomicU64,
     untrusted_peer: AtomicU64,
     handshakes_started: AtomicU64,
     handshakes_completed: AtomicU64,
@@ -128,6 +140,10 @@ pub struct SecureCounters {
     pub clear_refused: u64,
     /// Dropped: malformed encrypted packets.
     pub malformed: u64,
+    /// Dropped: group-sealed under a group key id not held.
+    pub unknown_group_key: u64,
+    /// Dropped: a Data under a group prefix not sealed with its group key.
+    pub group_required: u64,
     /// Handshakes refused because the peer's identity is not trusted.
     pub untrusted_peer: u64,
     /// Handshakes this side started.
@@ -152,6 +168,8 @@ impl LinkCounters {
             no_session: g(&self.no_session),
             clear_refused: g(&self.clear_refused),
             malformed: g(&self.malformed),
+            unknown_group_key: g(&self.unknown_group_key),
+            group_required: g(&self.group_required),
             untrusted_peer: g(&self.untrusted_peer),
             handshakes_started: g(&self.handshakes_started),
             handshakes_completed: g(&self.handshakes_completed),
@@ -168,6 +186,8 @@ impl LinkCounters {
             SecureDrop::NoSession => &self.no_session,
             SecureDrop::ClearRefused => &self.clear_refused,
             SecureDrop::Malformed => &self.malformed,
+            SecureDrop::UnknownGroupKey => &self.unknown_group_key,
+            SecureDrop::GroupRequired => &self.group_required,
         });
     }
 }
@@ -183,6 +203,8 @@ impl SecureCounters {
         self.no_session += other.no_session;
         self.clear_refused += other.clear_refused;
         self.malformed += other.malformed;
+        self.unknown_group_key += other.unknown_group_key;
+        self.group_required += other.group_required;
         self.untrusted_peer += other.untrusted_peer;
         self.handshakes_started += other.handshakes_started;
         self.handshakes_completed += other.handshakes_completed;
@@ -249,12 +271,28 @@ struct TxSession {
     counter: u64,
     epoch_start_ms: u64,
     mode: SecureMode,
+    /// Salt of the group keys derived for this epoch (drawn again at each epoch: the
+    /// counter, which is the nonce, starts again at 0).
+    salt: [u8; 16],
+    /// The group cipher last derived (key id, cipher) for this epoch's salt.
+    group: Option<(u64, Arc<dyn PayloadCipher>)>,
+}
+
+fn random_salt() -> [u8; 16] {
+    let mut salt = [0u8; 16];
+    nameway_wire::random::fill(&mut salt);
+    salt
 }
 
 struct RxEpoch {
     keys: EpochKeys,
     window: ReplayWindow,
 }
+
+/// A group cipher derived for a peer's salt: (group key id, salt, cipher).
+type GroupCipher = (u64, [u8; 16], Arc<dyn PayloadCipher>);
+/// Group ciphers kept per received session (a rotation's overlap, an epoch's new salt).
+const GROUP_CIPHERS: usize = 4;
 
 struct RxSession {
     tag: u16,
@@ -263,6 +301,8 @@ struct RxSession {
     mode: SecureMode,
     /// When an older session stops being accepted (set when a newer one is installed).
     retire_ms: Option<u64>,
+    /// Group ciphers derived for the peer's salts, newest last.
+    group: Vec<GroupCipher>,
 }
 
 /// The security state of one face.
@@ -345,6 +385,21 @@ fn data_in<'a>(wire: &'a Bytes, lp: Option<&'a LpPacket>) -> Option<&'a Bytes> {
         Some(lp) if lp.nack.is_none() => lp.fragment.as_ref().filter(|f| is_data(f)),
         Some(_) => None,
     }
+}
+
+/// The group counter a drop goes to: every drop of a group-sealed packet, and a Data under a
+/// group prefix not group-sealed.
+fn group_refusal(why: SecureDrop, group_sealed: bool) -> Option<GroupRefusal> {
+    Some(match why {
+        SecureDrop::GroupRequired if group_sealed => GroupRefusal::WrongPrefix,
+        SecureDrop::GroupRequired => GroupRefusal::NotGroupSealed,
+        _ if !group_sealed => return None,
+        SecureDrop::UnknownGroupKey => GroupRefusal::UnknownKeyId,
+        SecureDrop::BadTag => GroupRefusal::BadTag,
+        SecureDrop::Replay => GroupRefusal::Replay,
+        SecureDrop::UnknownKey => GroupRefusal::NoSession,
+        _ => return None,
+    })
 }
 
 fn ct_eq(a: &[u8], b: &[u8]) -> bool {
@@ -592,6 +647,7 @@ impl SecureLink {
                 previous: None,
                 mode,
                 retire_ms: None,
+                group: Vec::new(),
             });
         }
         *lock(&self.tx) = Some(TxSession {
@@ -600,6 +656,8 @@ impl SecureLink {
             counter: 0,
             epoch_start_ms: now_ms,
             mode,
+            salt: random_salt(),
+            group: None,
         });
         hs.peer = Some(keys.peer);
         hs.state = Some(LinkState::Established);
@@ -651,18 +709,30 @@ impl SecureLink {
         } else {
             None
         };
+        let groups = self.ctx.group_keys();
         let mut tx = lock(&self.tx);
         let mode = tx.as_ref().map(|s| s.mode).or(self.initiate);
-        // What to seal: (level, the Data and its Content range for Content-only sealing).
+        // What to seal: (level, the Data and its Content range for Content-only sealing, the
+        // group key when the Data falls under a group prefix).
+        let mut group_key: Option<Arc<GroupKey>> = None;
         let (level, content) = if mode == Some(SecureMode::LinkWide) {
             (self.ctx.link_level(), None)
         } else {
             match data_in(&wire, lp.as_ref()) {
-                Some(data) if !self.ctx.policy().is_empty() => {
+                Some(data) if !self.ctx.policy().is_empty() || !groups.is_empty() => {
                     let view =
                         DataView::new_checked(data.clone()).map_err(|_| SecureDrop::Malformed)?;
-                    let level = self.ctx.policy().level(view.name());
-                    (level, view.content_range().map(|r| (data.clone(), r)))
+                    let content = view.content_range().map(|r| (data.clone(), r));
+                    group_key = content.as_ref().and_then(|_| {
+                        groups
+                            .snapshot()
+                            .sending_key(view.name(), unix_ms())
+                            .cloned()
+                    });
+                    let level = group_key
+                        .as_ref()
+                        .map_or_else(|| self.ctx.policy().level(view.name()), |k| k.level);
+                    (level, content)
                 }
                 _ => (SecurityLevel::None, None),
             }
@@ -681,13 +751,35 @@ impl SecureLink {
                 session.keys = next;
                 session.counter = 0;
                 session.epoch_start_ms = now_ms;
+                session.salt = random_salt();
+                session.group = None;
                 bump(&self.counters.rekeys);
             }
         }
         let counter = session.counter;
         session.counter += 1;
         let id = key_id(session.tag, session.keys.epoch);
-        let cipher = session.keys.cipher(level).ok_or(SecureDrop::Malformed)?;
+        let (cipher, group) = match &group_key {
+            Some(k) => {
+                let cipher = match &session.group {
+                    Some((gid, c)) if *gid == k.id => c.clone(),
+                    _ => {
+                        let c = k.derive(&session.salt).ok_or(SecureDrop::Malformed)?;
+                        session.group = Some((k.id, c.clone()));
+                        c
+                    }
+                };
+                let seal = GroupSeal {
+                    key_id: k.id,
+                    salt: session.salt,
+                };
+                (cipher, Some(seal))
+            }
+            None => (
+                session.keys.cipher(level).ok_or(SecureDrop::Malformed)?,
+                None,
+            ),
+        };
         drop(tx);
         let sec = LinkSecurity {
             level,
@@ -696,6 +788,7 @@ impl SecureLink {
             counter,
             // A placeholder of the right size, filled in after encryption.
             tag: level.authenticates().then_some([0; LINK_SECURITY_TAG_LEN]),
+            group,
         };
         let mut n = [0u8; 24];
         let nonce = nonce(counter, cipher.suite().nonce_len(), &mut n);
@@ -744,6 +837,10 @@ impl SecureLink {
             slot.copy_from_slice(tag.as_bytes());
         }
         bump(&self.counters.encrypted);
+        if let Some(k) = &group_key {
+            k.count_sealed();
+            groups.count_sealed();
+        }
         Ok(buf.freeze())
     }
 
@@ -782,6 +879,9 @@ impl SecureLink {
             }
             Err(why) => {
                 self.counters.drop(why);
+                if let Some(r) = group_refusal(why, sec.group.is_some()) {
+                    self.ctx.group_keys().refuse(r);
+                }
                 let hint = (why == SecureDrop::UnknownKey)
                     .then(|| self.unknown_key_hint(now_ms, sec.key_id))
                     .flatten();
@@ -827,6 +927,7 @@ impl SecureLink {
 
     fn decrypt(&self, now_ms: u64, lp: &LpPacket, sec: LinkSecurity) -> Result<Bytes, SecureDrop> {
         let fragment = lp.fragment.clone().ok_or(SecureDrop::Malformed)?;
+        let group_key = self.group_check(&sec, &fragment)?;
         let tag = (sec.key_id >> 16) as u16;
         let epoch = (sec.key_id & 0xffff) as u16;
         let mut rx = lock(&self.rx);
@@ -859,7 +960,24 @@ impl SecureLink {
         if !target.window.check(sec.counter) {
             return Err(SecureDrop::Replay);
         }
-        let cipher = target.keys.cipher(sec.level).ok_or(SecureDrop::Malformed)?;
+        // A group-sealed packet: the cipher derived from the group key and the sender's salt
+        // (kept once the packet verified, so that forged salts cannot evict the good ones).
+        let mut derived = None;
+        let cipher = match (&group_key, sec.group) {
+            (Some(k), Some(g)) => match session
+                .group
+                .iter()
+                .find(|(id, salt, _)| *id == g.key_id && *salt == g.salt)
+            {
+                Some((_, _, c)) => c.clone(),
+                None => {
+                    let c = k.derive(&g.salt).ok_or(SecureDrop::Malformed)?;
+                    derived = Some((g.key_id, g.salt, c.clone()));
+                    c
+                }
+            },
+            _ => target.keys.cipher(sec.level).ok_or(SecureDrop::Malformed)?,
+        };
         let mut n = [0u8; 24];
         let nonce = nonce(sec.counter, cipher.suite().nonce_len(), &mut n);
         let tag_bytes: &[u8] = sec.tag.as_ref().map_or(&[], |t| &t[..]);
@@ -895,6 +1013,16 @@ impl SecureLink {
             }
         };
         target.window.mark(sec.counter);
+        if let Some(d) = derived {
+            if session.group.len() >= GROUP_CIPHERS {
+                session.group.remove(0);
+            }
+            session.group.push(d);
+        }
+        if let Some(k) = &group_key {
+            k.count_opened();
+            self.ctx.group_keys().count_opened();
+        }
         if let Some(new) = candidate {
             let old = core::mem::replace(&mut session.current, new);
             session.previous = Some((old, now_ms.saturating_add(self.ctx.overlap_ms())));
@@ -911,6 +1039,37 @@ impl SecureLink {
             }
         }
         Ok(plain)
+    }
+
+    /// The group rules of a received packet, checked before any key is looked for: a
+    /// group-sealed packet names a key this forwarder holds, of the longest group prefix of
+    /// the Data's name (returned); a Content-only packet whose Data falls under a group
+    /// prefix is group-sealed.
+    fn group_check(
+        &self,
+        sec: &LinkSecurity,
+        fragment: &Bytes,
+    ) -> Result<Option<Arc<GroupKey>>, SecureDrop> {
+        let groups = self.ctx.group_keys();
+        if sec.whole_packet || (sec.group.is_none() && groups.is_empty()) {
+            return Ok(None);
+        }
+        let view = DataView::new_checked(fragment.clone()).map_err(|_| SecureDrop::Malformed)?;
+        let set = groups.snapshot();
+        let covering = set.covers(view.name());
+        match sec.group {
+            Some(g) => {
+                let k = set
+                    .opening_key(g.key_id, unix_ms())
+                    .ok_or(SecureDrop::UnknownGroupKey)?;
+                if covering != Some(&k.prefix) {
+                    return Err(SecureDrop::GroupRequired);
+                }
+                Ok(Some(k.clone()))
+            }
+            None if covering.is_some() => Err(SecureDrop::GroupRequired),
+            None => Ok(None),
+        }
     }
 
     /// What management shows.
@@ -959,3 +1118,7 @@ impl SecureLink {
 #[cfg(test)]
 #[path = "tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "group_tests.rs"]
+mod group_tests;

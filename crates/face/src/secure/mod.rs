@@ -13,7 +13,12 @@
 //! the other LP fields and the whole Data outside the Content. In link-wide mode every packet
 //! is encrypted whole. Receiving ([`SecureLink::open`]): the reverse, with a replay window
 //! per key; a Data in clear whose name the policy protects is refused.
+//!
+//! Group keys ([`GroupKeys`], granted by the controller): a Data under a group prefix has its
+//! Content sealed with a key derived from the prefix's group key and the sending epoch's salt
+//! instead of the session key, and a member refuses such a Data sealed any other way.
 
+mod group;
 mod handshake;
 mod identity;
 mod keys;
@@ -27,6 +32,7 @@ use std::time::Duration;
 use nameway_wire::lp::SecurityLevel;
 use nameway_wire::Name;
 
+pub use group::{GroupKeyError, GroupKeyGrant, GroupKeys, GroupRefusal, GroupStats};
 pub use identity::{BadPublicKey, Identity, IdentityError, PublicKey};
 pub use link::{LinkState, NeighbourInfo, SecureCounters, SecureDrop, SecureLink};
 
@@ -117,6 +123,7 @@ pub struct SecurityContext {
     trusted: RwLock<BTreeSet<PublicKey>>,
     policy: Arc<dyn LevelLookup>,
     settings: SecuritySettings,
+    groups: GroupKeys,
 }
 
 impl fmt::Debug for SecurityContext {
@@ -141,7 +148,14 @@ impl SecurityContext {
             trusted: RwLock::new(trusted.into_iter().collect()),
             policy,
             settings,
+            groups: GroupKeys::default(),
         }
+    }
+
+    /// The group keys the controller granted (empty without a controller): installed by the
+    /// agent, read by every secure face.
+    pub fn group_keys(&self) -> &GroupKeys {
+        &self.groups
     }
 
     /// This forwarder's identity.

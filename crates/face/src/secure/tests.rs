@@ -34,7 +34,7 @@ fn policy(level: SecurityLevel) -> Arc<dyn LevelLookup> {
     ]))
 }
 
-fn ctx(
+pub(super) fn ctx(
     id: &Identity,
     trusts: &[&Identity],
     level: SecurityLevel,
@@ -48,12 +48,12 @@ fn ctx(
     ))
 }
 
-fn data(name: &str, content: &[u8]) -> Bytes {
+pub(super) fn data(name: &str, content: &[u8]) -> Bytes {
     Data::new(name.parse().unwrap(), Bytes::copy_from_slice(content)).encode()
 }
 
 /// Runs a handshake between an initiator `a` and a responder `b` to completion.
-fn handshake(a: &SecureLink, b: &SecureLink, now: u64) {
+pub(super) fn handshake(a: &SecureLink, b: &SecureLink, now: u64) {
     let init = a.poll(now).expect("init");
     let resp = b.on_handshake(now, &hs_value(&init)).expect("response");
     let fin = a.on_handshake(now, &hs_value(&resp)).expect("finish");

@@ -9,8 +9,10 @@
 //! handshake, which no application does.
 //!
 //! ```text
-//! LinkSecurity  = 0xfd 0385 TLV-LENGTH(14 or 30)
-//!                 level(1) flags(1) key-id(4, BE) counter(8, BE) [tag(16), AEAD levels]
+//! LinkSecurity  = 0xfd 0385 TLV-LENGTH(14, 30 or 54)
+//!                 level(1) flags(1) key-id(4, BE) counter(8, BE)
+//!                 [group-key-id(8, BE) salt(16), flag 0x02: sealed with a group key]
+//!                 [tag(16), AEAD levels]
 //! LinkHandshake = 0xfd 0389 TLV-LENGTH opaque (see nameway-face's secure module)
 //! ```
 
@@ -24,6 +26,10 @@ use crate::tlv::{types, Element};
 pub const LINK_SECURITY_LEN: usize = 14;
 /// Length of the authentication tag an AEAD level carries at the end of LinkSecurity.
 pub const LINK_SECURITY_TAG_LEN: usize = 16;
+/// Length of the group part of LinkSecurity (group key id and the sender's salt).
+pub const LINK_SECURITY_GROUP_LEN: usize = 24;
+/// The longest LinkSecurity value without its tag (with the group part).
+pub const LINK_SECURITY_MAX_HEADER: usize = LINK_SECURITY_LEN + LINK_SECURITY_GROUP_LEN;
 
 /// The protection a name prefix gets between secure neighbours.
 ///
@@ -183,28 +189,69 @@ pub struct LinkSecurity {
     /// appended to the ciphertext so that the encrypted packet keeps its length and TLV
     /// headers.
     pub tag: Option<[u8; LINK_SECURITY_TAG_LEN]>,
+    /// Sealed with a group key rather than the session's key (flag 0x02): which key and the
+    /// salt of the key it is sealed with. Only with an AEAD level and Content-only sealing.
+    pub group: Option<GroupSeal>,
+}
+
+/// The group part of a LinkSecurity header: the packet's Content is sealed with a key derived
+/// from the group key `key_id` and the sender's random `salt` (drawn once per sending
+/// session, so that senders sharing the group key never share a derived key); the session key
+/// id and counter beside it are the nonce and place the packet in its link's replay window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupSeal {
+    /// The group key's id (the 64-bit suffix of the controller's `<prefix>#<16 hex>` id).
+    pub key_id: u64,
+    /// Random per sending session (many forwarders send under one group key).
+    pub salt: [u8; 16],
 }
 
 const FLAG_WHOLE_PACKET: u8 = 0x01;
+const FLAG_GROUP: u8 = 0x02;
+
+/// The encoded LinkSecurity value without its tag (what an AEAD authenticates of the header).
+#[derive(Clone, Copy, Debug)]
+pub struct SecurityHeader {
+    buf: [u8; LINK_SECURITY_MAX_HEADER],
+    len: usize,
+}
+
+impl core::ops::Deref for SecurityHeader {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        self.buf.get(..self.len).unwrap_or_default()
+    }
+}
 
 impl LinkSecurity {
-    /// Length of the encoded value (14, or 30 with a tag).
+    /// Length of the encoded value (14, 30, or 54 when group-sealed).
     pub fn value_len(&self) -> usize {
-        LINK_SECURITY_LEN + self.tag.map_or(0, |t| t.len())
+        LINK_SECURITY_LEN
+            + self.group.map_or(0, |_| LINK_SECURITY_GROUP_LEN)
+            + self.tag.map_or(0, |t| t.len())
     }
 
     /// The value without the tag: what an AEAD authenticates of this header.
-    pub fn header_bytes(&self) -> [u8; LINK_SECURITY_LEN] {
-        let mut v = [0u8; LINK_SECURITY_LEN];
+    pub fn header_bytes(&self) -> SecurityHeader {
+        let mut v = [0u8; LINK_SECURITY_MAX_HEADER];
         v[0] = self.level.code();
         v[1] = if self.whole_packet {
             FLAG_WHOLE_PACKET
         } else {
             0
-        };
+        } | if self.group.is_some() { FLAG_GROUP } else { 0 };
         v[2..6].copy_from_slice(&self.key_id.to_be_bytes());
         v[6..14].copy_from_slice(&self.counter.to_be_bytes());
-        v
+        let len = match &self.group {
+            Some(g) => {
+                v[14..22].copy_from_slice(&g.key_id.to_be_bytes());
+                v[22..38].copy_from_slice(&g.salt);
+                LINK_SECURITY_MAX_HEADER
+            }
+            None => LINK_SECURITY_LEN,
+        };
+        SecurityHeader { buf: v, len }
     }
 
     /// Writes the value (header, then the tag if any).
@@ -217,43 +264,62 @@ impl LinkSecurity {
 
     /// Decodes the value of element `e`.
     pub(crate) fn decode(e: &Element<'_>) -> Result<Self, DecodeError> {
-        let (head, tag) = match e.value.len() {
-            LINK_SECURITY_LEN => (e.value, None),
-            n if n == LINK_SECURITY_LEN + LINK_SECURITY_TAG_LEN => {
-                let (head, tag) = e.value.split_at(LINK_SECURITY_LEN);
-                let mut t = [0u8; LINK_SECURITY_TAG_LEN];
-                t.copy_from_slice(tag);
-                (head, Some(t))
-            }
-            _ => {
-                return Err(e.error(ErrorKind::InvalidValue(
-                    "LinkSecurity is not 14 or 30 octets",
-                )))
-            }
-        };
-        let mut v = [0u8; LINK_SECURITY_LEN];
-        v.copy_from_slice(head);
-        let level = SecurityLevel::from_code(v[0])
+        let bad = |why: &'static str| e.error(ErrorKind::InvalidValue(why));
+        let head = e
+            .value
+            .get(..LINK_SECURITY_LEN)
+            .ok_or_else(|| bad("LinkSecurity is shorter than 14 octets"))?;
+        let level = SecurityLevel::from_code(head[0])
             .filter(|l| l.encrypts())
-            .ok_or_else(|| e.error(ErrorKind::InvalidValue("unknown LinkSecurity level")))?;
-        if v[1] & !FLAG_WHOLE_PACKET != 0 {
-            return Err(e.error(ErrorKind::InvalidValue("unknown LinkSecurity flags")));
+            .ok_or_else(|| bad("unknown LinkSecurity level"))?;
+        let flags = head[1];
+        if flags & !(FLAG_WHOLE_PACKET | FLAG_GROUP) != 0 {
+            return Err(bad("unknown LinkSecurity flags"));
         }
-        if level.authenticates() != tag.is_some() {
-            return Err(e.error(ErrorKind::InvalidValue(
-                "LinkSecurity tag does not match its level",
-            )));
+        let grouped = flags & FLAG_GROUP != 0;
+        let group_len = if grouped { LINK_SECURITY_GROUP_LEN } else { 0 };
+        let tag_len = if level.authenticates() {
+            LINK_SECURITY_TAG_LEN
+        } else {
+            0
+        };
+        if e.value.len() != LINK_SECURITY_LEN + group_len + tag_len {
+            return Err(bad(
+                "LinkSecurity length does not match its level and flags",
+            ));
+        }
+        if grouped && (!level.authenticates() || flags & FLAG_WHOLE_PACKET != 0) {
+            return Err(bad(
+                "a group-sealed LinkSecurity needs an AEAD level and Content-only sealing",
+            ));
         }
         let mut key_id = [0u8; 4];
-        key_id.copy_from_slice(&v[2..6]);
+        key_id.copy_from_slice(&head[2..6]);
         let mut counter = [0u8; 8];
-        counter.copy_from_slice(&v[6..14]);
+        counter.copy_from_slice(&head[6..14]);
+        let rest = &e.value[LINK_SECURITY_LEN..];
+        let group = grouped.then(|| {
+            let mut id = [0u8; 8];
+            id.copy_from_slice(&rest[..8]);
+            let mut salt = [0u8; 16];
+            salt.copy_from_slice(&rest[8..LINK_SECURITY_GROUP_LEN]);
+            GroupSeal {
+                key_id: u64::from_be_bytes(id),
+                salt,
+            }
+        });
+        let tag = level.authenticates().then(|| {
+            let mut t = [0u8; LINK_SECURITY_TAG_LEN];
+            t.copy_from_slice(&rest[group_len..]);
+            t
+        });
         Ok(Self {
             level,
-            whole_packet: v[1] & FLAG_WHOLE_PACKET != 0,
+            whole_packet: flags & FLAG_WHOLE_PACKET != 0,
             key_id: u32::from_be_bytes(key_id),
             counter: u64::from_be_bytes(counter),
             tag,
+            group,
         })
     }
 }
@@ -280,6 +346,58 @@ mod tests {
             .unwrap()
             .contains("no integrity"));
         assert!(SecurityLevel::Aes256Gcm.warning().is_none());
+    }
+
+    #[test]
+    fn group_sealed_headers_round_trip_and_need_an_aead_level() {
+        use crate::lp::LpPacket;
+        let sec = LinkSecurity {
+            level: SecurityLevel::XForro14Poly1305,
+            whole_packet: false,
+            key_id: 0x0102_0003,
+            counter: 77,
+            tag: Some([9; LINK_SECURITY_TAG_LEN]),
+            group: Some(GroupSeal {
+                key_id: 0xfeed_beef_0011_2233,
+                salt: [5; 16],
+            }),
+        };
+        assert_eq!(sec.value_len(), 54);
+        assert_eq!(sec.header_bytes().len(), 38);
+        let lp = LpPacket {
+            link_security: Some(sec),
+            fragment: Some(bytes::Bytes::from_static(&[0x06, 0x00])),
+            ..LpPacket::default()
+        };
+        let back = LpPacket::decode(&lp.encode()).unwrap();
+        assert_eq!(back.link_security, Some(sec));
+        // Without its tag (a non-AEAD level) or link-wide, a group header is refused.
+        for bad in [
+            LinkSecurity {
+                level: SecurityLevel::ChaCha20,
+                tag: None,
+                ..sec
+            },
+            LinkSecurity {
+                whole_packet: true,
+                ..sec
+            },
+        ] {
+            let lp = LpPacket {
+                link_security: Some(bad),
+                ..lp.clone()
+            };
+            assert!(LpPacket::decode(&lp.encode()).is_err(), "{bad:?}");
+        }
+        // A group flag whose group part is missing is refused.
+        let mut wire = lp.encode().to_vec();
+        let flag_at = wire
+            .windows(4)
+            .position(|w| w == [0x85, 54, 0x05, 0x02])
+            .unwrap()
+            + 3;
+        wire[flag_at] = 0x00;
+        assert!(LpPacket::decode(&bytes::Bytes::from(wire)).is_err());
     }
 
     #[test]
