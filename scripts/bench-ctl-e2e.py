@@ -81,6 +81,8 @@ class Bench:
             stdout=subprocess.PIPE, stderr=log, text=True)
         self.procs.append(p)
         self.listen = p.stdout.readline().split()[1]
+        if http:
+            p.stdout.readline()  # "http <addr>"
         self.pin = p.stdout.readline().split()[1]
 
     def router(self, i):
