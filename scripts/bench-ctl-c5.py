@@ -4,8 +4,9 @@
 
 Two namewayd, r1 (the forwarder under test) and r2, one secure UDP link, `namewayctl serve`.
 r2 registers PREFIXES prefixes (/c5/p<i>, `nameway route add`); the controller routes them at
-r1 through the link. The churn: r2 destroys its face toward r1 (its agent reports the neighbour
-gone, the controller withdraws the PREFIXES routes from r1) and makes it again (they come back):
+r1 through the link. The churn: r1 and r2 destroy their faces toward each other (the link is
+gone: the controller withdraws the PREFIXES routes from r1) and r2 makes its face again (r1's
+side is made on demand by the secure handshake; the routes come back):
 2 x PREFIXES route changes per flap, each half counted only once r1's RIB shows all the routes
 gone / all back (`nameway route list --json`, origin 131 = the controller).
 
@@ -39,8 +40,10 @@ CONTROLLER_ORIGIN = 131
 
 
 def ctl_routes(b, r, prefix):
+    """How many prefixes under `prefix` the controller routes at `r`."""
     routes = json.loads(b.nw(r, "route", "list", "--json"))
-    return sum(1 for x in routes if x["origin"] == CONTROLLER_ORIGIN and x["prefix"].startswith(prefix))
+    return len({x["prefix"] for x in routes
+                if x["origin"] == CONTROLLER_ORIGIN and x["prefix"].startswith(prefix)})
 
 
 def status(b, r):
@@ -76,6 +79,8 @@ def main():
     p.add_argument("--changes", type=int, default=100_000)
     p.add_argument("--interests", type=int, default=200_000, help="exchanges per bench run")
     p.add_argument("--poll-ms", type=int, default=20)
+    p.add_argument("--pause-ms", type=int, default=500,
+                   help="between the link gone and r2 making its face again")
     args = p.parse_args()
 
     work = tempfile.mkdtemp(prefix="bench-ctl-c5-")
@@ -111,15 +116,26 @@ def main():
         half = []
         while changes < args.changes:
             t = time.monotonic()
+            # Both ends' faces go (else r1's hellos make r2's side again on demand, without a
+            # session, before r2 makes it): r1's face toward r2 carries none of the bench.
+            f12 = b.face_to(r1, r2)
+            if f12 is not None:
+                b.nw(r1, "face", "destroy", str(f12))
             b.nw(r2, "face", "destroy", str(f21))
             if b.wait(lambda: ctl_routes(b, r1, "/c5/") == 0, 30) is None:
-                raise SystemExit("C5: r1 kept routes after the link went")
+                raise SystemExit(f"C5: r1 kept routes after the link went (flap {flaps})")
             changes += args.prefixes
             half.append(time.monotonic() - t)
+            time.sleep(args.pause_ms / 1000)
             t = time.monotonic()
-            f21 = b.face(r2, r1)
+            out = json.loads(b.nw(r2, "face", "create", f"udp4://127.0.0.1:{r1['udp']}",
+                                  "--secure", "--json"))
+            f21 = out.get("face_id")
+            if f21 is None:
+                raise SystemExit(f"C5: r2 cannot make its face toward r1: {out}")
             if b.wait(lambda: ctl_routes(b, r1, "/c5/") == args.prefixes, 30) is None:
-                raise SystemExit("C5: r1 did not get the routes back after the link came up")
+                raise SystemExit(f"C5: r1 did not get the routes back after the link came up "
+                                 f"(flap {flaps}: {ctl_routes(b, r1, '/c5/')} prefixes routed)")
             changes += args.prefixes
             half.append(time.monotonic() - t)
             flaps += 1
@@ -155,7 +171,10 @@ def main():
                   f"during the churn {diff or 'none'}")
     finally:
         b.stop()
-        shutil.rmtree(work, ignore_errors=True)
+        if not os.environ.get("KEEP"):
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print(f"   kept {work}")
 
 
 if __name__ == "__main__":
