@@ -18,7 +18,8 @@ Reported: route changes applied at r1, r1's agent counters (FIB objects applied)
 controller's full and incremental computations (/metrics), every bench run's exchanges,
 Nacks and timeouts, and r1's drops by reason (forwarder and link layer) before and after.
 
-    python3 scripts/bench-ctl-c5.py --bin target/release --prefixes 1000 --changes 100000
+    python3 scripts/bench-ctl-c5.py --bin target/release --prefixes 250 --changes 100000 \
+        --pause-ms 200 --interests 500000
 """
 
 import argparse
@@ -75,11 +76,11 @@ def drops(st):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--bin", default="target/release")
-    p.add_argument("--prefixes", type=int, default=1000)
+    p.add_argument("--prefixes", type=int, default=250)
     p.add_argument("--changes", type=int, default=100_000)
-    p.add_argument("--interests", type=int, default=200_000, help="exchanges per bench run")
+    p.add_argument("--interests", type=int, default=500_000, help="exchanges per bench run")
     p.add_argument("--poll-ms", type=int, default=20)
-    p.add_argument("--pause-ms", type=int, default=500,
+    p.add_argument("--pause-ms", type=int, default=200,
                    help="between the link gone and r2 making its face again")
     args = p.parse_args()
 
