@@ -2,7 +2,7 @@
 //! reported, the topology and routes computed from the reports, and each router's FIB
 //! versions. The shell ([`super`]) feeds it events and sends what it returns.
 //!
-//! Routes are recomputed incrementally ([`super::routing`]): a connected router's new report
+//! Routes are recomputed incrementally (`serve/routing.rs`): a connected router's new report
 //! (links up, down or re-costed, registrations added or withdrawn) updates only the FIB
 //! entries it touches, and only the routers whose FIB changed are published to. A router
 //! joining, coming back on a new connection or leaving rebuilds everything once.
