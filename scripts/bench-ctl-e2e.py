@@ -50,10 +50,12 @@ def free_port():
 
 
 class Bench:
-    def __init__(self, bindir, work):
+    def __init__(self, bindir, work, poll_ms=5):
         self.bin = bindir
         self.work = work
         self.procs = []
+        self.poll_ms = poll_ms
+        self.http = None
 
     def run(self, *args):
         out = subprocess.run(args, capture_output=True, text=True)
@@ -64,16 +66,23 @@ class Bench:
     def ctl(self, *args):
         return self.run(os.path.join(self.bin, "namewayctl"), *args)
 
-    def start_controller(self):
+    def start_controller(self, http=False):
         db = os.path.join(self.work, "ctl.db")
         self.db = db
         self.ctl("init", "--domain", "/bench", "--db", db)
         log = open(os.path.join(self.work, "ctl.log"), "w")
+        extra = []
+        if http:
+            self.http = f"127.0.0.1:{free_port()}"
+            extra = ["--http", self.http]
         p = subprocess.Popen(
-            [os.path.join(self.bin, "namewayctl"), "serve", "--db", db, "--listen", "127.0.0.1:0"],
+            [os.path.join(self.bin, "namewayctl"), "serve", "--db", db, "--listen", "127.0.0.1:0"]
+            + extra,
             stdout=subprocess.PIPE, stderr=log, text=True)
         self.procs.append(p)
         self.listen = p.stdout.readline().split()[1]
+        if http:
+            p.stdout.readline()  # "http <addr>"
         self.pin = p.stdout.readline().split()[1]
 
     def router(self, i):
@@ -108,7 +117,7 @@ state_dir = "{d}/state"
             if time.time() > deadline:
                 raise SystemExit(f"{name} did not start")
             time.sleep(0.02)
-        r = {"name": name, "udp": udp, "sock": sock}
+        r = {"name": name, "udp": udp, "sock": sock, "pid": p.pid}
         r["key"] = self.nw(r, "identity", "show").strip()
         return r
 
@@ -149,7 +158,7 @@ state_dir = "{d}/state"
                 return time.monotonic() - start
             if time.monotonic() - start > timeout:
                 return None
-            time.sleep(args.poll_ms / 1000)
+            time.sleep(self.poll_ms / 1000)
 
     def stop(self):
         for p in self.procs:
@@ -287,25 +296,30 @@ def c1_silent(b, rounds):
     show("   link r2-r3 passes again -> FIBs back (2 hellos answered)", up)
 
 
-parser = argparse.ArgumentParser()
-parser.add_argument("--bin", default="target/debug")
-parser.add_argument("--line", type=int, default=10)
-parser.add_argument("--rounds", type=int, default=30)
-parser.add_argument("--poll-ms", type=int, default=5)
-parser.add_argument("--only", choices=["c1", "c1s", "c2"], help="run one scenario")
-args = parser.parse_args()
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", default="target/debug")
+    parser.add_argument("--line", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--poll-ms", type=int, default=5)
+    parser.add_argument("--only", choices=["c1", "c1s", "c2"], help="run one scenario")
+    args = parser.parse_args()
 
-for which in [args.only] if args.only else ("c1", "c1s", "c2"):
-    work = tempfile.mkdtemp(prefix=f"bench-ctl-{which}-")
-    b = Bench(os.path.abspath(args.bin), work)
-    try:
-        b.start_controller()
-        if which == "c1":
-            c1(b, args.rounds)
-        elif which == "c1s":
-            c1_silent(b, args.rounds)
-        else:
-            c2(b, args.line, args.rounds)
-    finally:
-        b.stop()
-        shutil.rmtree(work, ignore_errors=True)
+    for which in [args.only] if args.only else ("c1", "c1s", "c2"):
+        work = tempfile.mkdtemp(prefix=f"bench-ctl-{which}-")
+        b = Bench(os.path.abspath(args.bin), work, args.poll_ms)
+        try:
+            b.start_controller()
+            if which == "c1":
+                c1(b, args.rounds)
+            elif which == "c1s":
+                c1_silent(b, args.rounds)
+            else:
+                c2(b, args.line, args.rounds)
+        finally:
+            b.stop()
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

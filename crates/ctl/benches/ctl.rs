@@ -1,4 +1,5 @@
-//! C3 (registry) and C4 (route computation) benchmarks.
+//! C3 (registry) and C4 (route computation: the engine, and `serve`'s state up to the
+//! objects to push) benchmarks.
 #![allow(missing_docs)] // criterion_group! generates an undocumented function
 #![allow(clippy::unwrap_used)] // fixed, valid inputs: a failure is a broken benchmark
 //!
@@ -9,7 +10,10 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use nameway_ctl::channel::{NeighbourReport, RegistrationReport, Report};
+use nameway_ctl::serve::state::ControllerState;
 use nameway_ctl::{
     Durability, GroupCommitConfig, LinkReport, NodeId, Origin, Registration, Registry, RouteEngine,
     SqliteStore, Topology,
@@ -183,5 +187,74 @@ fn routes(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, registry_bulk_load, registry_lookup, routes);
+/// C4 through `serve`'s state: the 1000 routers of [`topology`] connected, each reporting
+/// its links and one prefix; what one router's report with one link down (or back up) costs
+/// up to the objects to push, incrementally and (the path before) recomputing everything.
+fn serve_routes(c: &mut Criterion) {
+    const N: u32 = 1000;
+    let (t, _) = topology(N);
+    let key = |i: u32| Bytes::from([&i.to_be_bytes()[..], &[7u8; 28]].concat());
+    let report = |r: NodeId, down: Option<NodeId>| Report {
+        neighbours: t
+            .adjacencies(r)
+            .iter()
+            .map(|a| NeighbourReport {
+                link_key: key(a.to),
+                face: a.face,
+                cost: a.cost,
+                up: Some(a.to) != down,
+            })
+            .collect(),
+        registrations: vec![RegistrationReport {
+            prefix: format!("/example/p{r}").parse().unwrap(),
+            face: 0,
+            cost: 0,
+        }],
+        faces: vec![],
+    };
+    let mut g = c.benchmark_group("serve");
+    g.sample_size(10).measurement_time(Duration::from_secs(20));
+    for (label, mut state) in [
+        ("one_link_change_1000_routers", ControllerState::new(2)),
+        (
+            "one_link_change_1000_routers_full_recomputation",
+            ControllerState::with_full_recomputation(2),
+        ),
+    ] {
+        for r in 0..N {
+            let name: Name = format!("/example/r{r}").parse().unwrap();
+            state.connected(&name, Some(key(r)), u64::from(r));
+        }
+        let first = state.reports((0..N).map(|r| (u64::from(r), report(r, None))).collect());
+        assert_eq!(first.len(), N as usize);
+        // Alternately one end of a link reports it down and up again (each iteration one
+        // change), links spread over the graph.
+        let mut k = 0usize;
+        g.bench_function(label, |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let a = (k / 2 * 7 % N as usize) as NodeId;
+                    let peer = t.adjacencies(a)[0].to;
+                    let rep = report(a, k.is_multiple_of(2).then_some(peer));
+                    k += 1;
+                    let start = Instant::now();
+                    let pushes = state.report(u64::from(a), rep);
+                    total += start.elapsed();
+                    black_box(pushes);
+                }
+                total
+            });
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    registry_bulk_load,
+    registry_lookup,
+    routes,
+    serve_routes
+);
 criterion_main!(benches);

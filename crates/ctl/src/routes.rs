@@ -181,6 +181,136 @@ impl RouteEngine {
             .map_or(&[], |h| h.as_slice())
     }
 
+    /// Adds `origin` for `prefix` and recomputes that prefix's entries only (after
+    /// [`RouteEngine::compute_all`] has run once). Returns the routers whose FIB changed.
+    pub fn register(&mut self, prefix: Name, origin: Origin) -> Vec<NodeId> {
+        let pid = self.prefix_id(prefix);
+        let Some((_, list)) = self.prefixes.get_mut(pid) else {
+            return Vec::new();
+        };
+        if list.contains(&origin) {
+            return Vec::new();
+        }
+        list.push(origin);
+        list.sort_unstable();
+        let ri = self.row_for(origin.router);
+        if let Some(of_row) = self.prefixes_of_row.get_mut(ri) {
+            if let Err(at) = of_row.binary_search(&pid) {
+                of_row.insert(at, pid);
+            }
+        }
+        self.refresh_prefix(pid)
+    }
+
+    /// Removes `origin` of `prefix` and recomputes that prefix's entries only. Returns the
+    /// routers whose FIB changed.
+    pub fn unregister(&mut self, prefix: &Name, origin: &Origin) -> Vec<NodeId> {
+        let Some(&pid) = self.prefix_ids.get(prefix) else {
+            return Vec::new();
+        };
+        let Some((_, list)) = self.prefixes.get_mut(pid) else {
+            return Vec::new();
+        };
+        let before = list.len();
+        list.retain(|o| o != origin);
+        if list.len() == before {
+            return Vec::new();
+        }
+        let still_there = list.iter().any(|o| o.router == origin.router);
+        if !still_there {
+            if let Some(of_row) = self
+                .row_of
+                .get(&origin.router)
+                .and_then(|&ri| self.prefixes_of_row.get_mut(ri))
+            {
+                if let Ok(at) = of_row.binary_search(&pid) {
+                    of_row.remove(at);
+                }
+            }
+        }
+        self.refresh_prefix(pid)
+    }
+
+    /// Forgets `a`'s report about its link to `b` and updates the FIB entries it touches.
+    /// Returns the routers whose FIB changed (sorted).
+    pub fn withdraw_link(&mut self, a: NodeId, b: NodeId) -> Vec<NodeId> {
+        match self.topo.withdraw(a, b) {
+            Some(change) => self.apply_change(&change),
+            None => Vec::new(),
+        }
+    }
+
+    /// The id of `prefix`, a new one (with an empty entry at every router) if unknown.
+    fn prefix_id(&mut self, prefix: Name) -> usize {
+        if let Some(&pid) = self.prefix_ids.get(&prefix) {
+            return pid;
+        }
+        let pid = self.prefixes.len();
+        self.prefix_ids.insert(prefix.clone(), pid);
+        self.prefixes.push((prefix, Vec::new()));
+        self.origin_rows.push(Vec::new());
+        for e in &mut self.entries {
+            e.push(Hops::new());
+        }
+        pid
+    }
+
+    /// The row of origin router `r`, made (or brought up to date, when it served no prefix
+    /// and so was not repaired) now.
+    fn row_for(&mut self, r: NodeId) -> usize {
+        match self.row_of.get(&r) {
+            Some(&ri) => {
+                if self.prefixes_of_row.get(ri).is_some_and(Vec::is_empty) {
+                    let row = dijkstra(&self.topo, r);
+                    if let Some(slot) = self.rows.get_mut(ri) {
+                        slot.1 = row;
+                    }
+                }
+                ri
+            }
+            None => {
+                let ri = self.rows.len();
+                self.rows.push((r, dijkstra(&self.topo, r)));
+                self.row_of.insert(r, ri);
+                self.prefixes_of_row.push(Vec::new());
+                ri
+            }
+        }
+    }
+
+    /// Recomputes prefix `pid`'s rows index and its entry at every router; the routers whose
+    /// entry changed.
+    fn refresh_prefix(&mut self, pid: usize) -> Vec<NodeId> {
+        let rows: Vec<usize> = self
+            .prefixes
+            .get(pid)
+            .map_or_else(Vec::new, |(_, origins)| {
+                origins
+                    .iter()
+                    .map(|o| self.row_of.get(&o.router).copied().unwrap_or(usize::MAX))
+                    .collect()
+            });
+        if let Some(slot) = self.origin_rows.get_mut(pid) {
+            *slot = rows;
+        }
+        let mut changed = Vec::new();
+        for r in 0..self.entries.len() {
+            let r = NodeId::try_from(r).unwrap_or(NodeId::MAX);
+            let hops = self.next_hops(r, pid);
+            if let Some(slot) = self
+                .entries
+                .get_mut(r as usize)
+                .and_then(|e| e.get_mut(pid))
+            {
+                if *slot != hops {
+                    *slot = hops;
+                    changed.push(r);
+                }
+            }
+        }
+        changed
+    }
+
     /// Records `a`'s report about its link to `b` and updates the FIB entries it touches.
     /// Returns the routers whose FIB changed (sorted).
     pub fn report_link(&mut self, a: NodeId, b: NodeId, report: LinkReport) -> Vec<NodeId> {
@@ -196,6 +326,9 @@ impl RouteEngine {
     fn apply_change(&mut self, change: &EdgeChange) -> Vec<NodeId> {
         let mut dirty: BTreeSet<(NodeId, usize)> = BTreeSet::new();
         for (ri, (o, row)) in self.rows.iter_mut().enumerate() {
+            if self.prefixes_of_row.get(ri).is_none_or(Vec::is_empty) {
+                continue; // no prefix left at this origin: brought up to date when reused
+            }
             for n in repair(&self.topo, *o, row, change) {
                 dirty.insert((n, ri));
                 for adj in self.topo.adjacencies(n) {
@@ -476,6 +609,60 @@ mod tests {
             let full: Vec<Fib> = (0..4).map(|r| e.fib(r).unwrap()).collect();
             assert_eq!(incremental, full);
         }
+    }
+
+    #[test]
+    fn a_registration_or_withdrawal_touches_only_its_prefix_and_equals_a_full_recomputation() {
+        let (mut e, [r0, r1, r2, r3]) = square();
+        let other: Name = "/other".parse().unwrap();
+        let at = |router, face| Origin {
+            router,
+            face,
+            cost: 0,
+        };
+        let check = |e: &mut RouteEngine, changed: Vec<NodeId>, before: Vec<Fib>| {
+            let incremental: Vec<Fib> = (0..4).map(|r| e.fib(r).unwrap()).collect();
+            e.compute_all();
+            let full: Vec<Fib> = (0..4).map(|r| e.fib(r).unwrap()).collect();
+            assert_eq!(incremental, full);
+            let really: Vec<NodeId> = (0..4)
+                .filter(|&r| before[r as usize] != full[r as usize])
+                .collect();
+            assert_eq!(changed, really);
+        };
+        let fibs = |e: &RouteEngine| (0..4).map(|r| e.fib(r).unwrap()).collect::<Vec<_>>();
+        let before = fibs(&e);
+        let changed = e.register(other.clone(), at(r2, 7));
+        assert_eq!(changed, vec![r0, r1, r2, r3]);
+        check(&mut e, changed, before);
+        // A second origin: r1 now reaches /other at home, r0 and r3 tie.
+        let before = fibs(&e);
+        let changed = e.register(other.clone(), at(r1, 8));
+        check(&mut e, changed, before);
+        assert_eq!(e.entry(r0, &other).len(), 2);
+        // Withdrawn at r2 (whose row then serves nothing), a link fails, r2 registers again.
+        let before = fibs(&e);
+        let changed = e.unregister(&other, &at(r2, 7));
+        check(&mut e, changed, before);
+        e.report_link(
+            r0,
+            r1,
+            LinkReport {
+                up: false,
+                ..up(101, 1)
+            },
+        );
+        let before = fibs(&e);
+        let changed = e.register(other.clone(), at(r2, 7));
+        check(&mut e, changed, before);
+        assert_eq!(e.register(other.clone(), at(r2, 7)), Vec::<NodeId>::new());
+        let before = fibs(&e);
+        let changed = e.unregister(&"/video".parse().unwrap(), &at(r3, 9));
+        check(&mut e, changed, before);
+        assert!(!e
+            .fib(r0)
+            .unwrap()
+            .contains_key(&"/video".parse::<Name>().unwrap()));
     }
 
     #[test]

@@ -108,6 +108,11 @@ fn metrics(shared: &Shared) -> String {
         "namewayctl_computations_total {}",
         s.state.computations
     );
+    let _ = writeln!(
+        out,
+        "namewayctl_incremental_updates_total {}",
+        s.state.incremental
+    );
     let _ = writeln!(out, "namewayctl_acks_total {}", s.state.acks);
     out
 }

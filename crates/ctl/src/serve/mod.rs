@@ -13,6 +13,7 @@ mod explain;
 mod http;
 mod key_push;
 mod page;
+mod routing;
 pub mod state;
 
 use std::collections::HashMap;
@@ -606,14 +607,14 @@ fn refresh_status(shared: &Shared, state: &ControllerState) {
         .status
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    s.links = state.links().to_vec();
+    s.links = state.links();
     s.routers = state.routers();
     s.registrations = state
         .registrations()
         .into_iter()
         .map(|(r, g)| (r.to_string(), g.prefix.to_string(), g.face))
         .collect();
-    s.link_views = state.link_views().to_vec();
+    s.link_views = state.link_views();
     s.fibs = state.fibs();
     s.state = state.counters.clone();
     s.cache = state.cache_policy().clone();

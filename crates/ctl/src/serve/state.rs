@@ -1,19 +1,25 @@
 //! The controller's state between events (sans-I/O): which routers are connected, what each
 //! reported, the topology and routes computed from the reports, and each router's FIB
 //! versions. The shell ([`super`]) feeds it events and sends what it returns.
+//!
+//! Routes are recomputed incrementally (`serve/routing.rs`): a connected router's new report
+//! (links up, down or re-costed, registrations added or withdrawn) updates only the FIB
+//! entries it touches, and only the routers whose FIB changed are published to. A router
+//! joining, coming back on a new connection or leaving rebuilds everything once.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use bytes::Bytes;
 use nameway_wire::Name;
 
 use super::cs_versions::CsVersions;
+use super::routing::{RouterInput, Routing};
 use crate::cache_policy::CachePolicy;
 use crate::channel::{RegistrationReport, Report};
 use crate::objects::{ConfigBody, ConfigKind, ConfigObject, FibVersions};
-use crate::routes::{Fib, FibDiff, NextHop, Origin, RouteEngine};
-use crate::topology::{LinkReport, Topology};
+use crate::routes::{Fib, FibDiff, NextHop};
+use crate::topology::NodeId;
 
 /// A connection's number.
 pub type ConnId = u64;
@@ -80,8 +86,10 @@ pub fn longest_match<'f>(fib: &'f Fib, name: &Name) -> Option<(&'f Name, &'f [Ne
 pub struct StateCounters {
     /// Reports taken.
     pub reports: u64,
-    /// Route computations.
+    /// Full route computations (a router joined, came back or left).
     pub computations: u64,
+    /// Reports applied incrementally (only the FIB entries they touch recomputed).
+    pub incremental: u64,
     /// Objects produced (snapshots and diffs).
     pub objects: u64,
     /// Acknowledgements taken.
@@ -95,10 +103,13 @@ pub struct StateCounters {
 pub struct ControllerState {
     routers: BTreeMap<Name, RouterState>,
     max_nexthops: usize,
-    /// Usable links after the last computation, `a < b` by name.
-    links: Vec<(String, String, u64)>,
-    /// Every reported link after the last computation.
-    link_views: Vec<LinkView>,
+    /// The topology and routes as last computed.
+    routing: Routing,
+    /// The set of connected routers changed since the last full computation.
+    needs_full: bool,
+    /// Whether reports are applied incrementally (off: every change recomputes everything,
+    /// the path before incremental updates, kept as a baseline for benchmarks and tests).
+    incremental: bool,
     /// Counters.
     pub counters: StateCounters,
     /// The operator's cache policy.
@@ -120,10 +131,20 @@ impl ControllerState {
         Self {
             routers: BTreeMap::new(),
             max_nexthops,
-            links: Vec::new(),
-            link_views: Vec::new(),
+            routing: Routing::new(max_nexthops),
+            needs_full: true,
+            incremental: true,
             counters: StateCounters::default(),
             cache: CachePolicy::default(),
+        }
+    }
+
+    /// As [`ControllerState::new`], but every change recomputes every route and publishes
+    /// to every router (the baseline of the incremental path).
+    pub fn with_full_recomputation(max_nexthops: usize) -> Self {
+        Self {
+            incremental: false,
+            ..Self::new(max_nexthops)
         }
     }
 
@@ -147,6 +168,7 @@ impl ControllerState {
         r.report = None;
         r.sent = None;
         r.cs.new_session();
+        self.needs_full = true;
     }
 
     /// The connection `conn` closed: its router's links and registrations leave the
@@ -169,18 +191,54 @@ impl ControllerState {
 
     /// `router` reported its state on `conn`.
     pub fn report(&mut self, conn: ConnId, report: Report) -> Vec<Push> {
-        self.counters.reports += 1;
-        let Some(r) = self.routers.values_mut().find(|r| r.conn == Some(conn)) else {
-            return Vec::new();
-        };
-        let first = r.report.is_none();
-        if !first && r.report.as_ref() == Some(&report) {
+        self.reports(vec![(conn, report)])
+    }
+
+    /// Several reports taken at once (for instance every router's first report after the
+    /// controller restarts): at most one full computation for the batch.
+    pub fn reports(&mut self, batch: Vec<(ConnId, Report)>) -> Vec<Push> {
+        let mut taken = Vec::new();
+        for (conn, report) in batch {
+            self.counters.reports += 1;
+            let Some((name, r)) = self.routers.iter_mut().find(|(_, r)| r.conn == Some(conn))
+            else {
+                continue;
+            };
+            let first = r.report.is_none();
+            if !first && r.report.as_ref() == Some(&report) {
+                continue;
+            }
+            r.report = Some(report);
+            taken.push(name.clone());
+        }
+        if taken.is_empty() {
             return Vec::new();
         }
-        r.report = Some(report);
-        let mut pushes = self.recompute();
+        let mut pushes = if self.needs_full || !self.incremental {
+            self.recompute()
+        } else {
+            self.apply(&taken)
+        };
         pushes.extend(self.cs_pushes());
         pushes
+    }
+
+    /// Applies the new reports of `routers` to the routes kept; publishes to the routers
+    /// whose FIB changed (and to the reporting routers).
+    fn apply(&mut self, routers: &[Name]) -> Vec<Push> {
+        let mut dirty = BTreeSet::new();
+        for name in routers {
+            let Some(report) = self.routers.get(name).and_then(|r| r.report.as_ref()) else {
+                continue;
+            };
+            match self.routing.update(name, report) {
+                Some(changed) => dirty.extend(changed),
+                None => return self.recompute(),
+            }
+            dirty.extend(self.routing.id(name));
+        }
+        self.counters.incremental += 1;
+        self.publish(dirty)
     }
 
     /// Replaces the cache policy: every connected router whose document changed gets it.
@@ -250,13 +308,13 @@ impl ControllerState {
     }
 
     /// Usable links after the last computation: (a, b, cost).
-    pub fn links(&self) -> &[(String, String, u64)] {
-        &self.links
+    pub fn links(&self) -> Vec<(String, String, u64)> {
+        self.routing.links()
     }
 
     /// Every reported link after the last computation, sorted by its ends.
-    pub fn link_views(&self) -> &[LinkView] {
-        &self.link_views
+    pub fn link_views(&self) -> Vec<LinkView> {
+        self.routing.link_views()
     }
 
     /// Every router's computed FIB and versions, sorted by name.
@@ -293,82 +351,37 @@ impl ControllerState {
     /// every changed FIB and returns what to send.
     fn recompute(&mut self) -> Vec<Push> {
         self.counters.computations += 1;
-        let mut topo = Topology::new();
-        let names: Vec<Name> = self.routers.keys().cloned().collect();
-        let ids: Vec<u32> = names
-            .iter()
-            .map(|n| topo.add_router(&n.to_string()))
-            .collect();
-        let id_of: HashMap<&Name, u32> = names.iter().zip(ids.iter().copied()).collect();
-        let by_key: HashMap<&[u8], u32> = self
+        self.needs_full = false;
+        let inputs = self.routers.iter().map(|(n, r)| RouterInput {
+            name: n,
+            link_key: r.link_key.as_deref(),
+            connected: r.conn.is_some(),
+            report: r.report.as_ref(),
+        });
+        self.routing.rebuild(inputs, self.max_nexthops);
+        let all: Vec<NodeId> = self
             .routers
-            .iter()
-            .filter(|(_, r)| r.conn.is_some())
-            .filter_map(|(n, r)| Some((r.link_key.as_deref()?, *id_of.get(n)?)))
+            .keys()
+            .filter_map(|n| self.routing.id(n))
             .collect();
-        let mut origins = Vec::new();
-        let mut seen: BTreeMap<(String, String), (Option<bool>, Option<bool>)> = BTreeMap::new();
-        for (n, r) in &self.routers {
-            let (Some(rep), Some(&me)) = (&r.report, id_of.get(n)) else {
-                continue;
-            };
-            for nb in &rep.neighbours {
-                let Some(&peer) = by_key.get(nb.link_key.as_ref()) else {
-                    continue;
-                };
-                if peer != me {
-                    let (mine, theirs) = (topo.name(me).to_owned(), topo.name(peer).to_owned());
-                    if mine < theirs {
-                        seen.entry((mine, theirs)).or_default().0 = Some(nb.up);
-                    } else {
-                        seen.entry((theirs, mine)).or_default().1 = Some(nb.up);
-                    }
-                    let cost = u32::try_from(nb.cost).unwrap_or(u32::MAX);
-                    let report = LinkReport {
-                        face: nb.face,
-                        cost,
-                        up: nb.up,
-                    };
-                    topo.report(me, peer, report);
-                }
-            }
-            for g in &rep.registrations {
-                let origin = Origin {
-                    router: me,
-                    face: g.face,
-                    cost: g.cost,
-                };
-                origins.push((g.prefix.clone(), origin));
-            }
-        }
-        self.links = usable_links(&topo);
-        self.link_views = seen
-            .into_iter()
-            .map(|((a, b), (a_up, b_up))| {
-                let cost = match (topo.id(&a), topo.id(&b)) {
-                    (Some(x), Some(y)) => topo.cost(x, y),
-                    _ => None,
-                };
-                LinkView {
-                    a,
-                    b,
-                    a_up,
-                    b_up,
-                    cost,
-                }
-            })
-            .collect();
-        let mut engine = RouteEngine::new(topo, self.max_nexthops);
-        for (p, o) in origins {
-            engine.add_origin(p, o);
-        }
-        engine.compute_all();
+        self.publish(all)
+    }
+
+    /// Publishes the computed FIB of each of `ids` (connected routers that reported) and
+    /// returns the objects their sessions have not had.
+    fn publish(&mut self, ids: impl IntoIterator<Item = NodeId>) -> Vec<Push> {
         let mut pushes = Vec::new();
-        for (n, r) in &mut self.routers {
-            let (Some(conn), Some(_), Some(&id)) = (r.conn, &r.report, id_of.get(n)) else {
+        for id in ids {
+            let Some(n) = self.routing.name(id) else {
                 continue;
             };
-            let fib = engine.fib(id).unwrap_or_default();
+            let Some(r) = self.routers.get_mut(n) else {
+                continue;
+            };
+            let (Some(conn), Some(_)) = (r.conn, &r.report) else {
+                continue;
+            };
+            let fib = self.routing.fib(id);
             r.versions.publish(fib.clone());
             r.fib = Arc::new(fib.clone());
             let version = r.versions.current();
@@ -397,21 +410,8 @@ impl ControllerState {
     }
 }
 
-fn usable_links(topo: &Topology) -> Vec<(String, String, u64)> {
-    let mut out = Vec::new();
-    for a in 0..u32::try_from(topo.len()).unwrap_or(u32::MAX) {
-        for adj in topo.adjacencies(a) {
-            if a < adj.to {
-                out.push((
-                    topo.name(a).to_owned(),
-                    topo.name(adj.to).to_owned(),
-                    adj.cost,
-                ));
-            }
-        }
-    }
-    out
-}
+#[cfg(test)]
+mod props;
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,241 @@
+//! Property: the incremental path (`ControllerState::new`) holds, publishes and pushes
+//! exactly what recomputing everything on every change does
+//! (`ControllerState::with_full_recomputation`), after any sequence of link changes,
+//! registrations, withdrawals, disconnections and reconnections.
+
+use std::collections::BTreeMap;
+
+use bytes::Bytes;
+use nameway_wire::Name;
+use proptest::prelude::*;
+
+use super::{ConnId, ControllerState, Push};
+use crate::channel::{NeighbourReport, RegistrationReport, Report};
+
+const ROUTERS: u8 = 7;
+const PREFIXES: u8 = 5;
+
+#[derive(Clone, Debug)]
+enum Op {
+    /// `a`'s report about `b`: `None` no longer reported, else (up, cost).
+    Link(u8, u8, Option<(bool, u8)>),
+    /// Both ends report the link up with this cost (two reports).
+    BothUp(u8, u8, u8),
+    /// `a` registers (or, when it has, withdraws) prefix `p` on face `f`.
+    Toggle(u8, u8, u8),
+    /// `a`'s connection closes.
+    Gone(u8),
+    /// `a` connects again (a new connection) and reports what it had.
+    Back(u8),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let r = 0..ROUTERS;
+    prop_oneof![
+        6 => (r.clone(), r.clone(), proptest::option::of((any::<bool>(), 1..6u8)))
+            .prop_map(|(a, b, l)| Op::Link(a, b, l)),
+        6 => (r.clone(), r.clone(), 1..6u8).prop_map(|(a, b, c)| Op::BothUp(a, b, c)),
+        5 => (r.clone(), 0..PREFIXES, 0..2u8).prop_map(|(a, p, f)| Op::Toggle(a, p, f)),
+        1 => r.clone().prop_map(Op::Gone),
+        1 => r.prop_map(Op::Back),
+    ]
+}
+
+/// What each router would report, and its connection.
+struct Model {
+    links: Vec<BTreeMap<u8, (bool, u8)>>,
+    regs: Vec<BTreeMap<(u8, u8), ()>>,
+    conn: Vec<Option<ConnId>>,
+    next_conn: ConnId,
+}
+
+fn name(i: u8) -> Name {
+    format!("/ex/r{i}").parse().unwrap()
+}
+
+fn key(i: u8) -> Bytes {
+    Bytes::from(vec![i + 1; 32])
+}
+
+impl Model {
+    fn report(&self, a: u8) -> Report {
+        Report {
+            neighbours: self.links[a as usize]
+                .iter()
+                .map(|(&b, &(up, cost))| NeighbourReport {
+                    link_key: key(b),
+                    face: 100 + u64::from(b),
+                    cost: u64::from(cost),
+                    up,
+                })
+                .collect(),
+            registrations: self.regs[a as usize]
+                .keys()
+                .map(|&(p, f)| RegistrationReport {
+                    prefix: format!("/p{p}").parse().unwrap(),
+                    face: 300 + u64::from(f),
+                    cost: u64::from(f),
+                })
+                .collect(),
+            faces: vec![],
+        }
+    }
+}
+
+/// Both states, fed the same events.
+struct Pair {
+    inc: ControllerState,
+    full: ControllerState,
+}
+
+impl Pair {
+    fn both(&mut self, f: impl Fn(&mut ControllerState) -> Vec<Push>) {
+        let a = f(&mut self.inc);
+        let b = f(&mut self.full);
+        assert_eq!(a, b, "pushes differ");
+        self.same();
+    }
+
+    fn same(&self) {
+        let fibs = |s: &ControllerState| {
+            s.fibs()
+                .into_iter()
+                .map(|f| (f.router, f.connected, f.version, (*f.fib).clone()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(fibs(&self.inc), fibs(&self.full), "FIBs differ");
+        assert_eq!(self.inc.links(), self.full.links(), "links differ");
+        assert_eq!(self.inc.link_views(), self.full.link_views());
+    }
+}
+
+fn run(ops: Vec<Op>) {
+    let mut m = Model {
+        links: vec![BTreeMap::new(); ROUTERS.into()],
+        regs: vec![BTreeMap::new(); ROUTERS.into()],
+        conn: vec![None; ROUTERS.into()],
+        next_conn: 0,
+    };
+    let mut s = Pair {
+        inc: ControllerState::new(2),
+        full: ControllerState::with_full_recomputation(2),
+    };
+    let report = |s: &mut Pair, m: &Model, a: u8| {
+        if let Some(c) = m.conn[a as usize] {
+            let r = m.report(a);
+            s.both(|st| st.report(c, r.clone()));
+        }
+    };
+    for a in 0..ROUTERS {
+        m.next_conn += 1;
+        m.conn[a as usize] = Some(m.next_conn);
+        let c = m.next_conn;
+        s.both(|st| {
+            st.connected(&name(a), Some(key(a)), c);
+            Vec::new()
+        });
+        report(&mut s, &m, a);
+    }
+    for op in ops {
+        match op {
+            Op::Link(a, b, l) => {
+                match l {
+                    Some(l) => m.links[a as usize].insert(b, l),
+                    None => m.links[a as usize].remove(&b),
+                };
+                report(&mut s, &m, a);
+            }
+            Op::BothUp(a, b, cost) => {
+                m.links[a as usize].insert(b, (true, cost));
+                m.links[b as usize].insert(a, (true, cost));
+                report(&mut s, &m, a);
+                report(&mut s, &m, b);
+            }
+            Op::Toggle(a, p, f) => {
+                if m.regs[a as usize].remove(&(p, f)).is_none() {
+                    m.regs[a as usize].insert((p, f), ());
+                }
+                report(&mut s, &m, a);
+            }
+            Op::Gone(a) => {
+                if let Some(c) = m.conn[a as usize].take() {
+                    s.both(|st| st.disconnected(c));
+                }
+            }
+            Op::Back(a) => {
+                m.next_conn += 1;
+                m.conn[a as usize] = Some(m.next_conn);
+                let c = m.next_conn;
+                s.both(|st| {
+                    st.connected(&name(a), Some(key(a)), c);
+                    Vec::new()
+                });
+                report(&mut s, &m, a);
+            }
+        }
+    }
+    // The incremental path was taken, and it did not fall back to full computations.
+    let (inc, full) = (&s.inc.counters, &s.full.counters);
+    assert_eq!(full.incremental, 0);
+    assert!(inc.computations <= full.computations);
+    assert_eq!(inc.computations + inc.incremental, full.computations);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn incremental_state_equals_a_full_recomputation(ops in proptest::collection::vec(op(), 1..60)) {
+        run(ops);
+    }
+}
+
+#[test]
+fn after_the_routers_joined_a_registration_and_a_link_change_need_no_full_computation() {
+    let mut s = ControllerState::new(2);
+    for a in 0..3u8 {
+        s.connected(&name(a), Some(key(a)), u64::from(a) + 1);
+    }
+    let nb = |b: u8, up: bool| NeighbourReport {
+        link_key: key(b),
+        face: 100 + u64::from(b),
+        cost: 1,
+        up,
+    };
+    let reg = RegistrationReport {
+        prefix: "/p".parse().unwrap(),
+        face: 1,
+        cost: 0,
+    };
+    let r0 = |up| Report {
+        neighbours: vec![nb(1, up)],
+        ..Report::default()
+    };
+    s.report(1, r0(true));
+    s.report(
+        2,
+        Report {
+            neighbours: vec![nb(0, true), nb(2, true)],
+            ..Report::default()
+        },
+    );
+    s.report(3, Report::default());
+    // One full computation (the routers joined), then the other first reports applied
+    // incrementally.
+    assert_eq!((s.counters.computations, s.counters.incremental), (1, 2));
+    let pushes = s.report(
+        3,
+        Report {
+            neighbours: vec![nb(1, true)],
+            registrations: vec![reg],
+            ..Report::default()
+        },
+    );
+    // Every router's FIB gained /p.
+    assert_eq!(pushes.len(), 3);
+    let pushes = s.report(1, r0(false));
+    // Only r0 (that lost its route) and r1 (whose link to r0 went) are published to; r1's
+    // FIB did not change, so only r0 gets an object.
+    assert_eq!(pushes.iter().map(|p| p.conn).collect::<Vec<_>>(), vec![1]);
+    assert_eq!((s.counters.computations, s.counters.incremental), (1, 4));
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# C5: route changes pushed to a forwarder while it forwards at full rate, drops counted by
+# reason (docs/controller.md, "Phase 4: incremental routes in serve"):
+#
+#   bash scripts/bench-ctl-c5.sh        # PREFIXES=250 CHANGES=100000 PROFILE=release
+#
+# PREFIXES is 250 because one FIB object (here the diff bringing them all back) must fit in
+# one packet of 8800 bytes: at 1000 the agent refuses it (docs/controller.md, phase 4).
+#
+# namewayctl serve, two namewayd (r1 under test, r2 whose link to r1 flaps) and nameway bench
+# through r1 on loopback; see bench-ctl-c5.py.
+set -euo pipefail
+
+PREFIXES="${PREFIXES:-250}"
+CHANGES="${CHANGES:-100000}"
+PROFILE="${PROFILE:-release}"
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+if [ "$PROFILE" = release ]; then
+  export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
+  nice -n 10 cargo build --quiet --release -p namewayd -p nameway -p nameway-ctl
+else
+  nice -n 10 cargo build --quiet -p namewayd -p nameway -p nameway-ctl
+fi
+python3 scripts/bench-ctl-c5.py --bin "target/$PROFILE" --prefixes "$PREFIXES" --changes "$CHANGES" --pause-ms 200 --interests 500000
