@@ -25,6 +25,10 @@ use nameway_wire::{Data, DataView, Name};
 use crate::ca::{ctl_name, Authority, CaError};
 use crate::routes::{Fib, FibDiff, NextHop};
 
+mod segments;
+
+pub use segments::{ObjectAssembler, MAX_SEGMENTS, SEGMENT_CONTENT};
+
 const FIB_ENTRY: u32 = 0x80;
 const NEXT_HOP_RECORD: u32 = 0x81;
 const FACE_ID: u32 = 0x69;
@@ -101,6 +105,23 @@ impl ConfigObject {
     /// # Errors
     /// The router is outside the domain; a name too long; a signing failure.
     pub fn sign(&self, ca: &Authority) -> Result<Bytes, CaError> {
+        let name = self.name(ca)?;
+        let mut data = Data::new(name, self.encode_content());
+        data.sign(ca.signing_key().signer())
+            .map_err(|e| CaError::BadObject(e.to_string()))?;
+        Ok(data.encode())
+    }
+
+    /// Encodes and signs the object as the Data to send: one when its Content fits in a
+    /// packet, segments otherwise ([`ObjectAssembler`] puts them back together).
+    ///
+    /// # Errors
+    /// As [`ConfigObject::sign`].
+    pub fn sign_segments(&self, ca: &Authority) -> Result<Vec<Bytes>, CaError> {
+        segments::sign_segmented(ca, self.name(ca)?, self.encode_content())
+    }
+
+    fn name(&self, ca: &Authority) -> Result<Name, CaError> {
         let domain = ca.domain();
         if !domain.is_prefix_of(&self.router) {
             return Err(CaError::OutsideDomain {
@@ -116,11 +137,7 @@ impl ConfigObject {
             .collect();
         parts.push(self.kind.as_str().as_bytes().to_vec());
         let refs: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
-        let name = ctl_name(domain, &refs, self.version)?;
-        let mut data = Data::new(name, self.encode_content());
-        data.sign(ca.signing_key().signer())
-            .map_err(|e| CaError::BadObject(e.to_string()))?;
-        Ok(data.encode())
+        ctl_name(domain, &refs, self.version)
     }
 
     fn encode_content(&self) -> Bytes {
@@ -157,7 +174,13 @@ impl ConfigObject {
         let view = DataView::new_checked(wire).map_err(|e| bad(format!("object: {e}")))?;
         verify_data_wire(&view, anchor.key().verifier())
             .map_err(|e| bad(format!("object signature: {e}")))?;
-        let name = view.name().clone();
+        Self::decode_parts(view.name().clone(), view.content(), anchor)
+    }
+
+    /// The object named `name` with `content` (its signature, or its segments' signatures,
+    /// already verified).
+    fn decode_parts(name: Name, content: Bytes, anchor: &Certificate) -> Result<Self, CaError> {
+        let bad = |m: String| CaError::BadObject(m);
         let domain = anchor.identity();
         let d = domain.len();
         let ok_prefix = domain.is_prefix_of(&name)
@@ -178,7 +201,6 @@ impl ConfigObject {
                 .append(&c.to_owned())
                 .map_err(|e| bad(e.to_string()))?;
         }
-        let content = view.content();
         let (base, body) = decode_content(&content, kind).map_err(bad)?;
         Ok(Self {
             router,

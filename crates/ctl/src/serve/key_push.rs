@@ -60,10 +60,10 @@ impl KeyPusher {
                 base: None,
                 body: ConfigBody::Document(encode_trust(&keys)),
             };
-            let (Ok(wire), Some(tx)) = (object.sign(&shared.auth.ca), conns.get(conn)) else {
+            let Some(tx) = conns.get(conn) else {
                 continue;
             };
-            if tx.send(Message::Config(wire)).is_ok() {
+            if let Ok(true) = super::send_object(tx, &object, &shared.auth.ca) {
                 shared.counters.objects_sent.fetch_add(1, Ordering::Relaxed);
                 tracing::info!(%router, peers = keys.len(), "trust object sent");
                 self.trust_sent.insert(*conn, keys.clone());
@@ -101,17 +101,14 @@ impl KeyPusher {
                 base: None,
                 body: ConfigBody::Document(encode_grants(&grants)),
             };
-            let wire = match object.sign(&shared.auth.ca) {
-                Ok(w) => w,
-                Err(e) => {
-                    tracing::error!(%router, "cannot sign a security object: {e}");
-                    continue;
-                }
-            };
             let Some(tx) = conns.get(conn) else {
                 continue;
             };
-            if tx.send(Message::Config(wire)).is_ok() {
+            let queued = super::send_object(tx, &object, &shared.auth.ca);
+            if let Err(e) = &queued {
+                tracing::error!(%router, "cannot sign a security object: {e}");
+            }
+            if let Ok(true) = queued {
                 shared.counters.objects_sent.fetch_add(1, Ordering::Relaxed);
                 tracing::info!(%router, keys = ?ids, version = self.version, "security object sent");
                 *sent = Some(ids);

@@ -28,6 +28,7 @@ use tokio::sync::mpsc;
 
 use crate::ca::{anchor_cert_path, anchor_key_path, Authority, CaError};
 use crate::channel::{self, messages::server_proof, Message, Report};
+use crate::objects::ConfigObject;
 use crate::registry::Registry;
 use crate::sqlite::{Durability, SqliteStore};
 use crate::store::{Registration, RegistryStore};
@@ -525,15 +526,29 @@ fn send(
         let Some(tx) = conns.get(&p.conn) else {
             continue;
         };
-        match p.object.sign(&shared.auth.ca) {
-            Ok(wire) => {
-                if tx.send(Message::Config(wire)).is_ok() {
-                    shared.counters.objects_sent.fetch_add(1, Ordering::Relaxed);
-                }
+        match send_object(tx, &p.object, &shared.auth.ca) {
+            Ok(true) => {
+                shared.counters.objects_sent.fetch_add(1, Ordering::Relaxed);
             }
+            Ok(false) => {}
             Err(e) => tracing::error!(router = %p.object.router, "cannot sign an object: {e}"),
         }
     }
+}
+
+/// Signs `object` and queues it on a router's connection, segmented when it does not fit in
+/// one packet (`Ok(false)`: the connection is gone).
+pub(crate) fn send_object(
+    tx: &mpsc::UnboundedSender<Message>,
+    object: &ConfigObject,
+    ca: &Authority,
+) -> Result<bool, CaError> {
+    for wire in object.sign_segments(ca)? {
+        if tx.send(Message::Config(wire)).is_err() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Writes the connected routers' registrations to the registry (soft state, renewed by

@@ -12,7 +12,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use nameway_ctl::cache_policy::CsDocument;
 use nameway_ctl::channel::{self, messages::router_proof, Credential, Hello, Message, Report};
-use nameway_ctl::objects::{ConfigBody, ConfigKind, ConfigObject};
+use nameway_ctl::objects::{ConfigBody, ConfigKind, ConfigObject, ObjectAssembler};
 use nameway_ctl::renew::{renew_proof, renewal_due_s};
 use nameway_ctl::Fib;
 use nameway_transport::{Certificate, SigningKey};
@@ -326,6 +326,7 @@ impl Task {
         tokio::pin!(renew);
         // The FIB of this session: the objects' base (a snapshot starts it).
         let mut session_fib: Option<(u64, Fib)> = None;
+        let mut assembler = ObjectAssembler::new();
         loop {
             tokio::select! {
                 m = self.from_driver.recv() => match m {
@@ -361,7 +362,17 @@ impl Task {
                         return Err(SessionEnd::Refused(why));
                     }
                     Some(Ok(Message::Config(wire))) => {
-                        match self.security_object(&wire, anchor) {
+                        // A large object comes as segments: nothing is applied before its last.
+                        let o = match assembler.push(wire, anchor) {
+                            Ok(Some(o)) => o,
+                            Ok(None) => continue,
+                            Err(e) => {
+                                self.s.counters.refused_object(ObjectRefusal::Signature);
+                                tracing::warn!("configuration object refused: {e}");
+                                continue;
+                            }
+                        };
+                        match self.security_object(&o) {
                             Some(Some(keys)) => {
                                 if self.to_driver.send(keys).is_err() {
                                     return Err(SessionEnd::Stopped);
@@ -371,7 +382,7 @@ impl Task {
                             Some(None) => continue,
                             None => {}
                         }
-                        match accept_object(wire, anchor, &self.s.router, session_fib.as_ref()) {
+                        match accept_decoded(o, &self.s.router, session_fib.as_ref()) {
                             Ok(Accepted::Fib(version, fib)) => {
                                 self.s.counters.objects.fetch_add(1, Ordering::Relaxed);
                                 let update = Update::Fib { version, fib: Arc::new(fib.clone()) };
@@ -407,16 +418,14 @@ impl Task {
 }
 
 impl Task {
-    /// A verified `security` object for this router, its keys opened (`None`: not one, left
-    /// to [`accept_object`], which refuses what does not verify; `Some(None)`: refused,
-    /// counted, nothing changes).
-    fn security_object(&self, wire: &Bytes, anchor: &Certificate) -> Option<Option<Update>> {
-        let o = ConfigObject::decode_verified(wire.clone(), anchor).ok()?;
+    /// A verified `security` or `trust` object for this router, its keys opened (`None`:
+    /// not one, left to [`accept_decoded`]; `Some(None)`: refused, counted, nothing changes).
+    fn security_object(&self, o: &ConfigObject) -> Option<Option<Update>> {
         if o.router != self.s.router {
             return None;
         }
         if o.kind == ConfigKind::Trust {
-            return Some(self.trust_object(o));
+            return Some(self.trust_object(o.clone()));
         }
         if o.kind != ConfigKind::Security {
             return None;
@@ -569,6 +578,7 @@ pub(crate) enum Accepted {
 
 /// Verifies `wire` against `anchor` and returns the FIB it makes from `current`, or the
 /// cache policy it carries.
+#[cfg(test)]
 pub(crate) fn accept_object(
     wire: Bytes,
     anchor: &Certificate,
@@ -577,6 +587,15 @@ pub(crate) fn accept_object(
 ) -> Result<Accepted, Refused> {
     let o = ConfigObject::decode_verified(wire, anchor)
         .map_err(|e| Refused::BadObject(ObjectRefusal::Signature, e.to_string()))?;
+    accept_decoded(o, router, current)
+}
+
+/// The FIB a verified object makes from `current`, or the cache policy it carries.
+pub(crate) fn accept_decoded(
+    o: ConfigObject,
+    router: &Name,
+    current: Option<&(u64, Fib)>,
+) -> Result<Accepted, Refused> {
     if &o.router != router {
         return Err(Refused::BadObject(
             ObjectRefusal::OtherRouter,
