@@ -705,11 +705,18 @@ impl Driver {
             let fw_deadline = self.fw.poll_timeout().map(|t| self.instant_of(t));
             let routing_deadline = self.routing.as_ref().and_then(|r| r.next_deadline());
             let agent_deadline = self.agent.as_ref().map(|a| a.next_deadline(&self.mgmt));
+            // Changes that did not fit in a control ring go out as soon as there is room.
+            let pending_deadline = self
+                .shards
+                .as_ref()
+                .filter(|s| s.has_pending())
+                .map(|_| Instant::now() + crate::driver_shards::PENDING_RETRY);
             let deadline = [
                 fw_deadline,
                 self.mgmt.next_expiry(),
                 routing_deadline,
                 agent_deadline,
+                pending_deadline,
             ]
             .into_iter()
             .flatten()

@@ -32,6 +32,9 @@ pub const PARK_LIMIT: usize = 4096;
 /// How long a parked packet waits for its face's `AddFace`.
 pub const PARK_TIME: Duration = Duration::from_secs(1);
 
+/// How soon the driver sends changes again when a control ring was full.
+pub const PENDING_RETRY: Duration = Duration::from_millis(1);
+
 /// Hand-offs forwarded per ring per turn.
 const HANDOFF_BUDGET: usize = 4096;
 
@@ -188,6 +191,13 @@ impl Shards {
             self.pending.pop_front();
         }
         self.board.wake(!1u64);
+    }
+
+    /// Whether changes wait for room in a control ring: the driver then turns again within
+    /// [`PENDING_RETRY`] to send them, whatever else happens (a burst of changes, such as the
+    /// routes of a large configuration, fills the rings faster than the shards apply them).
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
     }
 
     /// Wakes the shards shard 0 handed packets to.
