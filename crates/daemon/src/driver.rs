@@ -230,6 +230,7 @@ impl Driver {
                     shards,
                     queues,
                     faces.clone(),
+                    mgmt.captures.clone(),
                     start,
                     config.forwarder.rx_burst.max(1),
                 )
@@ -240,6 +241,7 @@ impl Driver {
         let handoff_wake = shards.as_ref().map(Shards::own_notify);
         tracing::info!(threads, "forwarding threads");
         mgmt.shards = threads;
+        mgmt.peers = shards.as_ref().map(Shards::peers);
         let mut driver = Self {
             fw,
             shards,
@@ -433,9 +435,8 @@ impl Driver {
                 );
             }
         }
-        // Each shard holds its share of the store.
-        let per_shard = new.cs.capacity / self.shards.as_ref().map_or(1, Shards::count);
-        self.fw.set_cs_capacity(per_shard);
+        // Every shard together (each holds its share).
+        self.fw.set_cs_capacity(new.cs.capacity);
         self.fw.set_cs_admit(new.cs.admit);
         self.fw.set_cs_serve(new.cs.serve);
         if let Some(cs) = &self.cs {

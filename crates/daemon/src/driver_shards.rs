@@ -127,6 +127,62 @@ pub struct Board {
     pub stop: AtomicBool,
     /// Bumped whenever a shard publishes.
     pub published: AtomicU64,
+    /// A job management waits for, per shard (slot 0 unused).
+    jobs: Vec<Mutex<Option<Job>>>,
+}
+
+/// Work management hands one shard and waits for (between that shard's bursts).
+#[derive(Debug)]
+struct Job {
+    /// Erase up to `limit` packets under `prefix` from the shard's content store.
+    prefix: nameway_wire::Name,
+    limit: usize,
+    /// How many were erased.
+    reply: std::sync::mpsc::SyncSender<usize>,
+}
+
+/// How long management waits for one shard to do a [`Job`].
+const JOB_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// Management's handle on the other shards' forwarders, for what it must do there and wait
+/// for (`cs/erase`: the limit holds for every shard's store together).
+#[derive(Clone, Debug)]
+pub struct Peers {
+    board: Arc<Board>,
+}
+
+impl Peers {
+    /// Erases up to `limit` packets under `prefix` from shards 1.., one after another, until
+    /// the limit is reached; returns how many. A shard that does not answer in time (it is
+    /// stopping) counts none.
+    pub fn cs_erase(&self, prefix: &nameway_wire::Name, limit: usize) -> usize {
+        let mut erased = 0;
+        for i in 1..self.board.jobs.len() {
+            if erased >= limit {
+                break;
+            }
+            let (reply, answer) = std::sync::mpsc::sync_channel(1);
+            let job = Job {
+                prefix: prefix.clone(),
+                limit: limit - erased,
+                reply,
+            };
+            if let Some(slot) = self.board.jobs.get(i) {
+                *lock(slot) = Some(job);
+            }
+            self.board.wake(1 << i);
+            match answer.recv_timeout(JOB_TIMEOUT) {
+                Ok(n) => erased += n,
+                Err(_) => {
+                    if let Some(slot) = self.board.jobs.get(i) {
+                        lock(slot).take();
+                    }
+                    tracing::warn!(shard = i, "a forwarding shard did not answer cs/erase");
+                }
+            }
+        }
+        erased
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -141,6 +197,7 @@ impl Board {
             notify: (0..n).map(|_| Arc::new(Notify::new())).collect(),
             stop: AtomicBool::new(false),
             published: AtomicU64::new(0),
+            jobs: (0..n).map(|_| Mutex::new(None)).collect(),
         }
     }
 
@@ -191,6 +248,13 @@ impl Shards {
             self.pending.pop_front();
         }
         self.board.wake(!1u64);
+    }
+
+    /// Management's handle on the other shards.
+    pub fn peers(&self) -> Peers {
+        Peers {
+            board: self.board.clone(),
+        }
     }
 
     /// Whether changes wait for room in a control ring: the driver then turns again within
@@ -282,6 +346,7 @@ pub fn start(
     shards: Vec<Shard>,
     queues: Vec<mpsc::Receiver<FaceEvent>>,
     faces: Arc<FaceSystem>,
+    captures: Arc<crate::capture::Captures>,
     start: Instant,
     rx_burst: usize,
 ) -> std::io::Result<Shards> {
@@ -294,6 +359,7 @@ pub fn start(
             shard,
             events,
             faces: faces.clone(),
+            captures: captures.clone(),
             board: board.clone(),
             start,
             rx_burst,
@@ -324,6 +390,8 @@ struct Worker {
     shard: Shard,
     events: mpsc::Receiver<FaceEvent>,
     faces: Arc<FaceSystem>,
+    /// Capture sessions (shared with management).
+    captures: Arc<crate::capture::Captures>,
     board: Arc<Board>,
     notify: Arc<Notify>,
     start: Instant,
@@ -372,9 +440,29 @@ impl Worker {
                 return;
             };
             let face = t.face;
+            if !self.captures.is_empty() {
+                let dir = crate::capture::Direction::Out;
+                self.captures.record(&self.faces, face.0, dir, &t.wire);
+            }
             if let Some(nack) = crate::driver::queue_transmit(&self.faces, t) {
                 self.shard.handle_packet(now, face, nack);
             }
+        }
+    }
+
+    /// Does the job management handed this shard, if any, and answers it.
+    fn run_job(&mut self) {
+        let job = self
+            .board
+            .jobs
+            .get(self.shard.index())
+            .and_then(|slot| lock(slot).take());
+        if let Some(job) = job {
+            let erased = self
+                .shard
+                .forwarder_mut()
+                .cs_erase_here(&job.prefix, job.limit);
+            let _ = job.reply.send(erased);
         }
     }
 
@@ -398,8 +486,13 @@ impl Worker {
         if self.shard.apply_control_at(now) > 0 && !self.parked.is_empty() {
             self.unpark(now);
         }
+        self.run_job();
         for ev in burst.drain(..) {
             if let FaceEvent::Packet { face, wire } = ev {
+                if !self.captures.is_empty() {
+                    let dir = crate::capture::Direction::In;
+                    self.captures.record(&self.faces, face.0, dir, &wire);
+                }
                 self.packet(now, FaceId(face.0), wire);
             }
         }

@@ -123,6 +123,10 @@ impl Shard {
         };
         self.counters.n_data_copies += u64::from(mask.count_ones().saturating_sub(1));
         let mut rest = mask & !(1 << self.index);
+        // The face's rate limit is applied by the shard that reads it, whichever owns the name.
+        if rest != 0 && !self.fw.admit_handoff(now, face, &wire) {
+            return;
+        }
         while rest != 0 {
             let to = rest.trailing_zeros() as usize;
             rest &= rest - 1;
@@ -173,10 +177,12 @@ impl Shard {
             let Ok(chunk) = inlet.read_chunk(take) else {
                 continue;
             };
+            self.fw.handing_off = true;
             for h in chunk {
                 self.fw.handle_packet(now, h.face, h.wire);
                 n += 1;
             }
+            self.fw.handing_off = false;
         }
         self.counters.n_received += n as u64;
         n
