@@ -522,17 +522,37 @@ impl Driver {
             }
             FaceEvent::Down { face, reason } => {
                 tracing::debug!(face = face.0, ?reason, "face down");
-                if let Some(a) = self.agent.as_mut() {
-                    a.face_changed(face.0);
+                // A face read by another shard: removed once that shard has forwarded the
+                // packets it sent before it went down (a producer that answers and exits).
+                if let Some(s) = &self.shards {
+                    let home = nameway_face::home_shard(face, s.count());
+                    if home != 0 {
+                        s.fence(face.0, home);
+                        return;
+                    }
                 }
-                if let Some(c) = self.fw.face_counters(FaceId(face.0)) {
-                    self.mgmt.add_closed_bytes(c.n_in_bytes, c.n_out_bytes);
-                }
-                self.fw.remove_face(FaceId(face.0));
-                self.mgmt.face_down(&mut self.fw, face.0);
+                self.face_down(face.0);
             }
             _ => {}
         }
+    }
+
+    /// Removes a face that went down from the forwarder (every shard) and management.
+    fn face_down(&mut self, face: u64) {
+        if let Some(a) = self.agent.as_mut() {
+            a.face_changed(face);
+        }
+        if let Some(c) = self.fw.face_counters(FaceId(face)) {
+            self.mgmt.add_closed_bytes(c.n_in_bytes, c.n_out_bytes);
+        }
+        // The face's last packets this shard handed off go out before its removal does (a
+        // shard forwards what was queued toward it before it removes the face).
+        if let (Core::Sharded(zero), Some(s)) = (&mut self.fw, &self.shards) {
+            zero.flush();
+            s.wake(zero.take_woken());
+        }
+        self.fw.remove_face(FaceId(face));
+        self.mgmt.face_down(&mut self.fw, face);
     }
 
     /// Sends the forwarder's output; management replies re-enter the forwarder.
@@ -606,10 +626,16 @@ impl Driver {
     /// and forwards what the others handed it.
     fn shard_turn(&mut self) {
         let now = self.now();
+        let mut fenced = Vec::new();
         if let (Core::Sharded(s), Some(shards)) = (&mut self.fw, &self.shards) {
             s.flush();
             shards.wake(s.take_woken());
-            s.handle_handoffs(now, 4096);
+            // Taken first: the hand-offs below hold the last packets of these faces.
+            fenced = shards.take_fenced();
+            while s.handle_handoffs(now, 4096) > 0 && !fenced.is_empty() {}
+        }
+        for face in fenced {
+            self.face_down(face);
         }
     }
 

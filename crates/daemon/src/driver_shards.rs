@@ -129,6 +129,11 @@ pub struct Board {
     pub published: AtomicU64,
     /// A job management waits for, per shard (slot 0 unused).
     jobs: Vec<Mutex<Option<Job>>>,
+    /// Faces gone down whose home is shard `i`: it answers once it has forwarded every packet
+    /// they sent (slot 0 unused).
+    fences: Vec<Mutex<Vec<u64>>>,
+    /// Fenced faces: shard 0 may remove them once it has taken its hand-offs.
+    fenced: Mutex<Vec<u64>>,
 }
 
 /// Work management hands one shard and waits for (between that shard's bursts).
@@ -198,6 +203,8 @@ impl Board {
             stop: AtomicBool::new(false),
             published: AtomicU64::new(0),
             jobs: (0..n).map(|_| Mutex::new(None)).collect(),
+            fences: (0..n).map(|_| Mutex::new(Vec::new())).collect(),
+            fenced: Mutex::new(Vec::new()),
         }
     }
 
@@ -248,6 +255,23 @@ impl Shards {
             self.pending.pop_front();
         }
         self.board.wake(!1u64);
+    }
+
+    /// A face placed on shard `home` went down (its `Down` reaches shard 0 before shard `home`
+    /// may have read its last packets): asks that shard to answer once it has forwarded them,
+    /// so that no shard drops them as from an unknown face. [`Shards::take_fenced`] gives the
+    /// face back.
+    pub fn fence(&self, face: u64, home: usize) {
+        if let Some(slot) = self.board.fences.get(home) {
+            lock(slot).push(face);
+            self.board.wake(1 << home);
+        }
+    }
+
+    /// The faces whose home shard has forwarded their last packets. Take them before this
+    /// turn's hand-offs, which then hold those packets.
+    pub fn take_fenced(&self) -> Vec<u64> {
+        std::mem::take(&mut *lock(&self.board.fenced))
     }
 
     /// Management's handle on the other shards.
@@ -365,6 +389,7 @@ pub fn start(
             rx_burst,
             parked: VecDeque::new(),
             parked_dropped: 0,
+            fences: Vec::new(),
         };
         let name = format!("nameway-shard-{}", worker.shard.index());
         threads.push(std::thread::Builder::new().name(name).spawn(move || {
@@ -398,6 +423,8 @@ struct Worker {
     rx_burst: usize,
     parked: VecDeque<(Time, FaceId, Bytes)>,
     parked_dropped: u64,
+    /// Faces gone down, with the events still to read before their last packet is read.
+    fences: Vec<(u64, usize)>,
 }
 
 impl Worker {
@@ -479,8 +506,42 @@ impl Worker {
         self.board.published.fetch_add(1, Ordering::Release);
     }
 
+    /// Counts the burst read against the fences and takes new ones: every packet of a face
+    /// that went down is in this burst or among the events queued now.
+    fn take_fences(&mut self, read: usize) {
+        for f in &mut self.fences {
+            f.1 = f.1.saturating_sub(read);
+        }
+        let new = self
+            .board
+            .fences
+            .get(self.shard.index())
+            .map(|slot| std::mem::take(&mut *lock(slot)))
+            .unwrap_or_default();
+        let queued = self.events.len();
+        self.fences
+            .extend(new.into_iter().map(|face| (face, queued)));
+    }
+
+    /// Answers the fences whose packets are all forwarded or handed off (after the flush).
+    fn answer_fences(&mut self) {
+        if self.fences.iter().all(|f| f.1 > 0) {
+            return;
+        }
+        let mut done = Vec::new();
+        self.fences.retain(|&(face, left)| {
+            if left == 0 {
+                done.push(face);
+            }
+            left > 0
+        });
+        lock(&self.board.fenced).extend(done);
+        self.board.wake(1);
+    }
+
     fn turn(&mut self, burst: &mut Vec<FaceEvent>) {
         let now = self.now();
+        self.take_fences(burst.len());
         // Changes first, after the burst was read: a packet read after a command's reply meets
         // the command's change.
         if self.shard.apply_control_at(now) > 0 && !self.parked.is_empty() {
@@ -509,6 +570,7 @@ impl Worker {
         // Nacks for Interests that could not be queued may be handed off.
         self.shard.flush();
         self.board.wake(self.shard.take_woken());
+        self.answer_fences();
         if !self.parked.is_empty() {
             self.unpark(now);
         }
@@ -533,7 +595,10 @@ async fn run_shard(mut w: Worker) {
             .poll_timeout()
             .map(|t| w.start + Duration::from_nanos(t.as_nanos()))
             .into_iter()
-            .chain((!w.parked.is_empty()).then(|| Instant::now() + Duration::from_millis(10)))
+            .chain(
+                (!w.parked.is_empty() || !w.fences.is_empty())
+                    .then(|| Instant::now() + Duration::from_millis(10)),
+            )
             .min()
             .unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
         let notify = w.notify.clone();
