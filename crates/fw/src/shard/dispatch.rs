@@ -18,8 +18,8 @@
 //!   [`SpanFilter`] until they expire; a Data is also copied to the shard of every prefix of its
 //!   name that the filter holds (one probe per prefix, and none while the filter is empty).
 //!   A copy that meets no PIT entry there is dropped as unsolicited, as NDN allows.
-//! - Names under `/localhost` and `/localhop/nfd` (management, `[mgmt] localhop_rib` in the
-//!   daemon) go to shard 0.
+//! - Names under `/localhost`, `/localhop/nfd` (management, `[mgmt] localhop_rib` in the
+//!   daemon) and `/localhop/nameway` (the controller agent's hellos) go to shard 0.
 
 use bytes::Bytes;
 use hashbrown::HashTable;
@@ -32,9 +32,14 @@ use crate::pipeline::is_localhost;
 /// `08 08 "localhop" 08 03 "nfd"`: the prefix of the management commands a neighbour sends.
 const LOCALHOP_NFD: &[u8] = b"\x08\x08localhop\x08\x03nfd";
 
-/// Whether `name` belongs to management, which runs on shard 0.
+/// `08 08 "localhop" 08 07 "nameway"`: the neighbours' hellos of the daemon's controller agent,
+/// answered by a face of shard 0.
+const LOCALHOP_NAMEWAY: &[u8] = b"\x08\x08localhop\x08\x07nameway";
+
+/// Whether `name` belongs to management or the agent, which run on shard 0.
 fn is_management(name: &Name) -> bool {
-    is_localhost(name) || name.value_bytes().starts_with(LOCALHOP_NFD)
+    let v = name.value_bytes();
+    is_localhost(name) || v.starts_with(LOCALHOP_NFD) || v.starts_with(LOCALHOP_NAMEWAY)
 }
 use crate::time::Time;
 

@@ -725,6 +725,9 @@ fn management_names_go_to_shard_zero() {
         assert!(matches!(route, Route::Shards(1)), "{n}: {route:?}");
         let route = d.route(Time::ZERO, &data(&format!("/localhost/nfd/x{i}")));
         assert!(matches!(route, Route::Shards(1)), "{route:?}");
+        let hello = format!("/localhop/nameway/hello/t{i}");
+        let route = d.route(Time::ZERO, &interest(&hello, i + 1, false));
+        assert!(matches!(route, Route::Shards(1)), "{hello}: {route:?}");
     }
     // Other /localhop names are ordinary.
     let elsewhere = (0..64u32)
