@@ -52,9 +52,10 @@ NAMEWAY_REQUIRE_INTEROP=1 bash scripts/postgres-test-server.sh -- cargo test --w
 step "the daemon and CLI suites again with two forwarding threads (NAMEWAY_THREADS=2)"
 # NAMEWAY_THREADS gives [forwarder] threads when a test's configuration does not set it;
 # configurations that need one thread (routing, the decoupled store) keep one. What a user sees
-# must not depend on the thread count. Adds about 5 minutes to the run: test time measured on
+# must not depend on the thread count. Adds about 9 minutes to the run: test time measured on
 # the 2-vCPU build machine (shared with other builds) with
 # `NAMEWAY_THREADS=2 cargo test -p namewayd -p nameway --test <suite>`: daemon_cli 140 s,
-# ctl_keys 74 s, ctl 40 s, ctl_nfd 22 s, every other suite under 3 s; the interop suites
-# (python-ndn, NDNts) were skipped there (tools not installed), so their time is not in it.
+# transfer 109 s, routing (CLI) 75 s, ctl_keys 74 s, ctl 40 s, ctl_nfd 22 s, secure 22 s,
+# bench_ciphers 14 s, every other suite under 3 s; the interop suites (python-ndn, NDNts) were
+# skipped there (tools not installed), so their time is not in it.
 NAMEWAY_THREADS=2 cargo test --locked -p namewayd -p nameway
