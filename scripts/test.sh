@@ -49,8 +49,13 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 step "cargo test (interop required; a throw-away PostgreSQL server for the controller's store)"
 NAMEWAY_REQUIRE_INTEROP=1 bash scripts/postgres-test-server.sh -- cargo test --workspace --locked
 
-# Not yet run here: the daemon and CLI suites with NAMEWAY_THREADS=2 (the default of
-# [forwarder] threads). The CLI suite fails 6 tests with two threads (capture answers 501,
-# the content store's capacity is split per shard, a rate limit set at run time applies per
-# shard, a segmented dataset, a SIGHUP reload); run it by hand:
-#   NAMEWAY_THREADS=2 cargo test -p namewayd -p nameway
+step "the daemon and CLI suites again with two forwarding threads (NAMEWAY_THREADS=2)"
+# NAMEWAY_THREADS gives [forwarder] threads when a test's configuration does not set it;
+# configurations that need one thread (routing, the decoupled store) keep one. What a user sees
+# must not depend on the thread count. Adds about 9 minutes to the run: test time measured on
+# the 2-vCPU build machine (shared with other builds) with
+# `NAMEWAY_THREADS=2 cargo test -p namewayd -p nameway --test <suite>`: daemon_cli 140 s,
+# transfer 109 s, routing (CLI) 75 s, ctl_keys 74 s, ctl 40 s, ctl_nfd 22 s, secure 22 s,
+# bench_ciphers 14 s, every other suite under 3 s; the interop suites (python-ndn, NDNts) were
+# skipped there (tools not installed), so their time is not in it.
+NAMEWAY_THREADS=2 cargo test --locked -p namewayd -p nameway

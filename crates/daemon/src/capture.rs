@@ -15,6 +15,9 @@
 //! slow the queue is full and the record is dropped and counted, never the forwarding. With no
 //! session, capture costs one check of an empty list per packet.
 
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::RwLock;
+
 use bytes::{BufMut, Bytes, BytesMut};
 use nameway_face::FaceSystem;
 use nameway_wire::name::Component;
@@ -38,8 +41,8 @@ pub enum Direction {
 struct Session {
     sink: u64,
     face: Option<u64>,
-    captured: u64,
-    dropped: u64,
+    captured: AtomicU64,
+    dropped: AtomicU64,
     prefix: Name,
 }
 
@@ -52,11 +55,16 @@ pub struct Totals {
     pub dropped: u64,
 }
 
-/// The capture sessions.
+/// The capture sessions, shared by every forwarding shard: management starts and stops them
+/// (shard 0), and each shard records the packets of the faces it reads and sends to, straight
+/// into the sink's send queue (bounded: a full one drops and counts). Records of different
+/// shards interleave; each has its own sequence number.
 #[derive(Debug, Default)]
 pub struct Captures {
-    sessions: Vec<Session>,
-    seq: u64,
+    /// Sessions running: the packet path reads this and nothing else while it is 0.
+    running: AtomicUsize,
+    sessions: RwLock<Vec<Session>>,
+    seq: AtomicU64,
 }
 
 /// Why a session cannot start.
@@ -70,49 +78,61 @@ impl Captures {
     /// Whether no session runs (the packet path checks this and nothing else).
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.sessions.is_empty()
+        self.running.load(Ordering::Relaxed) == 0
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Vec<Session>> {
+        self.sessions
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Starts (or restarts) the session of `sink`, capturing `face` (`None`: every face).
     ///
     /// # Errors
     /// [`StartError::TooMany`].
-    pub fn start(&mut self, sink: u64, face: Option<u64>) -> Result<(), StartError> {
-        self.sessions.retain(|s| s.sink != sink);
-        if self.sessions.len() >= MAX_SESSIONS {
-            return Err(StartError::TooMany);
-        }
-        let prefix = "/localhost/nfd/capture"
-            .parse::<Name>()
-            .and_then(|n| {
-                n.append(&Component::number(
-                    nameway_wire::tlv::types::GENERIC_NAME_COMPONENT,
-                    sink,
-                ))
-            })
-            .unwrap_or_default();
-        self.sessions.push(Session {
-            sink,
-            face,
-            captured: 0,
-            dropped: 0,
-            prefix,
-        });
-        Ok(())
+    pub fn start(&self, sink: u64, face: Option<u64>) -> Result<(), StartError> {
+        let mut sessions = self.write();
+        sessions.retain(|s| s.sink != sink);
+        let started = if sessions.len() >= MAX_SESSIONS {
+            Err(StartError::TooMany)
+        } else {
+            let prefix = "/localhost/nfd/capture"
+                .parse::<Name>()
+                .and_then(|n| {
+                    n.append(&Component::number(
+                        nameway_wire::tlv::types::GENERIC_NAME_COMPONENT,
+                        sink,
+                    ))
+                })
+                .unwrap_or_default();
+            sessions.push(Session {
+                sink,
+                face,
+                captured: AtomicU64::new(0),
+                dropped: AtomicU64::new(0),
+                prefix,
+            });
+            Ok(())
+        };
+        self.running.store(sessions.len(), Ordering::Relaxed);
+        started
     }
 
     /// Ends the session of `sink`; its totals, if it ran.
-    pub fn stop(&mut self, sink: u64) -> Option<Totals> {
-        let i = self.sessions.iter().position(|s| s.sink == sink)?;
-        let s = self.sessions.remove(i);
+    pub fn stop(&self, sink: u64) -> Option<Totals> {
+        let mut sessions = self.write();
+        let i = sessions.iter().position(|s| s.sink == sink)?;
+        let s = sessions.remove(i);
+        self.running.store(sessions.len(), Ordering::Relaxed);
         Some(Totals {
-            captured: s.captured,
-            dropped: s.dropped,
+            captured: s.captured.into_inner(),
+            dropped: s.dropped.into_inner(),
         })
     }
 
     /// A face closed: a session it was the sink of ends.
-    pub fn face_down(&mut self, face: u64) {
+    pub fn face_down(&self, face: u64) {
         if let Some(t) = self.stop(face) {
             tracing::debug!(
                 sink = face,
@@ -123,19 +143,24 @@ impl Captures {
         }
     }
 
-    /// Mirrors `wire`, received from or sent to `face`, to every session that captures it.
-    pub fn record(&mut self, faces: &FaceSystem, face: u64, dir: Direction, wire: &Bytes) {
+    /// Mirrors `wire`, received from or sent to `face`, to every session that captures it
+    /// (from any shard's thread).
+    pub fn record(&self, faces: &FaceSystem, face: u64, dir: Direction, wire: &Bytes) {
         let wall_us = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_micros() as u64);
-        for s in &mut self.sessions {
+        let sessions = self
+            .sessions
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for s in sessions.iter() {
             if s.sink == face || s.face.is_some_and(|f| f != face) {
                 continue;
             }
-            self.seq += 1;
+            let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
             let name = s
                 .prefix
-                .append(&Component::sequence_num(self.seq))
+                .append(&Component::sequence_num(seq))
                 .unwrap_or_else(|_| s.prefix.clone());
             let mut content = BytesMut::with_capacity(RECORD_HEADER + wire.len());
             content.put_u64(wall_us);
@@ -144,9 +169,9 @@ impl Captures {
             content.put_slice(wire);
             let record = crate::mgmt::dataset::sign(Data::new(name, content.freeze()));
             match faces.send_if_below(nameway_face::FaceId(s.sink), record, SINK_QUEUE_MAX) {
-                Ok(_) => s.captured += 1,
-                Err(_) => s.dropped += 1,
-            }
+                Ok(_) => s.captured.fetch_add(1, Ordering::Relaxed),
+                Err(_) => s.dropped.fetch_add(1, Ordering::Relaxed),
+            };
         }
     }
 }
@@ -162,12 +187,12 @@ mod tests {
 
     #[test]
     fn sessions_start_stop_and_end_with_their_sink() {
-        let mut c = Captures::default();
+        let c = Captures::default();
         assert!(c.is_empty());
         c.start(300, Some(256)).unwrap();
         c.start(301, None).unwrap();
         c.start(300, None).unwrap(); // restart: still two sessions
-        assert_eq!(c.sessions.len(), 2);
+        assert_eq!(c.write().len(), 2);
         assert_eq!(c.stop(300), Some(Totals::default()));
         assert_eq!(c.stop(300), None);
         c.face_down(301);

@@ -230,6 +230,7 @@ impl Driver {
                     shards,
                     queues,
                     faces.clone(),
+                    mgmt.captures.clone(),
                     start,
                     config.forwarder.rx_burst.max(1),
                 )
@@ -240,6 +241,7 @@ impl Driver {
         let handoff_wake = shards.as_ref().map(Shards::own_notify);
         tracing::info!(threads, "forwarding threads");
         mgmt.shards = threads;
+        mgmt.peers = shards.as_ref().map(Shards::peers);
         let mut driver = Self {
             fw,
             shards,
@@ -433,9 +435,8 @@ impl Driver {
                 );
             }
         }
-        // Each shard holds its share of the store.
-        let per_shard = new.cs.capacity / self.shards.as_ref().map_or(1, Shards::count);
-        self.fw.set_cs_capacity(per_shard);
+        // Every shard together (each holds its share).
+        self.fw.set_cs_capacity(new.cs.capacity);
         self.fw.set_cs_admit(new.cs.admit);
         self.fw.set_cs_serve(new.cs.serve);
         if let Some(cs) = &self.cs {
@@ -521,17 +522,37 @@ impl Driver {
             }
             FaceEvent::Down { face, reason } => {
                 tracing::debug!(face = face.0, ?reason, "face down");
-                if let Some(a) = self.agent.as_mut() {
-                    a.face_changed(face.0);
+                // A face read by another shard: removed once that shard has forwarded the
+                // packets it sent before it went down (a producer that answers and exits).
+                if let Some(s) = &self.shards {
+                    let home = nameway_face::home_shard(face, s.count());
+                    if home != 0 {
+                        s.fence(face.0, home);
+                        return;
+                    }
                 }
-                if let Some(c) = self.fw.face_counters(FaceId(face.0)) {
-                    self.mgmt.add_closed_bytes(c.n_in_bytes, c.n_out_bytes);
-                }
-                self.fw.remove_face(FaceId(face.0));
-                self.mgmt.face_down(&mut self.fw, face.0);
+                self.face_down(face.0);
             }
             _ => {}
         }
+    }
+
+    /// Removes a face that went down from the forwarder (every shard) and management.
+    fn face_down(&mut self, face: u64) {
+        if let Some(a) = self.agent.as_mut() {
+            a.face_changed(face);
+        }
+        if let Some(c) = self.fw.face_counters(FaceId(face)) {
+            self.mgmt.add_closed_bytes(c.n_in_bytes, c.n_out_bytes);
+        }
+        // The face's last packets this shard handed off go out before its removal does (a
+        // shard forwards what was queued toward it before it removes the face).
+        if let (Core::Sharded(zero), Some(s)) = (&mut self.fw, &self.shards) {
+            zero.flush();
+            s.wake(zero.take_woken());
+        }
+        self.fw.remove_face(FaceId(face));
+        self.mgmt.face_down(&mut self.fw, face);
     }
 
     /// Sends the forwarder's output; management replies re-enter the forwarder.
@@ -605,10 +626,16 @@ impl Driver {
     /// and forwards what the others handed it.
     fn shard_turn(&mut self) {
         let now = self.now();
+        let mut fenced = Vec::new();
         if let (Core::Sharded(s), Some(shards)) = (&mut self.fw, &self.shards) {
             s.flush();
             shards.wake(s.take_woken());
-            s.handle_handoffs(now, 4096);
+            // Taken first: the hand-offs below hold the last packets of these faces.
+            fenced = shards.take_fenced();
+            while s.handle_handoffs(now, 4096) > 0 && !fenced.is_empty() {}
+        }
+        for face in fenced {
+            self.face_down(face);
         }
     }
 
@@ -705,11 +732,18 @@ impl Driver {
             let fw_deadline = self.fw.poll_timeout().map(|t| self.instant_of(t));
             let routing_deadline = self.routing.as_ref().and_then(|r| r.next_deadline());
             let agent_deadline = self.agent.as_ref().map(|a| a.next_deadline(&self.mgmt));
+            // Changes that did not fit in a control ring go out as soon as there is room.
+            let pending_deadline = self
+                .shards
+                .as_ref()
+                .filter(|s| s.has_pending())
+                .map(|_| Instant::now() + crate::driver_shards::PENDING_RETRY);
             let deadline = [
                 fw_deadline,
                 self.mgmt.next_expiry(),
                 routing_deadline,
                 agent_deadline,
+                pending_deadline,
             ]
             .into_iter()
             .flatten()

@@ -34,6 +34,9 @@ pub const PARK_LIMIT: usize = 4096;
 /// How long a parked packet waits for its face's `AddFace`.
 pub const PARK_TIME: Duration = Duration::from_secs(1);
 
+/// How soon the driver sends changes again when a control ring was full.
+pub const PENDING_RETRY: Duration = Duration::from_millis(1);
+
 /// Hand-offs forwarded per ring per turn.
 const HANDOFF_BUDGET: usize = 4096;
 
@@ -126,6 +129,67 @@ pub struct Board {
     pub stop: AtomicBool,
     /// Bumped whenever a shard publishes.
     pub published: AtomicU64,
+    /// A job management waits for, per shard (slot 0 unused).
+    jobs: Vec<Mutex<Option<Job>>>,
+    /// Faces gone down whose home is shard `i`: it answers once it has forwarded every packet
+    /// they sent (slot 0 unused).
+    fences: Vec<Mutex<Vec<u64>>>,
+    /// Fenced faces: shard 0 may remove them once it has taken its hand-offs.
+    fenced: Mutex<Vec<u64>>,
+}
+
+/// Work management hands one shard and waits for (between that shard's bursts).
+#[derive(Debug)]
+struct Job {
+    /// Erase up to `limit` packets under `prefix` from the shard's content store.
+    prefix: nameway_wire::Name,
+    limit: usize,
+    /// How many were erased.
+    reply: std::sync::mpsc::SyncSender<usize>,
+}
+
+/// How long management waits for one shard to do a [`Job`].
+const JOB_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// Management's handle on the other shards' forwarders, for what it must do there and wait
+/// for (`cs/erase`: the limit holds for every shard's store together).
+#[derive(Clone, Debug)]
+pub struct Peers {
+    board: Arc<Board>,
+}
+
+impl Peers {
+    /// Erases up to `limit` packets under `prefix` from shards 1.., one after another, until
+    /// the limit is reached; returns how many. A shard that does not answer in time (it is
+    /// stopping) counts none.
+    pub fn cs_erase(&self, prefix: &nameway_wire::Name, limit: usize) -> usize {
+        let mut erased = 0;
+        for i in 1..self.board.jobs.len() {
+            if erased >= limit {
+                break;
+            }
+            let (reply, answer) = std::sync::mpsc::sync_channel(1);
+            let job = Job {
+                prefix: prefix.clone(),
+                limit: limit - erased,
+                reply,
+            };
+            if let Some(slot) = self.board.jobs.get(i) {
+                *lock(slot) = Some(job);
+            }
+            self.board.wake(1 << i);
+            match answer.recv_timeout(JOB_TIMEOUT) {
+                Ok(n) => erased += n,
+                Err(_) => {
+                    if let Some(slot) = self.board.jobs.get(i) {
+                        lock(slot).take();
+                    }
+                    tracing::warn!(shard = i, "a forwarding shard did not answer cs/erase");
+                }
+            }
+        }
+        erased
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -140,6 +204,9 @@ impl Board {
             notify: (0..n).map(|_| Arc::new(Notify::new())).collect(),
             stop: AtomicBool::new(false),
             published: AtomicU64::new(0),
+            jobs: (0..n).map(|_| Mutex::new(None)).collect(),
+            fences: (0..n).map(|_| Mutex::new(Vec::new())).collect(),
+            fenced: Mutex::new(Vec::new()),
         }
     }
 
@@ -190,6 +257,37 @@ impl Shards {
             self.pending.pop_front();
         }
         self.board.wake(!1u64);
+    }
+
+    /// A face placed on shard `home` went down (its `Down` reaches shard 0 before shard `home`
+    /// may have read its last packets): asks that shard to answer once it has forwarded them,
+    /// so that no shard drops them as from an unknown face. [`Shards::take_fenced`] gives the
+    /// face back.
+    pub fn fence(&self, face: u64, home: usize) {
+        if let Some(slot) = self.board.fences.get(home) {
+            lock(slot).push(face);
+            self.board.wake(1 << home);
+        }
+    }
+
+    /// The faces whose home shard has forwarded their last packets. Take them before this
+    /// turn's hand-offs, which then hold those packets.
+    pub fn take_fenced(&self) -> Vec<u64> {
+        std::mem::take(&mut *lock(&self.board.fenced))
+    }
+
+    /// Management's handle on the other shards.
+    pub fn peers(&self) -> Peers {
+        Peers {
+            board: self.board.clone(),
+        }
+    }
+
+    /// Whether changes wait for room in a control ring: the driver then turns again within
+    /// [`PENDING_RETRY`] to send them, whatever else happens (a burst of changes, such as the
+    /// routes of a large configuration, fills the rings faster than the shards apply them).
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
     }
 
     /// Wakes the shards shard 0 handed packets to.
@@ -274,6 +372,7 @@ pub fn start(
     shards: Vec<Shard>,
     queues: Vec<mpsc::Receiver<FaceEvent>>,
     faces: Arc<FaceSystem>,
+    captures: Arc<crate::capture::Captures>,
     start: Instant,
     rx_burst: usize,
 ) -> std::io::Result<Shards> {
@@ -287,11 +386,13 @@ pub fn start(
             shard,
             events,
             faces: faces.clone(),
+            captures: captures.clone(),
             board: board.clone(),
             start,
             rx_burst,
             parked: VecDeque::new(),
             parked_dropped: 0,
+            fences: Vec::new(),
         };
         let name = format!("nameway-shard-{}", worker.shard.index());
         // The thread builds its runtime and hands back a handle, on which the face system
@@ -332,12 +433,16 @@ struct Worker {
     shard: Shard,
     events: mpsc::Receiver<FaceEvent>,
     faces: Arc<FaceSystem>,
+    /// Capture sessions (shared with management).
+    captures: Arc<crate::capture::Captures>,
     board: Arc<Board>,
     notify: Arc<Notify>,
     start: Instant,
     rx_burst: usize,
     parked: VecDeque<(Time, FaceId, Bytes)>,
     parked_dropped: u64,
+    /// Faces gone down, with the events still to read before their last packet is read.
+    fences: Vec<(u64, usize)>,
 }
 
 impl Worker {
@@ -380,9 +485,29 @@ impl Worker {
                 return;
             };
             let face = t.face;
+            if !self.captures.is_empty() {
+                let dir = crate::capture::Direction::Out;
+                self.captures.record(&self.faces, face.0, dir, &t.wire);
+            }
             if let Some(nack) = crate::driver::queue_transmit(&self.faces, t) {
                 self.shard.handle_packet(now, face, nack);
             }
+        }
+    }
+
+    /// Does the job management handed this shard, if any, and answers it.
+    fn run_job(&mut self) {
+        let job = self
+            .board
+            .jobs
+            .get(self.shard.index())
+            .and_then(|slot| lock(slot).take());
+        if let Some(job) = job {
+            let erased = self
+                .shard
+                .forwarder_mut()
+                .cs_erase_here(&job.prefix, job.limit);
+            let _ = job.reply.send(erased);
         }
     }
 
@@ -399,15 +524,54 @@ impl Worker {
         self.board.published.fetch_add(1, Ordering::Release);
     }
 
+    /// Counts the burst read against the fences and takes new ones: every packet of a face
+    /// that went down is in this burst or among the events queued now.
+    fn take_fences(&mut self, read: usize) {
+        for f in &mut self.fences {
+            f.1 = f.1.saturating_sub(read);
+        }
+        let new = self
+            .board
+            .fences
+            .get(self.shard.index())
+            .map(|slot| std::mem::take(&mut *lock(slot)))
+            .unwrap_or_default();
+        let queued = self.events.len();
+        self.fences
+            .extend(new.into_iter().map(|face| (face, queued)));
+    }
+
+    /// Answers the fences whose packets are all forwarded or handed off (after the flush).
+    fn answer_fences(&mut self) {
+        if self.fences.iter().all(|f| f.1 > 0) {
+            return;
+        }
+        let mut done = Vec::new();
+        self.fences.retain(|&(face, left)| {
+            if left == 0 {
+                done.push(face);
+            }
+            left > 0
+        });
+        lock(&self.board.fenced).extend(done);
+        self.board.wake(1);
+    }
+
     fn turn(&mut self, burst: &mut Vec<FaceEvent>) {
         let now = self.now();
+        self.take_fences(burst.len());
         // Changes first, after the burst was read: a packet read after a command's reply meets
         // the command's change.
         if self.shard.apply_control_at(now) > 0 && !self.parked.is_empty() {
             self.unpark(now);
         }
+        self.run_job();
         for ev in burst.drain(..) {
             if let FaceEvent::Packet { face, wire } = ev {
+                if !self.captures.is_empty() {
+                    let dir = crate::capture::Direction::In;
+                    self.captures.record(&self.faces, face.0, dir, &wire);
+                }
                 self.packet(now, FaceId(face.0), wire);
             }
         }
@@ -424,6 +588,7 @@ impl Worker {
         // Nacks for Interests that could not be queued may be handed off.
         self.shard.flush();
         self.board.wake(self.shard.take_woken());
+        self.answer_fences();
         if !self.parked.is_empty() {
             self.unpark(now);
         }
@@ -448,7 +613,10 @@ async fn run_shard(mut w: Worker) {
             .poll_timeout()
             .map(|t| w.start + Duration::from_nanos(t.as_nanos()))
             .into_iter()
-            .chain((!w.parked.is_empty()).then(|| Instant::now() + Duration::from_millis(10)))
+            .chain(
+                (!w.parked.is_empty() || !w.fences.is_empty())
+                    .then(|| Instant::now() + Duration::from_millis(10)),
+            )
             .min()
             .unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
         let notify = w.notify.clone();

@@ -418,14 +418,10 @@ fn a_route_removed_under_load_is_not_used_after_the_reply() {
 fn a_feature_that_needs_one_thread_is_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("namewayd.toml");
-    std::fs::write(
-        &path,
-        "[forwarder]\nthreads = 2\n[faces]\ninterest_rate_limit = 10\n",
-    )
-    .unwrap();
+    std::fs::write(&path, "[forwarder]\nthreads = 2\n[cs]\ndecoupled = true\n").unwrap();
     let err = common::refused_start(&path);
     assert!(
-        err.contains("forwarder.threads = 2 cannot be used with [faces] interest_rate_limit"),
+        err.contains("forwarder.threads = 2 cannot be used with the decoupled content store"),
         "{err}"
     );
 }

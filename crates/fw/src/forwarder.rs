@@ -130,6 +130,12 @@ pub struct Forwarder {
     /// The other shards' counters, added to this one's in [`Forwarder::status`] and
     /// [`Forwarder::face_counters`].
     pub(crate) peers: Option<Box<PeerTotals>>,
+    /// This forwarder's place among the shards (index, count) and the content store capacity
+    /// of all of them together, of which it holds its share.
+    pub(crate) cs_share: (usize, usize, usize),
+    /// Set while handling packets another shard read: their face's rate limit was applied
+    /// there ([`Forwarder::admit_handoff`]), not again here.
+    pub(crate) handing_off: bool,
 }
 
 impl fmt::Debug for Forwarder {
@@ -172,6 +178,8 @@ impl Forwarder {
             resolution: None,
             recorded: None,
             peers: None,
+            cs_share: (0, 1, config.cs_capacity),
+            handing_off: false,
             hasher,
             config,
         }
@@ -249,6 +257,34 @@ impl Forwarder {
         face.interest_limit = limit.map(|l| TokenBucket::new(l, now));
         self.record(|| ControlOp::SetInterestRateLimit { face: id, limit });
         true
+    }
+
+    /// A face's rate limit applied to a packet read on this shard and handed to another
+    /// (sharded forwarding: the shard that reads a face holds its one token bucket, so the
+    /// limit holds for the face as a whole). Returns `false` when the packet is an Interest
+    /// over the limit: it is counted as received and dropped ([`DropReason::RateLimit`]).
+    pub(crate) fn admit_handoff(&mut self, now: Time, id: FaceId, wire: &Bytes) -> bool {
+        let Some(face) = self.faces.get_mut(id) else {
+            return true;
+        };
+        if face.interest_limit.is_none() {
+            return true;
+        }
+        let Some(name) = crate::shard::dispatch::interest_name(wire) else {
+            return true;
+        };
+        let management = face.is_local() && crate::pipeline::is_localhost(&name);
+        let admitted = management
+            || face
+                .interest_limit
+                .as_mut()
+                .is_none_or(|bucket| bucket.take(now));
+        if !admitted {
+            face.counters.n_in_interests += 1;
+            self.out.counters.n_in_interests += 1;
+            self.record_drop(id, DropReason::RateLimit);
+        }
+        admitted
     }
 
     /// Adds a face with a chosen id (e.g. an internal face below 256).
@@ -562,10 +598,25 @@ impl Forwarder {
 
     // ---- content store ----
 
-    /// Changes the content store capacity (in packets), evicting as needed.
+    /// Changes the content store capacity (in packets, of every shard together: a shard keeps
+    /// its share, see [`cs_share`]), evicting as needed.
     pub fn set_cs_capacity(&mut self, capacity: usize) {
-        self.cs.set_capacity(capacity);
+        let (index, n, _) = self.cs_share;
+        self.cs_share.2 = capacity;
+        self.cs.set_capacity(cs_share(capacity, index, n));
         self.record(|| ControlOp::SetCsCapacity(capacity));
+    }
+
+    /// The content store capacity of every shard together (this forwarder's own with one
+    /// shard), as last set.
+    pub fn cs_capacity_total(&self) -> usize {
+        self.cs_share.2
+    }
+
+    /// Makes this forwarder shard `index` of `n`: it holds its share of the content store
+    /// capacity set from now on.
+    pub(crate) fn set_shard_place(&mut self, index: usize, n: usize, cs_total: usize) {
+        self.cs_share = (index, n.max(1), cs_total);
     }
 
     /// Whether Data is admitted to the content store (NFD `cs/config` flag admit).
@@ -616,6 +667,14 @@ impl Forwarder {
     /// The content store (its counters, capacity, policy name).
     pub fn content_store(&self) -> &dyn ContentStore {
         &*self.cs
+    }
+
+    /// Erases up to `limit` packets under `prefix` from this forwarder's store only, recording
+    /// nothing: for a caller that erases shard by shard to keep one limit across them (the
+    /// daemon's `cs/erase`). Returns how many.
+    pub fn cs_erase_here(&mut self, prefix: &Name, limit: usize) -> usize {
+        let hashes = self.hasher.prefix_hashes(prefix);
+        self.cs.erase(prefix, &hashes, limit)
     }
 
     /// Erases up to `limit` packets under `prefix` (NFD `cs/erase`); returns how many.
@@ -737,4 +796,11 @@ fn best_route(registry: &StrategyRegistry) -> Box<dyn Strategy> {
         // The built-in registry always has best-route; this keeps construction total.
         None => Box::new(BestRoute::default()),
     }
+}
+
+/// Shard `index`'s share of a content store capacity of `total` packets split over `n`
+/// shards: `total / n`, one more for the first `total % n`, so the shares add up to `total`.
+pub fn cs_share(total: usize, index: usize, n: usize) -> usize {
+    let n = n.max(1);
+    total / n + usize::from(index < total % n)
 }

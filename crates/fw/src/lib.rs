@@ -66,7 +66,7 @@ pub use counters::{
     CsCounters, DnlCounters, DropCounters, DropReason, FaceCounters, FibCounters,
     ForwarderCounters, ForwarderStatus, PitCounters,
 };
-pub use forwarder::{Config, FaceError, Forwarder};
+pub use forwarder::{cs_share, Config, FaceError, Forwarder};
 pub use nameway_wire::lp::{NackReason, SecurityLevel};
 pub use pipeline::external_cs::{CsRequest, CONTENT_STORE_FACE, LOOKUP_DEADLINE};
 pub use pipeline::resolution::{

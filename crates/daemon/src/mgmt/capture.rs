@@ -17,10 +17,6 @@ impl Management {
     ) -> Outcome {
         let (interest, incoming) = (req.interest, req.incoming);
         match verb {
-            "start" if self.shards > 1 => {
-                // Packets of faces placed on other shards never pass through this thread.
-                self.respond(interest, 501, "capture needs [forwarder] threads = 1", &p)
-            }
             "start" => {
                 let face = p.face_id.filter(|&f| f != 0);
                 if face.is_some_and(|f| faces.info(nameway_face::FaceId(f)).is_none()) {

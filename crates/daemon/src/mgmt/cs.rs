@@ -28,7 +28,14 @@ impl Management {
                     .map_or(usize::MAX, |c| usize::try_from(c).unwrap_or(usize::MAX));
                 let erased = match &self.cs {
                     Some((client, _)) => client.erase(&name, limit).unwrap_or(0),
-                    None => fw.cs_erase(&name, limit),
+                    // Shard by shard, so the limit holds for the store as a whole.
+                    None => {
+                        let here = fw.cs_erase_here(&name, limit);
+                        here + self
+                            .peers
+                            .as_ref()
+                            .map_or(0, |p| p.cs_erase(&name, limit.saturating_sub(here)))
+                    }
                 };
                 let mut body = ControlParameters::with_name(name);
                 body.count = Some(erased as u64);
@@ -56,8 +63,8 @@ impl Management {
         }
         if let Some(c) = p.capacity {
             let capacity = usize::try_from(c).unwrap_or(usize::MAX);
-            // Each shard holds its share.
-            fw.set_cs_capacity(capacity / self.shards.max(1));
+            // Every shard together (each holds its share).
+            fw.set_cs_capacity(capacity);
             if let Some((client, config)) = &mut self.cs {
                 config.capacity = capacity;
                 client.reconfigure(config);
@@ -72,7 +79,7 @@ impl Management {
             fw.set_cs_serve(flags & mgmt::cs_flags::ENABLE_SERVE != 0);
         }
         let mut body = ControlParameters {
-            capacity: Some(fw.content_store().capacity() as u64),
+            capacity: Some(fw.cs_capacity_total() as u64),
             flags: Some(cs_flags(fw)),
             ..ControlParameters::default()
         };
@@ -135,12 +142,12 @@ impl Management {
                 n_misses: t.misses(),
             };
         }
-        let cs = fw.content_store();
+        // Every shard's store together (the others' as of management's last refresh).
         let st = fw.status();
         CsInfo {
-            capacity: cs.capacity() as u64,
+            capacity: fw.cs_capacity_total() as u64,
             flags: cs_flags(fw),
-            n_entries: cs.len() as u64,
+            n_entries: st.n_cs_entries as u64,
             n_hits: st.cs.hits,
             n_misses: st.cs.misses,
         }

@@ -85,7 +85,7 @@ pub struct Management {
     /// The content-store server and its `[cs]` settings, with the decoupled store.
     cs: Option<(crate::cs_server::CsClient, crate::config::CsConfig)>,
     /// Packet capture sessions (`capture/start`, `capture/stop`).
-    pub captures: crate::capture::Captures,
+    pub captures: std::sync::Arc<crate::capture::Captures>,
     /// The security policy (`security/set`, `security/unset`), when `[security]` is on.
     pub security: Option<std::sync::Arc<crate::security::SharedPolicy>>,
     /// The instant the forwarder's clock counts from (the driver sets it to its own start), to
@@ -100,9 +100,10 @@ pub struct Management {
     pub routing: Option<crate::routing::admission::Admission>,
     /// The controller agent's counters, when `[controller]` is on.
     pub agent: Option<std::sync::Arc<crate::agent::AgentCounters>>,
-    /// Forwarding shards (`[forwarder] threads`): each holds its share of the content store,
-    /// and capture, which sees only shard 0's packets, is refused above 1.
+    /// Forwarding shards (`[forwarder] threads`).
     pub shards: usize,
+    /// The other shards, when there are any (`cs/erase` erases there too).
+    pub peers: Option<crate::driver_shards::Peers>,
 }
 
 impl Management {
@@ -115,7 +116,7 @@ impl Management {
             config,
             start_ms: crate::wall_ms(),
             cs: None,
-            captures: crate::capture::Captures::default(),
+            captures: std::sync::Arc::default(),
             security: None,
             clock_start: Instant::now(),
             closed_bytes: (0, 0),
@@ -124,6 +125,7 @@ impl Management {
             routing: None,
             agent: None,
             shards: 1,
+            peers: None,
         }
     }
 

@@ -33,8 +33,9 @@ impl Forwarder {
         face.counters.n_in_interests += 1;
         self.out.counters.n_in_interests += 1;
         let (local, p2p) = (face.is_local(), face.is_point_to_point());
-        // The rate limit spares management from local faces, as fair admission does.
-        if let Some(bucket) = face.interest_limit.as_mut() {
+        // The rate limit spares management from local faces, as fair admission does. A packet
+        // another shard read met the limit there.
+        if let Some(bucket) = face.interest_limit.as_mut().filter(|_| !self.handing_off) {
             let management = local && is_localhost(interest.name());
             if !management && !bucket.take(now) {
                 self.record_drop(ingress, DropReason::RateLimit);

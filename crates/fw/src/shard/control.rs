@@ -55,8 +55,9 @@ pub enum ControlOp {
     },
     /// A prefix's strategy choice was removed.
     UnsetStrategy(Name),
-    /// A face's Interest rate limit was set or cleared. Each shard enforces it on the
-    /// Interests it forwards.
+    /// A face's Interest rate limit was set or cleared. Every shard keeps the bucket, and the
+    /// one that reads the face uses it, for the Interests it forwards and those it hands to
+    /// other shards (which do not apply it again): the limit holds for the face in total.
     SetInterestRateLimit {
         /// The face.
         face: FaceId,
@@ -70,7 +71,8 @@ pub enum ControlOp {
         /// On or off.
         enabled: bool,
     },
-    /// The content store capacity (of one shard) changed.
+    /// The content store capacity (of every shard together; each keeps its share, see
+    /// [`crate::cs_share`]) changed.
     SetCsCapacity(usize),
     /// Data admission to the content store was switched.
     SetCsAdmit(bool),

@@ -52,6 +52,10 @@ pub struct Shard {
     counters: ShardCounters,
     /// Shards handed packets since [`Shard::take_woken`].
     woken: u64,
+    /// Faces removed by management, still known here until the hand-offs queued toward this
+    /// shard when the removal arrived are forwarded (per inlet, how many are left): the last
+    /// packets a face sent before it went down are not dropped as from an unknown face.
+    removing: Vec<(FaceId, Vec<usize>)>,
 }
 
 impl Shard {
@@ -72,6 +76,7 @@ impl Shard {
             control,
             counters: ShardCounters::default(),
             woken: 0,
+            removing: Vec::new(),
         }
     }
 
@@ -123,6 +128,10 @@ impl Shard {
         };
         self.counters.n_data_copies += u64::from(mask.count_ones().saturating_sub(1));
         let mut rest = mask & !(1 << self.index);
+        // The face's rate limit is applied by the shard that reads it, whichever owns the name.
+        if rest != 0 && !self.fw.admit_handoff(now, face, &wire) {
+            return;
+        }
         while rest != 0 {
             let to = rest.trailing_zeros() as usize;
             rest &= rest - 1;
@@ -168,18 +177,53 @@ impl Shard {
     /// Forwards up to `budget` packets from each other shard's ring; returns how many.
     pub fn handle_handoffs(&mut self, now: Time, budget: usize) -> usize {
         let mut n = 0;
-        for inlet in &mut self.inlets {
+        for (k, inlet) in self.inlets.iter_mut().enumerate() {
             let take = inlet.slots().min(budget);
             let Ok(chunk) = inlet.read_chunk(take) else {
                 continue;
             };
+            self.fw.handing_off = true;
+            let read = chunk.len();
             for h in chunk {
                 self.fw.handle_packet(now, h.face, h.wire);
                 n += 1;
             }
+            self.fw.handing_off = false;
+            for (_, left) in &mut self.removing {
+                if let Some(l) = left.get_mut(k) {
+                    *l = l.saturating_sub(read);
+                }
+            }
         }
         self.counters.n_received += n as u64;
+        self.finish_removals();
         n
+    }
+
+    /// Removes the faces whose last hand-offs are forwarded.
+    fn finish_removals(&mut self) {
+        if self.removing.is_empty() {
+            return;
+        }
+        let fw = &mut self.fw;
+        self.removing.retain(|(id, left)| {
+            let done = left.iter().all(|&l| l == 0);
+            if done {
+                fw.remove_face(*id);
+            }
+            !done
+        });
+    }
+
+    /// Removes a face once the hand-offs now queued toward this shard are forwarded.
+    fn remove_face(&mut self, id: FaceId) -> bool {
+        if self.fw.face(id).is_none() {
+            return false;
+        }
+        let left: Vec<usize> = self.inlets.iter().map(Inlet::slots).collect();
+        self.removing.push((id, left));
+        self.finish_removals();
+        true
     }
 
     /// Applies the management changes sent so far, in order; returns how many. (A rate limit
@@ -209,7 +253,7 @@ impl Shard {
                 scope,
                 link_type,
             } => fw.add_face_with_id(id, scope, link_type).is_ok(),
-            ControlOp::RemoveFace(id) => fw.remove_face(id),
+            ControlOp::RemoveFace(id) => self.remove_face(id),
             ControlOp::AddNexthop { prefix, face, cost } => {
                 fw.add_nexthop(&prefix, face, cost).is_ok()
             }

@@ -18,7 +18,8 @@
 //!   [`SpanFilter`] until they expire; a Data is also copied to the shard of every prefix of its
 //!   name that the filter holds (one probe per prefix, and none while the filter is empty).
 //!   A copy that meets no PIT entry there is dropped as unsolicited, as NDN allows.
-//! - Names under `/localhost` (management) go to shard 0.
+//! - Names under `/localhost`, `/localhop/nfd` (management, `[mgmt] localhop_rib` in the
+//!   daemon) and `/localhop/nameway` (the controller agent's hellos) go to shard 0.
 
 use bytes::Bytes;
 use hashbrown::HashTable;
@@ -27,6 +28,19 @@ use nameway_wire::{Name, NameHasher, Packet, PrefixHashes};
 
 use super::span::SpanFilter;
 use crate::pipeline::is_localhost;
+
+/// `08 08 "localhop" 08 03 "nfd"`: the prefix of the management commands a neighbour sends.
+const LOCALHOP_NFD: &[u8] = b"\x08\x08localhop\x08\x03nfd";
+
+/// `08 08 "localhop" 08 07 "nameway"`: the neighbours' hellos of the daemon's controller agent,
+/// answered by a face of shard 0.
+const LOCALHOP_NAMEWAY: &[u8] = b"\x08\x08localhop\x08\x07nameway";
+
+/// Whether `name` belongs to management or the agent, which run on shard 0.
+fn is_management(name: &Name) -> bool {
+    let v = name.value_bytes();
+    is_localhost(name) || v.starts_with(LOCALHOP_NFD) || v.starts_with(LOCALHOP_NAMEWAY)
+}
 use crate::time::Time;
 
 /// Most shards one dispatcher serves (a shard set is a bitmask of this width).
@@ -261,7 +275,7 @@ impl Dispatcher {
             return Route::Local;
         };
         let name = &key.name;
-        if is_localhost(name) {
+        if is_management(name) {
             return Route::Shards(1);
         }
         let hashes = self.table.hasher.prefix_hashes(name);
@@ -285,7 +299,7 @@ impl Dispatcher {
         let Some(name) = data_name(wire) else {
             return Route::Local;
         };
-        if is_localhost(&name) {
+        if is_management(&name) {
             return Route::Shards(1);
         }
         let hashes = self.table.hasher.prefix_hashes(&name);
@@ -307,6 +321,26 @@ impl Dispatcher {
     /// The span filter (for counters and tests).
     pub fn span_filter(&self) -> &SpanFilter {
         &self.span
+    }
+}
+
+/// The Name of the Interest `wire` carries (bare, or the fragment of an unfragmented
+/// LpPacket without a Nack); `None` for anything else.
+pub(crate) fn interest_name(wire: &Bytes) -> Option<Name> {
+    match wire.first().map(|&t| u32::from(t)) {
+        Some(types::INTEREST) => interest_key(wire).map(|k| k.name),
+        Some(types::DATA) => None,
+        _ => {
+            let Ok(Packet::Lp(lp)) = Packet::classify(wire.clone()) else {
+                return None;
+            };
+            let whole = lp.frag_count.unwrap_or(1) <= 1 && lp.frag_index.unwrap_or(0) == 0;
+            let fragment = lp.fragment.filter(|_| whole && lp.nack.is_none())?;
+            match fragment.first().map(|&t| u32::from(t)) {
+                Some(types::INTEREST) => interest_key(&fragment).map(|k| k.name),
+                _ => None,
+            }
+        }
     }
 }
 

@@ -65,7 +65,8 @@ use crate::forwarder::{Config, Forwarder};
 /// `n` shards dispatching by `table`, with hand-off rings of `ring_capacity` slots, and the
 /// [`Control`] that sends them management changes. Each shard's forwarder gets `config` with
 /// the PIT, content store and dead-nonce list capacities divided by `n` (the same memory in
-/// total; fair PIT admission then holds within each shard) and its own seed.
+/// total, the content store's exactly: [`crate::cs_share`]; fair PIT admission then holds
+/// within each shard) and its own seed.
 ///
 /// # Errors
 /// [`DispatchError::ShardCount`] when `n` is 0 or above [`MAX_SHARDS`].
@@ -100,11 +101,12 @@ pub fn build(
             let shard_config = Config {
                 seed: config.seed.wrapping_add(index as u64),
                 pit_capacity: (config.pit_capacity / n).max(1),
-                cs_capacity: config.cs_capacity / n,
+                cs_capacity: crate::cs_share(config.cs_capacity, index, n),
                 dnl_capacity: (config.dnl_capacity / n).max(1),
                 ..config.clone()
             };
-            let fw = Forwarder::new(shard_config);
+            let mut fw = Forwarder::new(shard_config);
+            fw.set_shard_place(index, n, config.cs_capacity);
             Shard::new(index, fw, dispatcher.clone(), outlets, inlets, control)
         })
         .collect();

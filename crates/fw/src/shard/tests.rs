@@ -644,3 +644,100 @@ fn peer_totals_add_the_other_shards_counters() {
         "replicated tables are not added"
     );
 }
+
+#[test]
+fn the_content_store_capacity_is_split_so_the_shares_add_up_to_the_total() {
+    let table = DispatchTable::new(HASHER, DEFAULT_DISPATCH_K).unwrap();
+    let config = Config {
+        cs_capacity: 1235,
+        ..Config::default()
+    };
+    let (mut shards, mut control) = build(config, table, 3, 64).unwrap();
+    let capacities = |s: &[Shard]| -> Vec<usize> {
+        s.iter()
+            .map(|s| s.forwarder().content_store().capacity())
+            .collect()
+    };
+    assert_eq!(capacities(&shards), [412, 412, 411]);
+    // Set on shard 0 (recorded) and replayed by the others: the total, each its share.
+    shards[0].forwarder_mut().start_recording();
+    shards[0].forwarder_mut().set_cs_capacity(1001);
+    for op in shards[0].forwarder_mut().take_recorded() {
+        control.send_from(0, &op).unwrap();
+    }
+    shards.iter_mut().for_each(|s| {
+        s.apply_control();
+    });
+    assert_eq!(capacities(&shards), [334, 334, 333]);
+    assert!(shards
+        .iter()
+        .all(|s| s.forwarder().cs_capacity_total() == 1001));
+}
+
+#[test]
+fn a_face_rate_limit_holds_in_total_whichever_shards_own_the_names() {
+    let (mut shards, mut control) = shards(2);
+    let limit = crate::RateLimit {
+        per_second: 1,
+        burst: 10,
+    };
+    control
+        .send(ControlOp::SetInterestRateLimit {
+            face: APP1,
+            limit: Some(limit),
+        })
+        .unwrap();
+    shards.iter_mut().for_each(|s| {
+        s.apply_control();
+    });
+    let now = Time::ZERO;
+    // 100 Interests of names spread over both shards, all read by shard 1 (APP1's reader).
+    let wires: Vec<Bytes> = (0..100u32)
+        .map(|i| interest(&format!("/limited/n{i}"), i + 1, false))
+        .collect();
+    let elsewhere = wires.iter().filter(|w| owner(&shards, w) == 0).count();
+    assert!((20..80).contains(&elsewhere), "{elsewhere}");
+    for w in wires {
+        shards[1].handle_packet(now, APP1, w);
+    }
+    let out = settle(&mut shards, now);
+    let upstream = to(PRODUCER, Kind::Interest, &out).len();
+    assert_eq!(upstream, 10, "the burst, once for the face");
+    let status = |s: &Shard| s.forwarder().status();
+    let limited: u64 = shards
+        .iter()
+        .map(|s| status(s).counters.drops.get(DropReason::RateLimit))
+        .sum();
+    assert_eq!(limited, 90);
+    let received: u64 = shards
+        .iter()
+        .map(|s| status(s).counters.n_in_interests)
+        .sum();
+    assert_eq!(received, 100, "each Interest counted once");
+}
+
+#[test]
+fn management_names_go_to_shard_zero() {
+    let table = DispatchTable::new(HASHER, DEFAULT_DISPATCH_K).unwrap();
+    let d = Dispatcher::new(table, 8).unwrap();
+    for (i, n) in (0..64u32).map(|i| (i, format!("/localhop/nfd/rib/register/p{i}"))) {
+        let route = d.route(Time::ZERO, &interest(&n, i + 1, false));
+        assert!(matches!(route, Route::Shards(1)), "{n}: {route:?}");
+        let route = d.route(Time::ZERO, &data(&format!("/localhost/nfd/x{i}")));
+        assert!(matches!(route, Route::Shards(1)), "{route:?}");
+        let hello = format!("/localhop/nameway/hello/t{i}");
+        let route = d.route(Time::ZERO, &interest(&hello, i + 1, false));
+        assert!(matches!(route, Route::Shards(1)), "{hello}: {route:?}");
+    }
+    // Other /localhop names are ordinary.
+    let elsewhere = (0..64u32)
+        .map(|i| {
+            d.route(
+                Time::ZERO,
+                &interest(&format!("/localhop/app{i}"), i + 1, false),
+            )
+        })
+        .filter(|r| !matches!(r, Route::Shards(1)))
+        .count();
+    assert!(elsewhere > 0);
+}
