@@ -4,8 +4,8 @@
 #
 #   bash scripts/bench-ctl-c5.sh        # PREFIXES=250 CHANGES=100000 PROFILE=release
 #
-# PREFIXES is 250 because one FIB object (here the diff bringing them all back) must fit in
-# one packet of 8800 bytes: at 1000 the agent refuses it (docs/controller.md, phase 4).
+# PREFIXES is 250 by default, the setting of the first C5 figure; larger FIB objects (the diff
+# bringing 1000 routes back) go as signed segments since session 6 (docs/controller.md).
 #
 # namewayctl serve, two namewayd (r1 under test, r2 whose link to r1 flaps) and nameway bench
 # through r1 on loopback; see bench-ctl-c5.py.
