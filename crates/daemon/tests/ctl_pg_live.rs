@@ -77,7 +77,13 @@ impl Controller {
     fn token(&self, router: &str) -> String {
         run(
             "namewayctl",
-            &["token", "--router", router, "--db", self.ca.to_str().unwrap()],
+            &[
+                "token",
+                "--router",
+                router,
+                "--db",
+                self.ca.to_str().unwrap(),
+            ],
         )
         .trim()
         .to_owned()
@@ -129,12 +135,7 @@ impl Router {
             self.name,
             ctl.token(&self.name),
         );
-        self.d = Some(Daemon::start_on(
-            &bin("namewayd"),
-            self.tcp,
-            self.udp,
-            &cfg,
-        ));
+        self.d = Some(Daemon::start_on(&bin("namewayd"), self.tcp, self.udp, &cfg));
     }
 
     fn d(&self) -> &Daemon {
@@ -158,8 +159,7 @@ impl Router {
 
     /// Whether the controller's route for `prefix` is in this forwarder's FIB.
     fn has_route(&self, prefix: &str) -> bool {
-        let v: Value =
-            serde_json::from_str(&self.nameway(&["route", "list", "--json"])).unwrap();
+        let v: Value = serde_json::from_str(&self.nameway(&["route", "list", "--json"])).unwrap();
         v.as_array()
             .unwrap()
             .iter()

@@ -145,9 +145,13 @@ pub struct Server {
     http: Option<TcpListener>,
     shared: Arc<Shared>,
     config: ServeConfig,
-    /// The shared database's change feed, when the registry is on PostgreSQL and shared live.
-    #[cfg(feature = "postgres")]
-    feed: Option<crate::PostgresStore>,
+    /// The shared database's change feed (`serve/feed.rs`), when the registry is on
+    /// PostgreSQL and shared live: where the state task tells it about its routers, and
+    /// where the routers served elsewhere come from.
+    feed: Option<(
+        std::sync::mpsc::Sender<feed::Local>,
+        mpsc::UnboundedReceiver<Vec<feed::RemoteRouter>>,
+    )>,
 }
 
 /// A registry store chosen at run time: the SQLite file, or a shared PostgreSQL database.
@@ -246,16 +250,19 @@ impl Server {
                 api_writes: cache_api::ApiWrites::default(),
             }),
             config,
-            #[cfg(feature = "postgres")]
             feed: None,
         })
     }
 
     /// Shares the topology and the registrations live with the other controllers on the
     /// PostgreSQL database `store` connects to (the registry's database): `serve/feed.rs`.
+    /// The feed's thread starts now and owns `store` (a synchronous client must not run, nor
+    /// be dropped, on a runtime thread).
     #[cfg(feature = "postgres")]
     pub fn share_live(&mut self, store: crate::PostgresStore) {
-        self.feed = Some(store);
+        let (remote_tx, remote_rx) = mpsc::unbounded_channel();
+        let local = feed::start(store, self.shared.clone(), remote_tx);
+        self.feed = Some((local, remote_rx));
     }
 
     /// The agents' listener address.
@@ -282,17 +289,18 @@ impl Server {
         if let Some(h) = self.http {
             tokio::spawn(http::serve(h, shared.clone()));
         }
-        let (remote_tx, remote_rx) = mpsc::unbounded_channel();
-        #[cfg(feature = "postgres")]
-        let local = self
-            .feed
-            .map(|store| feed::start(store, shared.clone(), remote_tx.clone()));
-        #[cfg(not(feature = "postgres"))]
-        let local = None;
-        let feed = Feed {
-            local,
-            remote: remote_rx,
-            _keep: remote_tx,
+        let (keep, none) = mpsc::unbounded_channel();
+        let feed = match self.feed {
+            Some((local, remote)) => Feed {
+                local: Some(local),
+                remote,
+                _keep: keep,
+            },
+            None => Feed {
+                local: None,
+                remote: none,
+                _keep: keep,
+            },
         };
         tokio::spawn(state_task(
             events_rx,
