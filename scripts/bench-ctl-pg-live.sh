@@ -9,8 +9,8 @@
 # nameway, debug build) under a throw-away PostgreSQL server (scripts/postgres-test-server.sh)
 # with NAMEWAY_PG_LIVE_ROUNDS set: ROUNDS times, `nameway put` of a new name at r1 (A's
 # agent), then `nameway route list` at r2 (B's agent) every 5 ms until the controller's route
-# is there; the producer is stopped and the route's withdrawal awaited before the next round.
-# Prints the median, p99, min and max.
+# is there (and at r1 itself: the baseline, A alone); the producer is stopped and the route's withdrawal awaited before the next round.
+# Prints the median, p99, min and max of both, and the ratio of the medians.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-50}"

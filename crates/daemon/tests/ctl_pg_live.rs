@@ -7,8 +7,9 @@
 //! skipped without it, failed without it under `NAMEWAY_REQUIRE_INTEROP` (CI).
 //!
 //! With `NAMEWAY_PG_LIVE_ROUNDS=N` the test also measures, N times, a registration at r1 to
-//! the FIB entry at r2 (put, then poll r2's routes every 5 ms) and prints the median and
-//! p99: `scripts/bench-ctl-pg-live.sh` runs it so.
+//! the FIB entry at r2 (put, then poll the routes every 5 ms), with the FIB entry at r1
+//! itself as the baseline, and prints the medians and p99s: `scripts/bench-ctl-pg-live.sh`
+//! runs it so.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
@@ -288,27 +289,44 @@ fn two_controllers_on_one_postgresql_route_each_others_registrations_live() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
     if rounds > 0 {
-        let mut took = Vec::with_capacity(rounds);
+        // Baseline in the same rounds: the same registration to the FIB entry at r1 itself
+        // (A's own path: report, computation, push), without the database in between.
+        let (mut at_r2, mut at_r1) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
         for i in 0..rounds {
             let name = format!("/example/live/bench/{i}");
             let t0 = Instant::now();
             let p = put(&r1, &name, b"x", dir.path());
-            while !r2.has_route(&name) {
+            let (mut t1, mut t2) = (None, None);
+            while t1.is_none() || t2.is_none() {
                 assert!(t0.elapsed() < Duration::from_secs(10), "{}", logs());
+                if t1.is_none() && r1.has_route(&name) {
+                    t1 = Some(t0.elapsed());
+                }
+                if t2.is_none() && r2.has_route(&name) {
+                    t2 = Some(t0.elapsed());
+                }
                 std::thread::sleep(Duration::from_millis(5));
             }
-            took.push(t0.elapsed());
+            at_r1.extend(t1);
+            at_r2.extend(t2);
             drop(p);
             assert!(wait(Duration::from_secs(10), || !r2.has_route(&name)));
         }
-        took.sort_unstable();
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        for (what, took) in [("B's r2", &mut at_r2), ("A's r1 (baseline)", &mut at_r1)] {
+            took.sort_unstable();
+            println!(
+                "pg-live: registration at A's r1 to FIB entry at {what}, {rounds} rounds: \
+                 median {:.0} ms, p99 {:.0} ms, min {:.0} ms, max {:.0} ms",
+                ms(percentile(took, 50)),
+                ms(percentile(took, 99)),
+                ms(took[0]),
+                ms(took[took.len() - 1]),
+            );
+        }
         println!(
-            "pg-live: registration at A's r1 to FIB entry at B's r2, {rounds} rounds: \
-             median {:.0} ms, p99 {:.0} ms, min {:.0} ms, max {:.0} ms",
-            percentile(&took, 50).as_secs_f64() * 1e3,
-            percentile(&took, 99).as_secs_f64() * 1e3,
-            took[0].as_secs_f64() * 1e3,
-            took[took.len() - 1].as_secs_f64() * 1e3,
+            "pg-live: median ratio r2/r1 {:.2}",
+            ms(percentile(&at_r2, 50)) / ms(percentile(&at_r1, 50))
         );
     }
 
