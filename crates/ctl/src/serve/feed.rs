@@ -374,7 +374,9 @@ mod thread {
         let replace = changes.behind || first;
         if !changes.registrations.is_empty() || replace {
             let ops = core.registrations(changes.registrations, replace, now);
-            shared.registry.apply_stored(&ops, false);
+            // At the first poll the tree already holds what `Registry::open` loaded: the
+            // rows are upserted. Behind the tombstones, what the tree holds may be gone.
+            shared.registry.apply_stored(&ops, changes.behind);
         }
         if changes.links_changed || first {
             core.set_links(store.live_links(now.saturating_sub(ms(LINK_TTL)))?);
