@@ -543,4 +543,74 @@ mod tests {
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].report, None);
     }
+
+    #[test]
+    fn the_state_machine_routes_to_a_remote_router_while_both_ends_report_the_link() {
+        use crate::objects::ConfigBody;
+        use crate::serve::state::ControllerState;
+        let mut s = ControllerState::new(2);
+        // r2 is ours (connection 2) and reports r1 as a neighbour through face 21.
+        s.connected(&n("/ex/r2"), Some(key(2)), 2);
+        s.report(
+            2,
+            Report {
+                neighbours: vec![NeighbourReport {
+                    link_key: key(1),
+                    face: 21,
+                    cost: 10,
+                    up: true,
+                }],
+                ..Report::default()
+            },
+        );
+        let remote = |neighbours: Vec<NeighbourReport>| Report {
+            neighbours,
+            registrations: vec![RegistrationReport {
+                prefix: n("/app"),
+                face: 300,
+                cost: 0,
+            }],
+            faces: vec![],
+        };
+        let to_r2 = NeighbourReport {
+            link_key: key(2),
+            face: 12,
+            cost: 10,
+            up: true,
+        };
+        let fib_has_app = |pushes: &[crate::serve::state::Push]| {
+            pushes.iter().any(|p| match &p.object.body {
+                ConfigBody::FibSnapshot(f) => f.contains_key(&n("/app")),
+                ConfigBody::FibDiff(d) => d.upserts.iter().any(|(p, _)| *p == n("/app")),
+                _ => false,
+            })
+        };
+        // r1 (another controller's) with its registration but no link of its own: one end
+        // only, nothing routed.
+        let pushes = s.remote(&n("/ex/r1"), Some(key(1)), Some(remote(vec![])));
+        assert!(!fib_has_app(&pushes));
+        // Its end of the link too: r2 routes /app through face 21; only r2 is published to.
+        let pushes = s.remote(
+            &n("/ex/r1"),
+            Some(key(1)),
+            Some(remote(vec![to_r2.clone()])),
+        );
+        assert!(fib_has_app(&pushes));
+        assert!(pushes.iter().all(|p| p.conn == 2));
+        let r2 = s.fibs().into_iter().find(|f| f.router == "/ex/r2").unwrap();
+        assert_eq!(r2.fib.get(&n("/app")).unwrap()[0].face, 21);
+        // Its registrations are not this controller's to store.
+        assert!(s.registrations().is_empty());
+        // It leaves: the route goes.
+        let pushes = s.remote(&n("/ex/r1"), None, None);
+        match &pushes[0].object.body {
+            ConfigBody::FibDiff(d) => assert_eq!(d.removals, vec![n("/app")]),
+            other => panic!("{other:?}"),
+        }
+        // A router connected here ignores what the database says about it.
+        s.connected(&n("/ex/r1"), Some(key(1)), 1);
+        assert!(s
+            .remote(&n("/ex/r1"), Some(key(1)), Some(remote(vec![to_r2])))
+            .is_empty());
+    }
 }
