@@ -38,6 +38,8 @@ mod name_tree;
 pub mod objects;
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(feature = "postgres")]
+mod postgres_feed;
 #[cfg(feature = "server")]
 mod registry;
 pub mod renew;
@@ -63,6 +65,8 @@ pub use group_commit::{CommitCounters, CommitStats, GroupCommit, GroupCommitConf
 pub use name_tree::NameTree;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresStore, SCHEMA_TABLE};
+#[cfg(feature = "postgres")]
+pub use postgres_feed::Changes;
 #[cfg(feature = "server")]
 pub use registry::{LoadReport, Registry};
 pub use routes::{Fib, FibDiff, NextHop, Origin, RouteEngine};

@@ -276,6 +276,9 @@ fn run(command: Command) -> anyhow::Result<()> {
             cert_lifetime,
             cache_policy,
         } => {
+            // On PostgreSQL, one more connection: the change feed shared live with the other
+            // controllers on the database.
+            let live = is_postgres(&db).then(|| db.to_string_lossy().into_owned());
             let (ca_db, registry) = serve_stores(db, ca)?;
             exists(&ca_db)?;
             let config = nameway_ctl::serve::ServeConfig {
@@ -287,7 +290,7 @@ fn run(command: Command) -> anyhow::Result<()> {
                 cert_lifetime_s: parse_duration(&cert_lifetime)? / 1000,
                 cache_policy,
             };
-            serve(config, registry)
+            serve(config, registry, live)
         }
         Command::Init { domain, db } => init(&domain, &db),
         Command::Token { router, ttl, db } => {
@@ -607,7 +610,14 @@ fn serve_stores(db: PathBuf, ca: Option<PathBuf>) -> anyhow::Result<ServeStores>
 fn serve(
     config: nameway_ctl::serve::ServeConfig,
     registry: Option<(BoxedStore, BoxedStore)>,
+    live: Option<String>,
 ) -> anyhow::Result<()> {
+    #[cfg(feature = "postgres")]
+    let feed = live
+        .map(|conninfo| nameway_ctl::PostgresStore::connect(&conninfo))
+        .transpose()?;
+    #[cfg(not(feature = "postgres"))]
+    drop(live);
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     tracing_subscriber::fmt()
@@ -621,7 +631,12 @@ fn serve(
         .build()
         .context("cannot start the runtime")?;
     rt.block_on(async move {
-        let server = nameway_ctl::serve::Server::bind_with_registry(config, registry).await?;
+        #[allow(unused_mut)] // without the feature `postgres`
+        let mut server = nameway_ctl::serve::Server::bind_with_registry(config, registry).await?;
+        #[cfg(feature = "postgres")]
+        if let Some(store) = feed {
+            server.share_live(store);
+        }
         // Read by scripts and tests: where agents connect, and the key they pin.
         if let Some(a) = server.local_addr() {
             println!("listening {a}");

@@ -42,8 +42,8 @@ const MIGRATION_LOCK: i64 = 0x4E57_4354;
 const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Migration `i` takes the schema from version `i` to `i + 1` (PostgreSQL's types; the same
-/// tables and indexes as SQLite's).
-const MIGRATIONS: &[&str] = &[V1];
+/// tables and indexes as SQLite's; version 2 is the change feed, `crate::postgres_feed`).
+const MIGRATIONS: &[&str] = &[V1, crate::postgres_feed::V2];
 
 /// Our tables, in the order a restore creates and fills them.
 const TABLES: &[(&str, &str)] = &[
@@ -157,8 +157,8 @@ const SCHEMA_TABLE_DDL: &str =
 
 /// The registry, nodes, links and audit log in a PostgreSQL database.
 pub struct PostgresStore {
-    client: Client,
-    target: String,
+    pub(crate) client: Client,
+    pub(crate) target: String,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -215,14 +215,14 @@ impl PostgresStore {
         Ok(row.get(0))
     }
 
-    fn err(&self, e: postgres::Error) -> StoreError {
+    pub(crate) fn err(&self, e: postgres::Error) -> StoreError {
         StoreError::Postgres {
             target: self.target.clone(),
             error: e,
         }
     }
 
-    fn corrupt(&self, detail: String) -> StoreError {
+    pub(crate) fn corrupt(&self, detail: String) -> StoreError {
         StoreError::Corrupt {
             path: self.target.clone(),
             detail,
@@ -282,7 +282,7 @@ impl PostgresStore {
     }
 
     /// Decodes one row of `registrations` (the columns `load_registrations` selects).
-    fn registration(&self, row: &postgres::Row) -> Result<Registration, StoreError> {
+    pub(crate) fn registration(&self, row: &postgres::Row) -> Result<Registration, StoreError> {
         let get = |e: postgres::Error| self.err(e);
         let prefix: Vec<u8> = row.try_get(0).map_err(get)?;
         let prefix = Name::from_value(Bytes::from(prefix), 0)
@@ -358,7 +358,7 @@ impl PostgresStore {
     }
 }
 
-fn pg(target: &str, e: postgres::Error) -> StoreError {
+pub(crate) fn pg(target: &str, e: postgres::Error) -> StoreError {
     StoreError::Postgres {
         target: target.to_owned(),
         error: e,
@@ -381,15 +381,15 @@ fn shown(config: &Config) -> String {
     format!("postgres://{user}{host}:{port}/{db}")
 }
 
-fn to_i64(v: u64) -> i64 {
+pub(crate) fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-fn to_u64(v: i64) -> u64 {
+pub(crate) fn to_u64(v: i64) -> u64 {
     v.max(0).unsigned_abs()
 }
 
-fn to_u32(v: i64) -> u32 {
+pub(crate) fn to_u32(v: i64) -> u32 {
     u32::try_from(v.max(0)).unwrap_or(u32::MAX)
 }
 
@@ -462,6 +462,7 @@ impl RegistryStore for PostgresStore {
         let target = self.target.clone();
         let net = net_effect(ops);
         let mut tx = self.client.transaction().map_err(|e| pg(&target, e))?;
+        crate::postgres_feed::lock_writers(&mut tx).map_err(|e| pg(&target, e))?;
         apply_in(&mut tx, &net).map_err(|e| pg(&target, e))?;
         tx.commit().map_err(|e| pg(&target, e))
     }
@@ -479,13 +480,17 @@ impl RegistryStore for PostgresStore {
     }
 
     fn sweep_expired(&mut self, now_ms: u64) -> Result<Vec<RegistrationKey>, StoreError> {
-        let rows = self
-            .client
+        let target = self.target.clone();
+        let mut tx = self.client.transaction().map_err(|e| pg(&target, e))?;
+        crate::postgres_feed::lock_writers(&mut tx).map_err(|e| pg(&target, e))?;
+        let rows = tx
             .query(
                 "DELETE FROM registrations WHERE expires <= $1 RETURNING prefix, node, face",
                 &[&to_i64(now_ms)],
             )
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| pg(&target, e))?;
+        crate::postgres_feed::forget_removals(&mut tx).map_err(|e| pg(&target, e))?;
+        tx.commit().map_err(|e| pg(&target, e))?;
         let mut out = Vec::with_capacity(rows.len());
         for row in rows {
             let p: Vec<u8> = row.try_get(0).map_err(|e| self.err(e))?;
@@ -546,25 +551,12 @@ impl RegistryStore for PostgresStore {
     }
 
     fn put_link(&mut self, l: &LinkRecord) -> Result<(), StoreError> {
-        self.client
-            .execute(
-                "INSERT INTO links (a, b, face_a, face_b, cost, rtt_us, state, updated) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (a, b) DO UPDATE SET \
-                 face_a = excluded.face_a, face_b = excluded.face_b, cost = excluded.cost, \
-                 rtt_us = excluded.rtt_us, state = excluded.state, updated = excluded.updated",
-                &[
-                    &l.a,
-                    &l.b,
-                    &to_i64(l.face_a),
-                    &to_i64(l.face_b),
-                    &i64::from(l.cost),
-                    &to_i64(l.rtt_us),
-                    &if l.up { "up" } else { "down" },
-                    &to_i64(l.updated_ms),
-                ],
-            )
-            .map(drop)
-            .map_err(|e| self.err(e))
+        let target = self.target.clone();
+        let mut tx = self.client.transaction().map_err(|e| pg(&target, e))?;
+        crate::postgres_feed::lock_writers(&mut tx).map_err(|e| pg(&target, e))?;
+        crate::postgres_feed::upsert_links(&mut tx, std::slice::from_ref(l))
+            .map_err(|e| pg(&target, e))?;
+        tx.commit().map_err(|e| pg(&target, e))
     }
 
     fn links(&mut self) -> Result<Vec<LinkRecord>, StoreError> {

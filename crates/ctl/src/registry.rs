@@ -88,6 +88,39 @@ impl<S: RegistryStore + Send + 'static> Registry<S> {
         Ok(self.write().remove(key))
     }
 
+    /// Removes many registrations in one commit (a router's withdrawn names); how many were
+    /// there.
+    ///
+    /// # Errors
+    /// The commit failed; the registrations stay.
+    pub fn unregister_all(&self, keys: Vec<RegistrationKey>) -> Result<usize, StoreError> {
+        if keys.is_empty() {
+            return Ok(0);
+        }
+        let ops = keys.iter().cloned().map(RegistryOp::Remove).collect();
+        self.writer.submit(ops)?;
+        let mut tree = self.write();
+        Ok(keys.iter().filter(|k| tree.remove(k)).count())
+    }
+
+    /// Applies to the name tree changes another controller already stored (read from the
+    /// shared database's change feed): nothing is written. With `replace`, the tree is
+    /// first emptied (the feed reloaded everything).
+    pub fn apply_stored(&self, ops: &[RegistryOp], replace: bool) {
+        let mut tree = self.write();
+        if replace {
+            *tree = NameTree::new();
+        }
+        for op in ops {
+            match op {
+                RegistryOp::Put(r) => tree.upsert(r.clone()),
+                RegistryOp::Remove(k) => {
+                    tree.remove(k);
+                }
+            }
+        }
+    }
+
     /// The registrations of the longest registered prefix of `name` (cloned).
     pub fn lookup(&self, name: &Name) -> Vec<Registration> {
         self.read()

@@ -1,6 +1,7 @@
 //! The registry on a real PostgreSQL server: the SQLite store's behaviour tests (register,
 //! look up, restart, sweep, nodes, links, audit, backup), two controllers sharing one
-//! database, another application's database refused, the server going away.
+//! database, the change feed (migration 2), another application's database refused, the
+//! server going away.
 //!
 //! The server is the one `scripts/postgres-test-server.sh` starts (scripts/test.sh runs the
 //! suite under it): its conninfo is in `NAMEWAY_TEST_POSTGRES`. Without it every test says
@@ -218,7 +219,7 @@ fn two_controllers_share_one_database() {
     assert_eq!(s3.schema_version().unwrap(), nameway_ctl::SCHEMA_VERSION);
     assert_eq!(
         psql(&db, &["-c", "SELECT count(*) FROM nameway_schema"]).trim(),
-        "1"
+        nameway_ctl::SCHEMA_VERSION.to_string()
     );
     // A removal by one is seen by the other.
     s2.apply(&[nameway_ctl::RegistryOp::Remove(
@@ -483,4 +484,113 @@ fn namewayctl_takes_a_postgres_conninfo() {
     let (code, _, err) = ctl(&["registry", "list", "--db", &foreign]);
     assert_eq!(code, Some(3), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+fn link(a: &str, b: &str, cost: u32, updated_ms: u64) -> LinkRecord {
+    LinkRecord {
+        a: a.into(),
+        b: b.into(),
+        face_a: 7,
+        face_b: 0,
+        cost,
+        rtt_us: 0,
+        up: true,
+        updated_ms,
+    }
+}
+
+#[test]
+fn the_change_feed_gives_what_changed_since_a_cursor_and_renewals_cost_nothing() {
+    use nameway_ctl::RegistryOp::{Put, Remove};
+    let Some(db) = fresh_db("feed") else {
+        return;
+    };
+    let mut writer = PostgresStore::connect(&db).unwrap();
+    let mut reader = PostgresStore::connect(&db).unwrap();
+    let a = reg("/a", "/example/r1", 1, NOW + 60_000);
+    let b = reg("/b", "/example/r1", 1, NOW + 60_000);
+    writer.apply(&[Put(a.clone()), Put(b.clone())]).unwrap();
+    let all = reader.changes_since(0).unwrap();
+    assert_eq!(all.registrations, vec![Put(a.clone()), Put(b.clone())]);
+    assert!(!all.behind && !all.links_changed);
+    let cursor = all.cursor;
+    assert!(cursor > 0);
+    // Nothing new: nothing read.
+    let none = reader.changes_since(cursor).unwrap();
+    assert!(none.registrations.is_empty());
+    assert_eq!(none.cursor, cursor);
+    // A renewal (only `expires` moves) is not a change; a new cost is.
+    let renewed = reg("/a", "/example/r1", 1, NOW + 120_000);
+    writer.apply(&[Put(renewed)]).unwrap();
+    assert!(reader
+        .changes_since(cursor)
+        .unwrap()
+        .registrations
+        .is_empty());
+    let mut costlier = b.clone();
+    costlier.cost = 99;
+    writer.apply(&[Put(costlier.clone())]).unwrap();
+    let c = reader.changes_since(cursor).unwrap();
+    assert_eq!(c.registrations, vec![Put(costlier)]);
+    // A removal, and a sweep, leave tombstones read in order.
+    writer.apply(&[Remove(a.key())]).unwrap();
+    writer
+        .apply(&[Put(reg("/old", "/example/r2", 1, NOW - 1))])
+        .unwrap();
+    assert_eq!(writer.sweep_expired(NOW).unwrap().len(), 1);
+    let d = reader.changes_since(c.cursor).unwrap();
+    let shown: Vec<String> = d
+        .registrations
+        .iter()
+        .map(|op| match op {
+            Put(r) => format!("put {}", r.prefix),
+            Remove(k) => format!("remove {}", k.prefix),
+        })
+        .collect();
+    // /old was put and swept before the read: only its tombstone is left.
+    assert_eq!(shown, vec!["remove /a", "remove /old"]);
+    // Links: written, replaced and expired are changes; renewed is not.
+    writer
+        .replace_links(
+            "/example/r1",
+            &[link("/example/r1", "/example/r2", 10, NOW)],
+        )
+        .unwrap();
+    let e = reader.changes_since(d.cursor).unwrap();
+    assert!(e.links_changed);
+    writer
+        .renew_links(&["/example/r1".to_owned()], NOW + 1_000)
+        .unwrap();
+    let f = reader.changes_since(e.cursor).unwrap();
+    assert!(!f.links_changed);
+    assert_eq!(reader.live_links(NOW + 500).unwrap().len(), 1);
+    assert_eq!(writer.expire_links(NOW + 1_001).unwrap(), 1);
+    assert!(reader.changes_since(f.cursor).unwrap().links_changed);
+    assert!(reader.live_links(0).unwrap().is_empty());
+}
+
+#[test]
+fn a_reader_behind_the_forgotten_tombstones_reloads_everything() {
+    use nameway_ctl::RegistryOp::{Put, Remove};
+    let Some(db) = fresh_db("feed_behind") else {
+        return;
+    };
+    let mut writer = PostgresStore::connect(&db).unwrap();
+    let mut reader = PostgresStore::connect(&db).unwrap();
+    let a = reg("/a", "/example/r1", 1, NOW + 60_000);
+    let b = reg("/b", "/example/r1", 1, NOW + 60_000);
+    writer.apply(&[Put(a.clone()), Put(b.clone())]).unwrap();
+    let cursor = reader.changes_since(0).unwrap().cursor;
+    writer.apply(&[Remove(a.key())]).unwrap();
+    // The tombstone of /a is forgotten (made an hour old, then a sweep): the reader cannot
+    // know /a went from the tombstones, so it is told to reload, and gets only /b.
+    psql(
+        &db,
+        &["-c", "UPDATE registrations_gone SET at = at - 3600000"],
+    );
+    writer.sweep_expired(NOW).unwrap();
+    writer.apply(&[Put(b.clone())]).unwrap();
+    let c = reader.changes_since(cursor).unwrap();
+    assert!(c.behind);
+    assert_eq!(c.registrations, vec![Put(b)]);
 }

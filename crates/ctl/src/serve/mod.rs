@@ -10,11 +10,13 @@ pub mod auth;
 mod cache_api;
 mod cs_versions;
 mod explain;
+mod feed;
 mod http;
 mod key_push;
 mod page;
 mod routing;
 pub mod state;
+mod withdrawn;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -143,6 +145,13 @@ pub struct Server {
     http: Option<TcpListener>,
     shared: Arc<Shared>,
     config: ServeConfig,
+    /// The shared database's change feed (`serve/feed.rs`), when the registry is on
+    /// PostgreSQL and shared live: where the state task tells it about its routers, and
+    /// where the routers served elsewhere come from.
+    feed: Option<(
+        std::sync::mpsc::Sender<feed::Local>,
+        mpsc::UnboundedReceiver<Vec<feed::RemoteRouter>>,
+    )>,
 }
 
 /// A registry store chosen at run time: the SQLite file, or a shared PostgreSQL database.
@@ -241,7 +250,19 @@ impl Server {
                 api_writes: cache_api::ApiWrites::default(),
             }),
             config,
+            feed: None,
         })
+    }
+
+    /// Shares the topology and the registrations live with the other controllers on the
+    /// PostgreSQL database `store` connects to (the registry's database): `serve/feed.rs`.
+    /// The feed's thread starts now and owns `store` (a synchronous client must not run, nor
+    /// be dropped, on a runtime thread).
+    #[cfg(feature = "postgres")]
+    pub fn share_live(&mut self, store: crate::PostgresStore) {
+        let (remote_tx, remote_rx) = mpsc::unbounded_channel();
+        let local = feed::start(store, self.shared.clone(), remote_tx);
+        self.feed = Some((local, remote_rx));
     }
 
     /// The agents' listener address.
@@ -268,7 +289,25 @@ impl Server {
         if let Some(h) = self.http {
             tokio::spawn(http::serve(h, shared.clone()));
         }
-        tokio::spawn(state_task(events_rx, shared.clone(), self.config.clone()));
+        let (keep, none) = mpsc::unbounded_channel();
+        let feed = match self.feed {
+            Some((local, remote)) => Feed {
+                local: Some(local),
+                remote,
+                _keep: keep,
+            },
+            None => Feed {
+                local: None,
+                remote: none,
+                _keep: keep,
+            },
+        };
+        tokio::spawn(state_task(
+            events_rx,
+            shared.clone(),
+            self.config.clone(),
+            feed,
+        ));
         let mut next: ConnId = 0;
         loop {
             let (stream, peer) = match self.listener.accept().await {
@@ -424,12 +463,32 @@ async fn greet(stream: TcpStream, shared: &Shared) -> Result<Halves, Refusal> {
     }
 }
 
+/// The state task's side of the feed (`serve/feed.rs`): where it tells the feed about its
+/// routers' links, and where the routers served by other controllers come from.
+struct Feed {
+    local: Option<std::sync::mpsc::Sender<feed::Local>>,
+    remote: mpsc::UnboundedReceiver<Vec<feed::RemoteRouter>>,
+    /// Keeps `remote` open when there is no feed.
+    _keep: mpsc::UnboundedSender<Vec<feed::RemoteRouter>>,
+}
+
+impl Feed {
+    fn tell(&self, m: impl FnOnce() -> feed::Local) {
+        if let Some(tx) = &self.local {
+            let _ = tx.send(m());
+        }
+    }
+}
+
 async fn state_task(
     mut events: mpsc::UnboundedReceiver<Event>,
     shared: Arc<Shared>,
     config: ServeConfig,
+    mut feed: Feed,
 ) {
     let registry = &shared.registry;
+    let mut names: HashMap<ConnId, nameway_wire::Name> = HashMap::new();
+    let mut stored = withdrawn::Stored::default();
     let mut state = ControllerState::new(config.max_nexthops);
     let mut conns: HashMap<ConnId, mpsc::UnboundedSender<Message>> = HashMap::new();
     let mut sweep = tokio::time::interval(Duration::from_secs(60));
@@ -440,6 +499,15 @@ async fn state_task(
     loop {
         let event = tokio::select! {
             e = events.recv() => match e { Some(e) => e, None => return },
+            Some(batch) = feed.remote.recv() => {
+                let mut pushes = Vec::new();
+                for r in batch {
+                    pushes.extend(state.remote(&r.name, r.link_key, r.report));
+                }
+                send(&shared, &conns, pushes);
+                refresh_status(&shared, &state);
+                continue;
+            }
             _ = key_poll.tick() => {
                 keys.poll(&shared, &conns);
                 continue;
@@ -462,6 +530,7 @@ async fn state_task(
         };
         let pushes = match event {
             Event::Connected { conn, admitted, tx } => {
+                names.insert(conn, admitted.router.clone());
                 state.connected(&admitted.router, admitted.link_key, conn);
                 keys.connected(conn, admitted.router.clone());
                 conns.insert(conn, tx);
@@ -469,8 +538,11 @@ async fn state_task(
                 Vec::new()
             }
             Event::Report(conn, report) => {
+                if let Some(router) = names.get(&conn) {
+                    feed.tell(|| feed::Local::Links(router.clone(), report.neighbours.clone()));
+                }
                 let pushes = state.report(conn, report);
-                persist(registry, &state, config.registration_ttl_ms);
+                persist(registry, &state, config.registration_ttl_ms, &mut stored);
                 pushes
             }
             Event::Ack(conn, v) => {
@@ -482,6 +554,11 @@ async fn state_task(
                 Vec::new()
             }
             Event::Gone(conn) => {
+                if let Some(router) = names.remove(&conn) {
+                    if !names.values().any(|n| *n == router) {
+                        feed.tell(|| feed::Local::Gone(router));
+                    }
+                }
                 conns.remove(&conn);
                 keys.gone(conn);
                 state.disconnected(conn)
@@ -552,8 +629,14 @@ pub(crate) fn send_object(
 }
 
 /// Writes the connected routers' registrations to the registry (soft state, renewed by
-/// every report; what is no longer reported expires).
-fn persist(registry: &Registry<BoxedStore>, state: &ControllerState, ttl_ms: u64) {
+/// every report) and deletes those a reporting router no longer reports
+/// (`serve/withdrawn.rs`).
+fn persist(
+    registry: &Registry<BoxedStore>,
+    state: &ControllerState,
+    ttl_ms: u64,
+    stored: &mut withdrawn::Stored,
+) {
     let expires_ms = now_ms().saturating_add(ttl_ms);
     let regs: Vec<Registration> = state
         .registrations()
@@ -570,6 +653,12 @@ fn persist(registry: &Registry<BoxedStore>, state: &ControllerState, ttl_ms: u64
             announcement: None,
         })
         .collect();
+    let gone = stored.withdrawn(&state.reported(), &regs);
+    if !gone.is_empty() {
+        if let Err(e) = tokio::task::block_in_place(|| registry.unregister_all(gone)) {
+            tracing::error!("registry: {e}");
+        }
+    }
     if regs.is_empty() {
         return;
     }

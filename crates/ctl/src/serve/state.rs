@@ -39,6 +39,9 @@ struct RouterState {
     fib: Arc<Fib>,
     /// Its cache policy versions.
     cs: CsVersions,
+    /// Served by another controller on the shared database (`serve/feed.rs`): `report` is
+    /// what that controller stored; never published to from here.
+    remote: bool,
 }
 
 /// A link as operators see it: every pair of routers that at least one end reports.
@@ -162,8 +165,10 @@ impl ControllerState {
                 sent: None,
                 fib: Arc::default(),
                 cs: CsVersions::default(),
+                remote: false,
             });
         r.link_key = link_key.or(r.link_key.take());
+        r.remote = false;
         r.conn = Some(conn);
         r.report = None;
         r.sent = None;
@@ -298,10 +303,69 @@ impl ControllerState {
         r.versions.ack(version);
     }
 
+    /// `router` is served by another controller sharing the database (`serve/feed.rs`): in
+    /// the topology with `report` (its links and registrations as that controller stored
+    /// them), or out of it (`None`). Ignored while `router` is connected here.
+    pub fn remote(
+        &mut self,
+        router: &Name,
+        link_key: Option<Bytes>,
+        report: Option<Report>,
+    ) -> Vec<Push> {
+        if self.routers.get(router).is_some_and(|r| r.conn.is_some()) {
+            return Vec::new();
+        }
+        let was = self.routers.get(router).is_some_and(|r| r.remote);
+        let Some(report) = report else {
+            if let Some(r) = self.routers.get_mut(router).filter(|r| r.remote) {
+                r.remote = false;
+                r.report = None;
+                return self.recompute();
+            }
+            return Vec::new();
+        };
+        let r = self
+            .routers
+            .entry(router.clone())
+            .or_insert_with(|| RouterState {
+                link_key: None,
+                conn: None,
+                report: None,
+                versions: FibVersions::new(),
+                sent: None,
+                fib: Arc::default(),
+                cs: CsVersions::default(),
+                remote: true,
+            });
+        let new_key = link_key.is_some() && r.link_key != link_key;
+        if was && !new_key && r.report.as_ref() == Some(&report) {
+            return Vec::new();
+        }
+        r.link_key = link_key.or(r.link_key.take());
+        r.remote = true;
+        r.report = Some(report);
+        if !was || new_key || self.needs_full || !self.incremental {
+            self.recompute()
+        } else {
+            self.apply(std::slice::from_ref(router))
+        }
+    }
+
+    /// The routers connected here that reported (whose registrations this controller
+    /// stores).
+    pub fn reported(&self) -> Vec<Name> {
+        self.routers
+            .iter()
+            .filter(|(_, r)| r.conn.is_some() && r.report.is_some())
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+
     /// The registrations of every connected router: (router, registration).
     pub fn registrations(&self) -> Vec<(Name, RegistrationReport)> {
         self.routers
             .iter()
+            .filter(|(_, r)| !r.remote)
             .filter_map(|(n, r)| r.report.as_ref().map(|rep| (n, rep)))
             .flat_map(|(n, rep)| rep.registrations.iter().map(|g| (n.clone(), g.clone())))
             .collect()
@@ -355,7 +419,7 @@ impl ControllerState {
         let inputs = self.routers.iter().map(|(n, r)| RouterInput {
             name: n,
             link_key: r.link_key.as_deref(),
-            connected: r.conn.is_some(),
+            connected: r.conn.is_some() || r.remote,
             report: r.report.as_ref(),
         });
         self.routing.rebuild(inputs, self.max_nexthops);

@@ -1,0 +1,338 @@
+//! The change feed of a PostgreSQL registry (schema version 2): what lets several
+//! controllers on one database route each other's registrations and links live.
+//!
+//! - One sequence, `nameway_change`, numbers every change: a registration or a link row
+//!   takes a new number when it is inserted and when a routing field of it changes (a
+//!   renewal, which moves `expires` or `updated` only, keeps its number, so renewals cost
+//!   the readers nothing); a deleted row leaves a tombstone numbered the same way
+//!   (`registrations_gone`, `links_gone`), kept [`GONE_KEPT_MS`].
+//! - Every writer of those tables takes one transaction-scoped advisory lock
+//!   ([`FEED_LOCK`]) first, so numbers are handed out in commit order: a reader that saw
+//!   every committed change up to `n` will never see a later commit with a number `<= n`.
+//!   (Without the lock a transaction that took 7 could commit after one that took 8, and a
+//!   reader at 8 would miss it.)
+//! - A reader keeps the highest number it applied (its cursor) and reads, in one snapshot,
+//!   the rows and tombstones numbered above it ([`PostgresStore::changes_since`]). A cursor
+//!   older than the tombstones forgotten is told so (`behind`): it reloads everything.
+//!
+//! Polling, not `LISTEN`/`NOTIFY`: the synchronous client can wait for notifications only on
+//! a connection of its own, blocking, while a poll every 200 ms on an idle database is one
+//! indexed query, and the same loop renews and expires the links (soft state) and catches
+//! the links that expired without a write. The poll period bounds the extra delay.
+
+use std::collections::HashMap;
+
+use bytes::Bytes;
+use nameway_wire::Name;
+use postgres::Transaction;
+
+use crate::error::StoreError;
+use crate::postgres::{pg, to_i64, to_u32, to_u64, PostgresStore};
+use crate::store::{LinkRecord, RegistrationKey, RegistryOp};
+
+/// The advisory lock every writer of `registrations` and `links` holds ("NWFD").
+pub(crate) const FEED_LOCK: i64 = 0x4E57_4644;
+
+/// How long tombstones are kept (a reader away longer reloads everything).
+pub(crate) const GONE_KEPT_MS: u64 = 10 * 60 * 1000;
+
+/// Migration 2: the change sequence, its columns, triggers and tombstones.
+pub(crate) const V2: &str = "
+CREATE SEQUENCE nameway_change;
+ALTER TABLE registrations ADD COLUMN change BIGINT NOT NULL DEFAULT nextval('nameway_change');
+ALTER TABLE links ADD COLUMN change BIGINT NOT NULL DEFAULT nextval('nameway_change');
+CREATE INDEX registrations_change ON registrations (change);
+CREATE INDEX links_change ON links (change);
+CREATE TABLE registrations_gone (
+    change BIGINT PRIMARY KEY DEFAULT nextval('nameway_change'),
+    prefix BYTEA NOT NULL,
+    node   TEXT NOT NULL,
+    face   BIGINT NOT NULL,
+    at     BIGINT NOT NULL
+);
+CREATE TABLE links_gone (
+    change BIGINT PRIMARY KEY DEFAULT nextval('nameway_change'),
+    a      TEXT NOT NULL,
+    b      TEXT NOT NULL,
+    at     BIGINT NOT NULL
+);
+CREATE FUNCTION nameway_registration_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF (NEW.origin, NEW.cost, NEW.flags, NEW.owner_key, NEW.announcement)
+        IS DISTINCT FROM (OLD.origin, OLD.cost, OLD.flags, OLD.owner_key, OLD.announcement) THEN
+        NEW.change := nextval('nameway_change');
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER registrations_changed BEFORE UPDATE ON registrations
+    FOR EACH ROW EXECUTE FUNCTION nameway_registration_changed();
+CREATE FUNCTION nameway_registration_gone() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO registrations_gone (prefix, node, face, at)
+        VALUES (OLD.prefix, OLD.node, OLD.face,
+                (extract(epoch FROM clock_timestamp()) * 1000)::bigint);
+    RETURN OLD;
+END $$;
+CREATE TRIGGER registrations_gone AFTER DELETE ON registrations
+    FOR EACH ROW EXECUTE FUNCTION nameway_registration_gone();
+CREATE FUNCTION nameway_link_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF (NEW.face_a, NEW.face_b, NEW.cost, NEW.state)
+        IS DISTINCT FROM (OLD.face_a, OLD.face_b, OLD.cost, OLD.state) THEN
+        NEW.change := nextval('nameway_change');
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER links_changed BEFORE UPDATE ON links
+    FOR EACH ROW EXECUTE FUNCTION nameway_link_changed();
+CREATE FUNCTION nameway_link_gone() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO links_gone (a, b, at)
+        VALUES (OLD.a, OLD.b, (extract(epoch FROM clock_timestamp()) * 1000)::bigint);
+    RETURN OLD;
+END $$;
+CREATE TRIGGER links_gone AFTER DELETE ON links
+    FOR EACH ROW EXECUTE FUNCTION nameway_link_gone();
+";
+
+/// Takes the writers' lock for the rest of `tx` (see the module documentation).
+pub(crate) fn lock_writers(tx: &mut Transaction<'_>) -> Result<(), postgres::Error> {
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&FEED_LOCK])
+        .map(drop)
+}
+
+/// Deletes the tombstones older than [`GONE_KEPT_MS`] by the server's clock (the one that
+/// stamped them), recording in `meta` the highest number forgotten (`feed_forgotten`).
+pub(crate) fn forget_removals(tx: &mut Transaction<'_>) -> Result<(), postgres::Error> {
+    let kept = to_i64(GONE_KEPT_MS);
+    for table in ["registrations_gone", "links_gone"] {
+        tx.execute(
+            &format!(
+                "WITH d AS (DELETE FROM {table} WHERE at < \
+                 (extract(epoch FROM clock_timestamp()) * 1000)::bigint - $1 RETURNING change) \
+                 INSERT INTO meta (key, value) SELECT 'feed_forgotten', max(change)::text FROM d \
+                 HAVING count(*) > 0 ON CONFLICT (key) DO UPDATE SET \
+                 value = greatest(meta.value::bigint, excluded.value::bigint)::text"
+            ),
+            &[&kept],
+        )?;
+    }
+    Ok(())
+}
+
+/// Inserts or updates link reports (one row per reporting end).
+pub(crate) fn upsert_links(
+    tx: &mut Transaction<'_>,
+    links: &[LinkRecord],
+) -> Result<(), postgres::Error> {
+    for l in links {
+        tx.execute(
+            "INSERT INTO links (a, b, face_a, face_b, cost, rtt_us, state, updated) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (a, b) DO UPDATE SET \
+             face_a = excluded.face_a, face_b = excluded.face_b, cost = excluded.cost, \
+             rtt_us = excluded.rtt_us, state = excluded.state, updated = excluded.updated",
+            &[
+                &l.a,
+                &l.b,
+                &to_i64(l.face_a),
+                &to_i64(l.face_b),
+                &i64::from(l.cost),
+                &to_i64(l.rtt_us),
+                &if l.up { "up" } else { "down" },
+                &to_i64(l.updated_ms),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// What changed since a cursor ([`PostgresStore::changes_since`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// The highest number seen (the next cursor).
+    pub cursor: i64,
+    /// The registrations inserted, changed or deleted, in the order of their numbers.
+    pub registrations: Vec<RegistryOp>,
+    /// Whether a link row was inserted, changed or deleted.
+    pub links_changed: bool,
+    /// The cursor was older than the tombstones kept: `registrations` holds every
+    /// registration (as puts); the reader replaces what it had.
+    pub behind: bool,
+}
+
+impl PostgresStore {
+    /// The changes numbered above `cursor` (0: everything), read in one snapshot.
+    ///
+    /// # Errors
+    /// The database cannot be read, or a row does not decode.
+    pub fn changes_since(&mut self, cursor: i64) -> Result<Changes, StoreError> {
+        let target = self.target.clone();
+        let mut tx = self
+            .client
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(|e| pg(&target, e))?;
+        let forgotten: i64 = tx
+            .query_opt(
+                "SELECT value::bigint FROM meta WHERE key = 'feed_forgotten'",
+                &[],
+            )
+            .map_err(|e| pg(&target, e))?
+            .map_or(0, |r| r.get(0));
+        let behind = cursor > 0 && cursor < forgotten;
+        let from = if behind { 0 } else { cursor };
+        let puts = tx
+            .query(
+                "SELECT prefix, node, face, origin, cost, flags, expires, owner_key, \
+                 announcement, change FROM registrations WHERE change > $1 ORDER BY change",
+                &[&from],
+            )
+            .map_err(|e| pg(&target, e))?;
+        let gone = if from == 0 {
+            Vec::new()
+        } else {
+            tx.query(
+                "SELECT prefix, node, face, change FROM registrations_gone WHERE change > $1 \
+                 ORDER BY change",
+                &[&from],
+            )
+            .map_err(|e| pg(&target, e))?
+        };
+        let link_max: i64 = tx
+            .query_one(
+                "SELECT greatest((SELECT coalesce(max(change), 0) FROM links), \
+                 (SELECT coalesce(max(change), 0) FROM links_gone))",
+                &[],
+            )
+            .map_err(|e| pg(&target, e))?
+            .get(0);
+        tx.commit().map_err(|e| pg(&target, e))?;
+        let mut numbered: Vec<(i64, RegistryOp)> = Vec::with_capacity(puts.len() + gone.len());
+        for row in &puts {
+            let change: i64 = row.try_get(9).map_err(|e| self.err(e))?;
+            numbered.push((change, RegistryOp::Put(self.registration(row)?)));
+        }
+        for row in &gone {
+            let change: i64 = row.try_get(3).map_err(|e| self.err(e))?;
+            let p: Vec<u8> = row.try_get(0).map_err(|e| self.err(e))?;
+            let prefix = Name::from_value(Bytes::from(p), 0)
+                .map_err(|e| self.corrupt(format!("registration tombstone prefix: {e}")))?;
+            let key = RegistrationKey {
+                prefix,
+                node: row.try_get(1).map_err(|e| self.err(e))?,
+                face: to_u64(row.try_get(2).map_err(|e| self.err(e))?),
+            };
+            numbered.push((change, RegistryOp::Remove(key)));
+        }
+        numbered.sort_by_key(|(c, _)| *c);
+        let top = numbered.last().map_or(from, |(c, _)| *c);
+        Ok(Changes {
+            cursor: top.max(link_max).max(from),
+            registrations: numbered.into_iter().map(|(_, op)| op).collect(),
+            links_changed: link_max > from,
+            behind,
+        })
+    }
+
+    /// The link reports renewed at or after `since_ms`.
+    ///
+    /// # Errors
+    /// The database cannot be read.
+    pub fn live_links(&mut self, since_ms: u64) -> Result<Vec<LinkRecord>, StoreError> {
+        let rows = self
+            .client
+            .query(
+                "SELECT a, b, face_a, face_b, cost, rtt_us, state, updated FROM links \
+                 WHERE updated >= $1 ORDER BY a, b",
+                &[&to_i64(since_ms)],
+            )
+            .map_err(|e| self.err(e))?;
+        rows.iter()
+            .map(|r| {
+                Ok(LinkRecord {
+                    a: r.try_get(0)?,
+                    b: r.try_get(1)?,
+                    face_a: to_u64(r.try_get(2)?),
+                    face_b: to_u64(r.try_get(3)?),
+                    cost: to_u32(r.try_get(4)?),
+                    rtt_us: to_u64(r.try_get(5)?),
+                    up: r.try_get::<_, String>(6)? == "up",
+                    updated_ms: to_u64(r.try_get(7)?),
+                })
+            })
+            .collect::<Result<_, postgres::Error>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Every router's secure-link key as the controllers recorded it (`nodes.kem_pubkey`):
+    /// name → key.
+    ///
+    /// # Errors
+    /// The database cannot be read.
+    pub fn link_keys(&mut self) -> Result<HashMap<String, Vec<u8>>, StoreError> {
+        let rows = self
+            .client
+            .query(
+                "SELECT name, kem_pubkey FROM nodes WHERE kem_pubkey IS NOT NULL",
+                &[],
+            )
+            .map_err(|e| self.err(e))?;
+        rows.iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
+            .collect::<Result<_, postgres::Error>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// Makes `links` the whole of `router`'s link reports (its other rows deleted).
+    ///
+    /// # Errors
+    /// The database refused the transaction; nothing of it is stored.
+    pub fn replace_links(&mut self, router: &str, links: &[LinkRecord]) -> Result<(), StoreError> {
+        let target = self.target.clone();
+        let mut tx = self.client.transaction().map_err(|e| pg(&target, e))?;
+        lock_writers(&mut tx).map_err(|e| pg(&target, e))?;
+        let keep: Vec<&str> = links.iter().map(|l| l.b.as_str()).collect();
+        tx.execute(
+            "DELETE FROM links WHERE a = $1 AND NOT (b = ANY($2))",
+            &[&router, &keep],
+        )
+        .map_err(|e| pg(&target, e))?;
+        upsert_links(&mut tx, links).map_err(|e| pg(&target, e))?;
+        tx.commit().map_err(|e| pg(&target, e))
+    }
+
+    /// Renews the link reports of `routers` (`updated` = `now_ms`): soft state kept alive.
+    ///
+    /// # Errors
+    /// The database refused the update.
+    pub fn renew_links(&mut self, routers: &[String], now_ms: u64) -> Result<(), StoreError> {
+        self.client
+            .execute(
+                "UPDATE links SET updated = $2 WHERE a = ANY($1)",
+                &[&routers, &to_i64(now_ms)],
+            )
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Deletes the link reports not renewed since `before_ms` (a controller that died
+    /// stopped renewing its routers' links); how many.
+    ///
+    /// # Errors
+    /// The database refused the deletion.
+    pub fn expire_links(&mut self, before_ms: u64) -> Result<u64, StoreError> {
+        let target = self.target.clone();
+        let mut tx = self.client.transaction().map_err(|e| pg(&target, e))?;
+        lock_writers(&mut tx).map_err(|e| pg(&target, e))?;
+        let n = tx
+            .execute(
+                "DELETE FROM links WHERE updated < $1",
+                &[&to_i64(before_ms)],
+            )
+            .map_err(|e| pg(&target, e))?;
+        tx.commit().map_err(|e| pg(&target, e))?;
+        Ok(n)
+    }
+}

@@ -1,0 +1,348 @@
+//! Two controllers on one PostgreSQL database route each other's registrations live, with
+//! real processes: two `namewayctl serve` (A and B, one domain: B's CA file is a copy of
+//! A's), two `namewayd` (r1 the agent of A, r2 the agent of B) joined by a secure UDP link
+//! that each end reports to its own controller, `nameway put` at r1 and `nameway get` at r2.
+//!
+//! Runs against the server of `scripts/postgres-test-server.sh` (`NAMEWAY_TEST_POSTGRES`);
+//! skipped without it, failed without it under `NAMEWAY_REQUIRE_INTEROP` (CI).
+//!
+//! With `NAMEWAY_PG_LIVE_ROUNDS=N` the test also measures, N times, a registration at r1 to
+//! the FIB entry at r2 (put, then poll the routes every 5 ms), with the FIB entry at r1
+//! itself as the baseline, and prints the medians and p99s: `scripts/bench-ctl-pg-live.sh`
+//! runs it so.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::ctl::{bin, run, wait, Proc, SERIAL};
+use common::{free_port, http_get, Daemon};
+use serde_json::Value;
+
+/// Origin of the routes the agent installs.
+const CTL: u64 = 131;
+
+#[path = "../../ctl/tests/support/postgres.rs"]
+mod pg;
+
+/// `namewayctl serve --db <pg> --ca <ca>`: its agents' address and pinned key.
+struct Controller {
+    p: Option<Proc>,
+    listen: String,
+    http: String,
+    pin: String,
+    ca: PathBuf,
+}
+
+fn serve(pg: &str, ca: &Path, log_path: &Path) -> Controller {
+    let log = std::fs::File::create(log_path).unwrap();
+    let mut child = Command::new(bin("namewayctl"))
+        .args(["serve", "--db", pg, "--ca", ca.to_str().unwrap()])
+        .args(["--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = |prefix: &str| {
+        let line = lines
+            .next()
+            .unwrap_or_else(|| {
+                panic!(
+                    "namewayctl serve ended before {prefix:?}: {}",
+                    std::fs::read_to_string(log_path).unwrap_or_default()
+                )
+            })
+            .unwrap();
+        line.strip_prefix(prefix)
+            .unwrap_or_else(|| panic!("{line:?} does not start with {prefix:?}"))
+            .to_owned()
+    };
+    let listen = next("listening ");
+    let http = format!("http://{}", next("http "));
+    let pin = next("anchor ");
+    Controller {
+        p: Some(Proc(child)),
+        listen,
+        http,
+        pin,
+        ca: ca.to_owned(),
+    }
+}
+
+impl Controller {
+    fn token(&self, router: &str) -> String {
+        run(
+            "namewayctl",
+            &[
+                "token",
+                "--router",
+                router,
+                "--db",
+                self.ca.to_str().unwrap(),
+            ],
+        )
+        .trim()
+        .to_owned()
+    }
+
+    fn topology(&self) -> Value {
+        let (_, _, body) = http_get(&self.http, "/api/topology");
+        serde_json::from_slice(&body).unwrap_or(Value::Null)
+    }
+}
+
+/// A forwarder with its secure-link identity and ports.
+struct Router {
+    name: String,
+    udp: u16,
+    tcp: u16,
+    link_key: String,
+    identity: PathBuf,
+    d: Option<Daemon>,
+}
+
+impl Router {
+    fn new(dir: &Path, i: usize) -> Self {
+        let identity = dir.join(format!("r{i}.key"));
+        let (id, _) = nameway_face::secure::Identity::load_or_create(&identity).unwrap();
+        Self {
+            name: format!("/example/r{i}"),
+            udp: free_port(),
+            tcp: free_port(),
+            link_key: hex::encode(id.public_key().0),
+            identity,
+            d: None,
+        }
+    }
+
+    /// Starts the daemon: a secure face to `peer`, the agent of `ctl`.
+    fn start(&mut self, peer: &Router, ctl: &Controller, dir: &Path) {
+        let state = dir.join(format!("state-{}", self.name.replace('/', "_")));
+        let cfg = format!(
+            "[security]\nidentity = {:?}\ntrusted_peers = [{:?}]\n\
+             [[face]]\nuri = \"udp4://127.0.0.1:{}\"\nsecure = true\n\
+             [controller]\nuri = \"tcp://{}\"\nkey = {:?}\nname = {:?}\ntoken = {:?}\n\
+             state_dir = {state:?}\nreport_interval_ms = 50\n",
+            self.identity,
+            peer.link_key,
+            peer.udp,
+            ctl.listen,
+            ctl.pin,
+            self.name,
+            ctl.token(&self.name),
+        );
+        self.d = Some(Daemon::start_on(&bin("namewayd"), self.tcp, self.udp, &cfg));
+    }
+
+    fn d(&self) -> &Daemon {
+        self.d.as_ref().unwrap()
+    }
+
+    fn nameway(&self, args: &[&str]) -> String {
+        let out = Command::new(bin("nameway"))
+            .args(["--transport", &self.d().transport()])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "nameway {args:?}: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            self.d().log()
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Whether the controller's route for `prefix` is in this forwarder's FIB.
+    fn has_route(&self, prefix: &str) -> bool {
+        let v: Value = serde_json::from_str(&self.nameway(&["route", "list", "--json"])).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["prefix"] == prefix && r["origin"] == CTL)
+    }
+}
+
+/// `nameway put` of `bytes` under `name` at `r`, serving until dropped.
+fn put(r: &Router, name: &str, bytes: &[u8], dir: &Path) -> Proc {
+    let file = dir.join(name.replace('/', "_"));
+    std::fs::write(&file, bytes).unwrap();
+    let mut child = Command::new(bin("nameway"))
+        .args(["--transport", &r.d().transport(), "put", "--json"])
+        .arg(&file)
+        .arg(name)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert!(line.contains(name), "{line}");
+    Proc(child)
+}
+
+fn get(r: &Router, name: &str, dir: &Path) -> Vec<u8> {
+    let out = dir.join("got");
+    let _ = std::fs::remove_file(&out);
+    r.nameway(&[
+        "get",
+        "-q",
+        "--lifetime",
+        "1000",
+        "-o",
+        out.to_str().unwrap(),
+        name,
+    ]);
+    std::fs::read(out).unwrap()
+}
+
+/// Controller A's CA file `namewayctl init` made, and its copy for controller B (one
+/// domain, one anchor: each controller keeps the CA in a local file).
+fn two_cas(dir: &Path) -> (PathBuf, PathBuf) {
+    let a = dir.join("a");
+    let b = dir.join("b");
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let ca = a.join("ctl.db");
+    run(
+        "namewayctl",
+        &["init", "--domain", "/example", "--db", ca.to_str().unwrap()],
+    );
+    for e in std::fs::read_dir(&a).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), b.join(e.file_name())).unwrap();
+    }
+    (ca, b.join("ctl.db"))
+}
+
+fn percentile(sorted: &[Duration], p: usize) -> Duration {
+    sorted[(sorted.len() * p / 100).min(sorted.len() - 1)]
+}
+
+#[test]
+fn two_controllers_on_one_postgresql_route_each_others_registrations_live() {
+    let Some(base) = pg::server("two_controllers_live") else {
+        return;
+    };
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let db = pg::fresh_db(&base, "nw_live");
+    let dir = tempfile::tempdir().unwrap();
+    let (ca_a, ca_b) = two_cas(dir.path());
+    let mut ctl_a = serve(&db, &ca_a, &dir.path().join("a.log"));
+    let ctl_b = serve(&db, &ca_b, &dir.path().join("b.log"));
+    assert_eq!(ctl_a.pin, ctl_b.pin, "one domain, one anchor");
+
+    let mut r1 = Router::new(dir.path(), 1);
+    let mut r2 = Router::new(dir.path(), 2);
+    r1.start(&r2, &ctl_a, dir.path());
+    r2.start(&r1, &ctl_b, dir.path());
+    let logs = || {
+        format!(
+            "A: {}\nB: {}\nB topology: {}\nr2: {}",
+            std::fs::read_to_string(dir.path().join("a.log")).unwrap_or_default(),
+            std::fs::read_to_string(dir.path().join("b.log")).unwrap_or_default(),
+            ctl_b.topology(),
+            r2.d().log()
+        )
+    };
+
+    // B sees the link r1-r2 usable: r2's end from its own agent, r1's from A's rows.
+    assert!(
+        wait(Duration::from_secs(20), || ctl_b.topology()["links"]
+            .as_array()
+            .is_some_and(|l| l.iter().any(|l| l["up"] == true))),
+        "B never saw the link: {}",
+        logs()
+    );
+
+    // Registered at r1 (A's agent): routed at r2 (B's agent) and fetched through it.
+    let name = "/example/live/video";
+    let body: Vec<u8> = (0..3000u32).map(|i| (i * 7) as u8).collect();
+    let producer = put(&r1, name, &body, dir.path());
+    assert!(
+        wait(Duration::from_secs(10), || r2.has_route(name)),
+        "r2 never got a route to {name}: {}",
+        logs()
+    );
+    assert_eq!(get(&r2, name, dir.path()), body);
+
+    // The producer leaves: A deletes the registration, B withdraws the route at r2.
+    drop(producer);
+    assert!(
+        wait(Duration::from_secs(10), || !r2.has_route(name)),
+        "r2 kept the route after the producer left: {}",
+        logs()
+    );
+
+    // The bound: registration at r1 to the FIB entry at r2, N rounds (the bench script).
+    let rounds: usize = std::env::var("NAMEWAY_PG_LIVE_ROUNDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    if rounds > 0 {
+        // Baseline in the same rounds: the same registration to the FIB entry at r1 itself
+        // (A's own path: report, computation, push), without the database in between.
+        let (mut at_r2, mut at_r1) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+        for i in 0..rounds {
+            let name = format!("/example/live/bench/{i}");
+            let t0 = Instant::now();
+            let p = put(&r1, &name, b"x", dir.path());
+            let (mut t1, mut t2) = (None, None);
+            while t1.is_none() || t2.is_none() {
+                assert!(t0.elapsed() < Duration::from_secs(10), "{}", logs());
+                if t1.is_none() && r1.has_route(&name) {
+                    t1 = Some(t0.elapsed());
+                }
+                if t2.is_none() && r2.has_route(&name) {
+                    t2 = Some(t0.elapsed());
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            at_r1.extend(t1);
+            at_r2.extend(t2);
+            drop(p);
+            assert!(wait(Duration::from_secs(10), || !r2.has_route(&name)));
+        }
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        for (what, took) in [("B's r2", &mut at_r2), ("A's r1 (baseline)", &mut at_r1)] {
+            took.sort_unstable();
+            println!(
+                "pg-live: registration at A's r1 to FIB entry at {what}, {rounds} rounds: \
+                 median {:.0} ms, p99 {:.0} ms, min {:.0} ms, max {:.0} ms",
+                ms(percentile(took, 50)),
+                ms(percentile(took, 99)),
+                ms(took[0]),
+                ms(took[took.len() - 1]),
+            );
+        }
+        println!(
+            "pg-live: median ratio r2/r1 {:.2}",
+            ms(percentile(&at_r2, 50)) / ms(percentile(&at_r1, 50))
+        );
+    }
+
+    // Soft state: controller A dies; its routers' link rows are no longer renewed and
+    // expire, so B drops r1 from its graph and the route at r2 goes with it.
+    let again = put(&r1, name, &body, dir.path());
+    assert!(
+        wait(Duration::from_secs(10), || r2.has_route(name)),
+        "r2 never got the route back: {}",
+        logs()
+    );
+    drop(ctl_a.p.take());
+    assert!(
+        wait(Duration::from_secs(20), || !r2.has_route(name)),
+        "r2 kept the route of a dead controller's router: {}",
+        logs()
+    );
+    drop(again);
+}
