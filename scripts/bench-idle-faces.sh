@@ -3,13 +3,15 @@
 # nobody serves and then staying open and silent (scripts/idle-faces.py), held against a
 # release namewayd and, when scripts/build-nfd.sh has built it, against NFD in the same run.
 # The daemon's RSS growth (/proc/PID/status) divided by COUNT, and how long `nameway status`
-# and `nameway face list` take with the faces open.
+# and `nameway face list` take with the faces open (the median of TIMINGS runs of each, in
+# milliseconds of wall-clock time, the CLI process's start included).
 #
-#   bash scripts/bench-idle-faces.sh [COUNT=8000]
+#   bash scripts/bench-idle-faces.sh [COUNT=8000] [TIMINGS=7]
 #   NAMEWAY_NFD=/path/to/nfd-install bash scripts/bench-idle-faces.sh   # default ~/nameway-nfd
 set -euo pipefail
 
 COUNT="${1:-8000}"
+TIMINGS="${2:-7}"
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
 bench_init
@@ -37,6 +39,12 @@ hold() {
 }
 
 ms() { local t0 t1; t0=$(date +%s%N); "$@" >/dev/null; t1=$(date +%s%N); echo $(( (t1 - t0) / 1000000 )); }
+# median_ms COMMAND...: the median of TIMINGS runs of ms COMMAND (and every run, for the log).
+median_ms() {
+    local runs=() _
+    for _ in $(seq "$TIMINGS"); do runs+=("$(ms "$@")"); done
+    echo "$(median "${runs[@]}") (runs: ${runs[*]})"
+}
 
 start_namewayd "[faces]
 unix = \"$dir/nfd.sock\"
@@ -44,16 +52,24 @@ tcp = []
 udp = []"
 hold "$pid" "$dir/nfd.sock"
 nw_face=$per_face
+# The daemon's own CPU while every face is idle (utime + stime from /proc, over 10 s): an idle
+# face must cost no CPU (no timer, no polling).
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+idle_t0=$(cpu_ticks "$pid")
+sleep 10
+idle_ms=$(( ($(cpu_ticks "$pid") - idle_t0) * 1000 / $(getconf CLK_TCK) ))
 nw() { target/release/nameway --transport "unix://$dir/nfd.sock" "$@"; }
-status_ms=$(ms nw status)
-list_ms=$(ms nw face list --json)
+status_ms=$(median_ms nw status)
+list_ms=$(median_ms nw face list --json)
 faces=$(nw status --json | python3 -c "import json,sys; d=json.load(sys.stdin); print(d.get('faces') or d.get('n_faces') or '?')")
 kill "$holder_pid" 2>/dev/null || true
 stop_namewayd
 
 printf 'idle faces: %s Unix connections, one Interest each, then silent\n' "$COUNT"
-printf 'namewayd   %6s B per idle face   (status %s ms, face list %s ms with %s faces)\n' \
-    "$nw_face" "$status_ms" "$list_ms" "$faces"
+printf 'namewayd   %6s B per idle face, with %s faces open:\n' "$nw_face" "$faces"
+printf '  CPU while idle            %s ms over 10 s\n' "$idle_ms"
+printf '  nameway status            median %s ms\n' "$status_ms"
+printf '  nameway face list --json  median %s ms\n' "$list_ms"
 
 if [ -x "$nfd_home/nfd-start" ]; then
     nfd_dir="$dir/nfd"
