@@ -65,7 +65,7 @@ pub use name_tree::NameTree;
 pub use postgres::{PostgresStore, SCHEMA_TABLE};
 #[cfg(feature = "server")]
 pub use registry::{LoadReport, Registry};
-pub use routes::{Fib, FibDiff, NextHop, Origin, RouteEngine};
+pub use routes::{changed_routers, Changed, Fib, FibDiff, NextHop, Origin, PrefixId, RouteEngine};
 #[cfg(feature = "server")]
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 #[cfg(feature = "server")]
