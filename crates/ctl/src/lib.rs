@@ -69,7 +69,7 @@ pub use postgres::{PostgresStore, SCHEMA_TABLE};
 pub use postgres_feed::Changes;
 #[cfg(feature = "server")]
 pub use registry::{LoadReport, Registry};
-pub use routes::{Fib, FibDiff, NextHop, Origin, RouteEngine};
+pub use routes::{changed_routers, Changed, Fib, FibDiff, NextHop, Origin, PrefixId, RouteEngine};
 #[cfg(feature = "server")]
 pub use schema::{APPLICATION_ID, SCHEMA_VERSION};
 #[cfg(feature = "server")]

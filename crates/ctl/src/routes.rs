@@ -43,6 +43,19 @@ pub struct Origin {
 /// Next hops as stored per entry: most entries have one or two, kept inline.
 type Hops = SmallVec<[NextHop; 2]>;
 
+/// A prefix's number in a [`RouteEngine`] (see [`RouteEngine::prefix`]).
+pub type PrefixId = usize;
+
+/// FIB entries whose next hops changed: (router, prefix), sorted, each once.
+pub type Changed = Vec<(NodeId, PrefixId)>;
+
+/// The routers of `changed`, sorted, each once.
+pub fn changed_routers(changed: &[(NodeId, PrefixId)]) -> Vec<NodeId> {
+    let mut routers: Vec<NodeId> = changed.iter().map(|&(r, _)| r).collect();
+    routers.dedup();
+    routers
+}
+
 /// Topology + origins → FIBs, kept up to date incrementally.
 ///
 /// Internally a FIB is a table indexed by prefix id (no map look-ups while computing);
@@ -173,6 +186,19 @@ impl RouteEngine {
         )
     }
 
+    /// The name of prefix `pid`.
+    pub fn prefix(&self, pid: PrefixId) -> Option<&Name> {
+        self.prefixes.get(pid).map(|(name, _)| name)
+    }
+
+    /// Router `r`'s next hops for prefix `pid` as last computed (empty: no route).
+    pub fn hops(&self, r: NodeId, pid: PrefixId) -> &[NextHop] {
+        self.entries
+            .get(r as usize)
+            .and_then(|e| e.get(pid))
+            .map_or(&[], |h| h.as_slice())
+    }
+
     /// Router `r`'s next hops for exactly `prefix` (empty: no route).
     pub fn entry(&self, r: NodeId, prefix: &Name) -> &[NextHop] {
         self.prefix_ids
@@ -182,8 +208,8 @@ impl RouteEngine {
     }
 
     /// Adds `origin` for `prefix` and recomputes that prefix's entries only (after
-    /// [`RouteEngine::compute_all`] has run once). Returns the routers whose FIB changed.
-    pub fn register(&mut self, prefix: Name, origin: Origin) -> Vec<NodeId> {
+    /// [`RouteEngine::compute_all`] has run once). Returns the entries that changed.
+    pub fn register(&mut self, prefix: Name, origin: Origin) -> Changed {
         let pid = self.prefix_id(prefix);
         let Some((_, list)) = self.prefixes.get_mut(pid) else {
             return Vec::new();
@@ -203,8 +229,8 @@ impl RouteEngine {
     }
 
     /// Removes `origin` of `prefix` and recomputes that prefix's entries only. Returns the
-    /// routers whose FIB changed.
-    pub fn unregister(&mut self, prefix: &Name, origin: &Origin) -> Vec<NodeId> {
+    /// entries that changed.
+    pub fn unregister(&mut self, prefix: &Name, origin: &Origin) -> Changed {
         let Some(&pid) = self.prefix_ids.get(prefix) else {
             return Vec::new();
         };
@@ -232,8 +258,8 @@ impl RouteEngine {
     }
 
     /// Forgets `a`'s report about its link to `b` and updates the FIB entries it touches.
-    /// Returns the routers whose FIB changed (sorted).
-    pub fn withdraw_link(&mut self, a: NodeId, b: NodeId) -> Vec<NodeId> {
+    /// Returns the entries that changed.
+    pub fn withdraw_link(&mut self, a: NodeId, b: NodeId) -> Changed {
         match self.topo.withdraw(a, b) {
             Some(change) => self.apply_change(&change),
             None => Vec::new(),
@@ -278,9 +304,9 @@ impl RouteEngine {
         }
     }
 
-    /// Recomputes prefix `pid`'s rows index and its entry at every router; the routers whose
-    /// entry changed.
-    fn refresh_prefix(&mut self, pid: usize) -> Vec<NodeId> {
+    /// Recomputes prefix `pid`'s rows index and its entry at every router; the entries that
+    /// changed.
+    fn refresh_prefix(&mut self, pid: usize) -> Changed {
         let rows: Vec<usize> = self
             .prefixes
             .get(pid)
@@ -304,7 +330,7 @@ impl RouteEngine {
             {
                 if *slot != hops {
                     *slot = hops;
-                    changed.push(r);
+                    changed.push((r, pid));
                 }
             }
         }
@@ -312,8 +338,8 @@ impl RouteEngine {
     }
 
     /// Records `a`'s report about its link to `b` and updates the FIB entries it touches.
-    /// Returns the routers whose FIB changed (sorted).
-    pub fn report_link(&mut self, a: NodeId, b: NodeId, report: LinkReport) -> Vec<NodeId> {
+    /// Returns the entries that changed.
+    pub fn report_link(&mut self, a: NodeId, b: NodeId, report: LinkReport) -> Changed {
         match self.topo.report(a, b, report) {
             Some(change) => self.apply_change(&change),
             None => Vec::new(),
@@ -323,7 +349,7 @@ impl RouteEngine {
     /// Repairs the rows, then recomputes the entries that depend on a moved distance: a
     /// router's next hops toward origin `o` read `o`'s distances at the router and at its
     /// neighbours, and the link costs at the router (which change only at the link's ends).
-    fn apply_change(&mut self, change: &EdgeChange) -> Vec<NodeId> {
+    fn apply_change(&mut self, change: &EdgeChange) -> Changed {
         let mut dirty: BTreeSet<(NodeId, usize)> = BTreeSet::new();
         for (ri, (o, row)) in self.rows.iter_mut().enumerate() {
             if self.prefixes_of_row.get(ri).is_none_or(Vec::is_empty) {
@@ -359,12 +385,9 @@ impl RouteEngine {
             };
             if *slot != hops {
                 *slot = hops;
-                if changed.last() != Some(&r) {
-                    changed.push(r);
-                }
+                changed.push((r, pid));
             }
         }
-        changed.dedup();
         changed
     }
 
@@ -464,6 +487,22 @@ impl FibDiff {
 mod tests {
     use super::*;
 
+    /// The (router, prefix) entries that differ between `before` and `after` (one FIB per
+    /// router, in id order).
+    fn changed_entries(e: &RouteEngine, before: &[Fib], after: &[Fib]) -> Changed {
+        let mut out = Changed::new();
+        for (r, (b, a)) in before.iter().zip(after).enumerate() {
+            let mut pid = 0;
+            while let Some(p) = e.prefix(pid) {
+                if b.get(p) != a.get(p) {
+                    out.push((NodeId::try_from(r).unwrap(), pid));
+                }
+                pid += 1;
+            }
+        }
+        out
+    }
+
     fn up(face: u64, cost: u32) -> LinkReport {
         LinkReport {
             face,
@@ -516,7 +555,7 @@ mod tests {
                 ..up(103, 1)
             },
         );
-        assert_eq!(changed, vec![r0, r1]);
+        assert_eq!(changed_routers(&changed), vec![r0, r1]);
         assert_eq!(e.fib(r0).unwrap()[&p], [NextHop { face: 102, cost: 2 }]);
         assert_eq!(e.fib(r1).unwrap()[&p], [NextHop { face: 100, cost: 3 }]);
         assert_eq!(e.fib(r2).unwrap()[&p], [NextHop { face: 103, cost: 1 }]);
@@ -620,20 +659,17 @@ mod tests {
             face,
             cost: 0,
         };
-        let check = |e: &mut RouteEngine, changed: Vec<NodeId>, before: Vec<Fib>| {
+        let check = |e: &mut RouteEngine, changed: Changed, before: Vec<Fib>| {
             let incremental: Vec<Fib> = (0..4).map(|r| e.fib(r).unwrap()).collect();
             e.compute_all();
             let full: Vec<Fib> = (0..4).map(|r| e.fib(r).unwrap()).collect();
             assert_eq!(incremental, full);
-            let really: Vec<NodeId> = (0..4)
-                .filter(|&r| before[r as usize] != full[r as usize])
-                .collect();
-            assert_eq!(changed, really);
+            assert_eq!(changed, changed_entries(e, &before, &full));
         };
         let fibs = |e: &RouteEngine| (0..4).map(|r| e.fib(r).unwrap()).collect::<Vec<_>>();
         let before = fibs(&e);
         let changed = e.register(other.clone(), at(r2, 7));
-        assert_eq!(changed, vec![r0, r1, r2, r3]);
+        assert_eq!(changed_routers(&changed), vec![r0, r1, r2, r3]);
         check(&mut e, changed, before);
         // A second origin: r1 now reaches /other at home, r0 and r3 tie.
         let before = fibs(&e);
@@ -655,7 +691,7 @@ mod tests {
         let before = fibs(&e);
         let changed = e.register(other.clone(), at(r2, 7));
         check(&mut e, changed, before);
-        assert_eq!(e.register(other.clone(), at(r2, 7)), Vec::<NodeId>::new());
+        assert_eq!(e.register(other.clone(), at(r2, 7)), Changed::new());
         let before = fibs(&e);
         let changed = e.unregister(&"/video".parse().unwrap(), &at(r3, 9));
         check(&mut e, changed, before);
@@ -733,10 +769,7 @@ mod tests {
             e.compute_all();
             let full: Vec<Fib> = (0..n).map(|r| e.fib(r).unwrap()).collect();
             assert_eq!(incremental, full, "change {k}");
-            let really: Vec<NodeId> = (0..n)
-                .filter(|&r| before[r as usize] != full[r as usize])
-                .collect();
-            assert_eq!(changed, really, "change {k}");
+            assert_eq!(changed, changed_entries(&e, &before, &full), "change {k}");
         }
     }
 }

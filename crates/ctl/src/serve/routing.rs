@@ -7,7 +7,8 @@
 //! one [`RouteEngine::report_link`] / [`RouteEngine::withdraw_link`] (a repair of the
 //! shortest-path rows, the FIB entries that depend on a moved distance recomputed), each
 //! registration added or gone one [`RouteEngine::register`] / [`RouteEngine::unregister`]
-//! (that prefix's entries only). Both give the routers whose FIB changed.
+//! (that prefix's entries only). Both give the (router, prefix) entries that changed, so
+//! that publishing costs what changed, not the FIBs' size.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -16,7 +17,7 @@ use nameway_wire::Name;
 
 use super::state::LinkView;
 use crate::channel::Report;
-use crate::routes::{Fib, Origin, RouteEngine};
+use crate::routes::{Changed, Fib, NextHop, Origin, PrefixId, RouteEngine};
 use crate::topology::{LinkReport, NodeId, Topology};
 
 /// One router as the rebuild reads it.
@@ -123,9 +124,9 @@ impl Routing {
     }
 
     /// Applies `router`'s new `report` as the difference from the one applied before; the
-    /// routers whose FIB changed (sorted). `None`: the router is not in the topology (a
-    /// rebuild is needed).
-    pub(super) fn update(&mut self, router: &Name, report: &Report) -> Option<Vec<NodeId>> {
+    /// (router, prefix) entries that changed (sorted, each once; an entry changed and changed
+    /// back is listed too). `None`: the router is not in the topology (a rebuild is needed).
+    pub(super) fn update(&mut self, router: &Name, report: &Report) -> Option<Changed> {
         let me = *self.ids.get(router)?;
         let new = self.resolve(me, report);
         let old = std::mem::take(self.applied.get_mut(me as usize)?);
@@ -162,6 +163,12 @@ impl Routing {
     /// The name of node `id`.
     pub(super) fn name(&self, id: NodeId) -> Option<&Name> {
         self.names.get(id as usize)
+    }
+
+    /// Router `id`'s entry for prefix `pid` as computed: the prefix and its next hops
+    /// (empty: no route).
+    pub(super) fn entry(&self, id: NodeId, pid: PrefixId) -> Option<(&Name, &[NextHop])> {
+        Some((self.engine.prefix(pid)?, self.engine.hops(id, pid)))
     }
 
     /// Router `id`'s FIB as computed.

@@ -6,6 +6,12 @@
 //! (links up, down or re-costed, registrations added or withdrawn) updates only the FIB
 //! entries it touches, and only the routers whose FIB changed are published to. A router
 //! joining, coming back on a new connection or leaving rebuilds everything once.
+//!
+//! Publishing costs what changed: the engine lists the (router, prefix) entries it changed,
+//! each router's FIB is updated in place from that list and the diff pushed is built from
+//! those entries alone. A router's versions are counters: the diff pushed goes from the
+//! version last sent on the connection (the agent applies them in order), a new connection
+//! gets a snapshot, so no FIB history is kept.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -17,8 +23,8 @@ use super::cs_versions::CsVersions;
 use super::routing::{RouterInput, Routing};
 use crate::cache_policy::CachePolicy;
 use crate::channel::{RegistrationReport, Report};
-use crate::objects::{ConfigBody, ConfigKind, ConfigObject, FibVersions};
-use crate::routes::{Fib, FibDiff, NextHop};
+use crate::objects::{ConfigBody, ConfigKind, ConfigObject};
+use crate::routes::{Fib, FibDiff, NextHop, PrefixId};
 use crate::topology::NodeId;
 
 /// A connection's number.
@@ -32,10 +38,15 @@ struct RouterState {
     conn: Option<ConnId>,
     /// Its last report (while connected).
     report: Option<Report>,
-    versions: FibVersions,
-    /// What was last sent on the current connection: version and FIB.
-    sent: Option<(u64, Fib)>,
-    /// The FIB last computed for it (kept while it is away).
+    /// The FIB version last published (0: the empty FIB).
+    version: u64,
+    /// The version it acknowledged.
+    acked: u64,
+    /// Whether `version` was sent on the current connection (the next object is then a
+    /// diff from it; else a snapshot).
+    sent: bool,
+    /// The FIB of `version` (kept while it is away), updated in place; shared with the
+    /// status only until the next change.
     fib: Arc<Fib>,
     /// Its cache policy versions.
     cs: CsVersions,
@@ -161,8 +172,9 @@ impl ControllerState {
                 link_key: None,
                 conn: None,
                 report: None,
-                versions: FibVersions::new(),
-                sent: None,
+                version: 0,
+                acked: 0,
+                sent: false,
                 fib: Arc::default(),
                 cs: CsVersions::default(),
                 remote: false,
@@ -171,7 +183,7 @@ impl ControllerState {
         r.remote = false;
         r.conn = Some(conn);
         r.report = None;
-        r.sent = None;
+        r.sent = false;
         r.cs.new_session();
         self.needs_full = true;
     }
@@ -183,7 +195,7 @@ impl ControllerState {
         for r in self.routers.values_mut().filter(|r| r.conn == Some(conn)) {
             r.conn = None;
             r.report = None;
-            r.sent = None;
+            r.sent = false;
             r.cs.new_session();
             changed = true;
         }
@@ -231,19 +243,25 @@ impl ControllerState {
     /// Applies the new reports of `routers` to the routes kept; publishes to the routers
     /// whose FIB changed (and to the reporting routers).
     fn apply(&mut self, routers: &[Name]) -> Vec<Push> {
-        let mut dirty = BTreeSet::new();
+        let mut dirty: BTreeMap<NodeId, BTreeSet<PrefixId>> = BTreeMap::new();
         for name in routers {
             let Some(report) = self.routers.get(name).and_then(|r| r.report.as_ref()) else {
                 continue;
             };
             match self.routing.update(name, report) {
-                Some(changed) => dirty.extend(changed),
+                Some(changed) => {
+                    for (r, pid) in changed {
+                        dirty.entry(r).or_default().insert(pid);
+                    }
+                }
                 None => return self.recompute(),
             }
-            dirty.extend(self.routing.id(name));
+            if let Some(id) = self.routing.id(name) {
+                dirty.entry(id).or_default();
+            }
         }
         self.counters.incremental += 1;
-        self.publish(dirty)
+        self.publish_changes(dirty)
     }
 
     /// Replaces the cache policy: every connected router whose document changed gets it.
@@ -296,11 +314,11 @@ impl ControllerState {
         let Some(r) = self.routers.values_mut().find(|r| r.conn == Some(conn)) else {
             return;
         };
-        if version > r.versions.current() {
+        if version > r.version {
             self.counters.bad_acks += 1;
             return;
         }
-        r.versions.ack(version);
+        r.acked = r.acked.max(version);
     }
 
     /// `router` is served by another controller sharing the database (`serve/feed.rs`): in
@@ -331,8 +349,9 @@ impl ControllerState {
                 link_key: None,
                 conn: None,
                 report: None,
-                versions: FibVersions::new(),
-                sent: None,
+                version: 0,
+                acked: 0,
+                sent: false,
                 fib: Arc::default(),
                 cs: CsVersions::default(),
                 remote: true,
@@ -388,8 +407,8 @@ impl ControllerState {
             .map(|(n, r)| RouterFib {
                 router: n.to_string(),
                 connected: r.conn.is_some(),
-                version: r.versions.current(),
-                acked: r.versions.acked(),
+                version: r.version,
+                acked: r.acked,
                 fib: r.fib.clone(),
                 cs_versions: r.cs.versions(),
             })
@@ -400,14 +419,7 @@ impl ControllerState {
     pub fn routers(&self) -> Vec<(String, bool, u64, u64)> {
         self.routers
             .iter()
-            .map(|(n, r)| {
-                (
-                    n.to_string(),
-                    r.conn.is_some(),
-                    r.versions.current(),
-                    r.versions.acked(),
-                )
-            })
+            .map(|(n, r)| (n.to_string(), r.conn.is_some(), r.version, r.acked))
             .collect()
     }
 
@@ -432,7 +444,8 @@ impl ControllerState {
     }
 
     /// Publishes the computed FIB of each of `ids` (connected routers that reported) and
-    /// returns the objects their sessions have not had.
+    /// returns the objects their sessions have not had. Reads each whole FIB: for full
+    /// computations.
     fn publish(&mut self, ids: impl IntoIterator<Item = NodeId>) -> Vec<Push> {
         let mut pushes = Vec::new();
         for id in ids {
@@ -446,32 +459,89 @@ impl ControllerState {
                 continue;
             };
             let fib = self.routing.fib(id);
-            r.versions.publish(fib.clone());
-            r.fib = Arc::new(fib.clone());
-            let version = r.versions.current();
-            let object = match &r.sent {
-                Some((v, _)) if *v == version => continue,
-                Some((v, old)) => ConfigObject {
-                    router: n.clone(),
-                    kind: ConfigKind::Fib,
-                    version,
-                    base: Some(*v),
-                    body: ConfigBody::FibDiff(FibDiff::between(old, &fib)),
-                },
-                None => ConfigObject {
-                    router: n.clone(),
-                    kind: ConfigKind::Fib,
-                    version,
-                    base: None,
-                    body: ConfigBody::FibSnapshot(fib.clone()),
-                },
-            };
-            r.sent = Some((version, fib));
-            self.counters.objects += 1;
-            pushes.push(Push { conn, object });
+            let diff = FibDiff::between(&r.fib, &fib);
+            if !diff.is_empty() {
+                r.fib = Arc::new(fib);
+            }
+            if let Some(object) = next_object(n, r, diff) {
+                self.counters.objects += 1;
+                pushes.push(Push { conn, object });
+            }
         }
         pushes
     }
+
+    /// Publishes the entries of `dirty` (router → prefixes whose entry the engine changed)
+    /// to those routers (connected, having reported); returns the objects their sessions
+    /// have not had. Costs the entries listed, not the FIBs' size.
+    fn publish_changes(&mut self, dirty: BTreeMap<NodeId, BTreeSet<PrefixId>>) -> Vec<Push> {
+        let mut pushes = Vec::new();
+        for (id, pids) in dirty {
+            let Some(n) = self.routing.name(id) else {
+                continue;
+            };
+            let Some(r) = self.routers.get_mut(n) else {
+                continue;
+            };
+            let (Some(conn), Some(_)) = (r.conn, &r.report) else {
+                continue;
+            };
+            let mut diff = FibDiff::default();
+            for pid in pids {
+                let Some((prefix, hops)) = self.routing.entry(id, pid) else {
+                    continue;
+                };
+                match r.fib.get(prefix) {
+                    Some(_) if hops.is_empty() => diff.removals.push(prefix.clone()),
+                    Some(old) if old.as_slice() == hops => {}
+                    None if hops.is_empty() => {}
+                    _ => diff.upserts.push((prefix.clone(), hops.to_vec())),
+                }
+            }
+            if !diff.is_empty() {
+                diff.upserts.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                diff.removals.sort_unstable();
+                let fib = Arc::make_mut(&mut r.fib);
+                for p in &diff.removals {
+                    fib.remove(p);
+                }
+                for (p, hops) in &diff.upserts {
+                    fib.insert(p.clone(), hops.clone());
+                }
+            }
+            if let Some(object) = next_object(n, r, diff) {
+                self.counters.objects += 1;
+                pushes.push(Push { conn, object });
+            }
+        }
+        pushes
+    }
+}
+
+/// After `r.fib` moved by `diff` (applied already): the next version when it is not empty,
+/// and the object `r`'s session needs: a snapshot on a new session, else the diff from the
+/// version last sent (nothing when nothing changed).
+fn next_object(router: &Name, r: &mut RouterState, diff: FibDiff) -> Option<ConfigObject> {
+    let changed = !diff.is_empty();
+    if changed {
+        r.version += 1;
+    }
+    let (base, body) = if r.sent {
+        if !changed {
+            return None;
+        }
+        (Some(r.version.saturating_sub(1)), ConfigBody::FibDiff(diff))
+    } else {
+        (None, ConfigBody::FibSnapshot((*r.fib).clone()))
+    };
+    r.sent = true;
+    Some(ConfigObject {
+        router: router.clone(),
+        kind: ConfigKind::Fib,
+        version: r.version,
+        base,
+        body,
+    })
 }
 
 #[cfg(test)]

@@ -11,6 +11,8 @@ use proptest::prelude::*;
 
 use super::{ConnId, ControllerState, Push};
 use crate::channel::{NeighbourReport, RegistrationReport, Report};
+use crate::objects::ConfigBody;
+use crate::routes::Fib;
 
 const ROUTERS: u8 = 7;
 const PREFIXES: u8 = 5;
@@ -27,6 +29,8 @@ enum Op {
     Gone(u8),
     /// `a` connects again (a new connection) and reports what it had.
     Back(u8),
+    /// `a` acknowledges the FIB version last pushed to it (or, `false`, one past it).
+    Ack(u8, bool),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -37,7 +41,8 @@ fn op() -> impl Strategy<Value = Op> {
         6 => (r.clone(), r.clone(), 1..6u8).prop_map(|(a, b, c)| Op::BothUp(a, b, c)),
         5 => (r.clone(), 0..PREFIXES, 0..2u8).prop_map(|(a, p, f)| Op::Toggle(a, p, f)),
         1 => r.clone().prop_map(Op::Gone),
-        1 => r.prop_map(Op::Back),
+        1 => r.clone().prop_map(Op::Back),
+        2 => (r, proptest::bool::weighted(0.9)).prop_map(|(a, ok)| Op::Ack(a, ok)),
     ]
 }
 
@@ -89,23 +94,53 @@ struct Pair {
 }
 
 impl Pair {
-    fn both(&mut self, f: impl Fn(&mut ControllerState) -> Vec<Push>) {
+    fn both(&mut self, f: impl Fn(&mut ControllerState) -> Vec<Push>) -> Vec<Push> {
         let a = f(&mut self.inc);
         let b = f(&mut self.full);
         assert_eq!(a, b, "pushes differ");
         self.same();
+        a
     }
 
     fn same(&self) {
         let fibs = |s: &ControllerState| {
             s.fibs()
                 .into_iter()
-                .map(|f| (f.router, f.connected, f.version, (*f.fib).clone()))
+                .map(|f| (f.router, f.connected, f.version, f.acked, (*f.fib).clone()))
                 .collect::<Vec<_>>()
         };
         assert_eq!(fibs(&self.inc), fibs(&self.full), "FIBs differ");
         assert_eq!(self.inc.links(), self.full.links(), "links differ");
         assert_eq!(self.inc.link_views(), self.full.link_views());
+        assert_eq!(self.inc.counters.bad_acks, self.full.counters.bad_acks);
+    }
+}
+
+/// What the routers' agents do with `pushes`: a snapshot replaces the FIB, a diff must be
+/// based on the version the router holds. Each router then holds the FIB the state has for
+/// it.
+fn deliver(agents: &mut BTreeMap<ConnId, (u64, Fib)>, state: &ControllerState, pushes: Vec<Push>) {
+    for p in pushes {
+        let agent = agents.entry(p.conn).or_default();
+        match (&p.object.body, p.object.base) {
+            (ConfigBody::FibSnapshot(f), None) => agent.1 = f.clone(),
+            (ConfigBody::FibDiff(d), Some(base)) => {
+                assert_eq!(base, agent.0, "a diff not based on what the router holds");
+                agent.1 = d.apply(&agent.1);
+            }
+            (ConfigBody::FibDiff(_) | ConfigBody::FibSnapshot(_), _) => {
+                panic!("bad base: {:?}", p.object)
+            }
+            _ => continue,
+        }
+        agent.0 = p.object.version;
+        let router = p.object.router.to_string();
+        let fib = state.fibs().into_iter().find(|f| f.router == router);
+        assert_eq!(
+            Some(&agent.1),
+            fib.as_ref().map(|f| &*f.fib),
+            "the router's FIB"
+        );
     }
 }
 
@@ -120,10 +155,13 @@ fn run(ops: Vec<Op>) {
         inc: ControllerState::new(2),
         full: ControllerState::with_full_recomputation(2),
     };
-    let report = |s: &mut Pair, m: &Model, a: u8| {
+    // The agents' side: each connection's FIB as its router applies the objects pushed.
+    let mut agents: BTreeMap<ConnId, (u64, Fib)> = BTreeMap::new();
+    let report = |s: &mut Pair, agents: &mut BTreeMap<ConnId, (u64, Fib)>, m: &Model, a: u8| {
         if let Some(c) = m.conn[a as usize] {
             let r = m.report(a);
-            s.both(|st| st.report(c, r.clone()));
+            let pushes = s.both(|st| st.report(c, r.clone()));
+            deliver(agents, &s.inc, pushes);
         }
     };
     for a in 0..ROUTERS {
@@ -134,7 +172,7 @@ fn run(ops: Vec<Op>) {
             st.connected(&name(a), Some(key(a)), c);
             Vec::new()
         });
-        report(&mut s, &m, a);
+        report(&mut s, &mut agents, &m, a);
     }
     for op in ops {
         match op {
@@ -143,23 +181,33 @@ fn run(ops: Vec<Op>) {
                     Some(l) => m.links[a as usize].insert(b, l),
                     None => m.links[a as usize].remove(&b),
                 };
-                report(&mut s, &m, a);
+                report(&mut s, &mut agents, &m, a);
             }
             Op::BothUp(a, b, cost) => {
                 m.links[a as usize].insert(b, (true, cost));
                 m.links[b as usize].insert(a, (true, cost));
-                report(&mut s, &m, a);
-                report(&mut s, &m, b);
+                report(&mut s, &mut agents, &m, a);
+                report(&mut s, &mut agents, &m, b);
             }
             Op::Toggle(a, p, f) => {
                 if m.regs[a as usize].remove(&(p, f)).is_none() {
                     m.regs[a as usize].insert((p, f), ());
                 }
-                report(&mut s, &m, a);
+                report(&mut s, &mut agents, &m, a);
+            }
+            Op::Ack(a, ok) => {
+                if let Some(c) = m.conn[a as usize] {
+                    let v = agents.get(&c).map_or(0, |x| x.0) + u64::from(!ok);
+                    s.both(|st| {
+                        st.ack(c, v);
+                        Vec::new()
+                    });
+                }
             }
             Op::Gone(a) => {
                 if let Some(c) = m.conn[a as usize].take() {
-                    s.both(|st| st.disconnected(c));
+                    let pushes = s.both(|st| st.disconnected(c));
+                    deliver(&mut agents, &s.inc, pushes);
                 }
             }
             Op::Back(a) => {
@@ -170,7 +218,7 @@ fn run(ops: Vec<Op>) {
                     st.connected(&name(a), Some(key(a)), c);
                     Vec::new()
                 });
-                report(&mut s, &m, a);
+                report(&mut s, &mut agents, &m, a);
             }
         }
     }
