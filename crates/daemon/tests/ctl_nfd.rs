@@ -80,6 +80,15 @@ fn routes(d: &Daemon) -> Vec<(String, u64, u64)> {
         .collect()
 }
 
+/// The faces of `d`'s routes of origin 131 for `prefix`.
+fn ctl_route(d: &Daemon, prefix: &str) -> Vec<u64> {
+    routes(d)
+        .into_iter()
+        .filter(|(p, _, o)| p == prefix && *o == CTL)
+        .map(|(_, f, _)| f)
+        .collect()
+}
+
 fn face_to(d: &Daemon, uri: &str) -> u64 {
     let v: Value = serde_json::from_str(&nameway(d, &["face", "list", "--json"])).unwrap();
     v.as_array()
@@ -282,25 +291,20 @@ fn an_nfd_agent_reports_the_forwarders_registrations_and_installs_the_controller
         )
     };
     // Both enrolled, and the link counts: both ends report it.
-    let link_up = || {
-        ctl.api("/api/topology")["links"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|l| l["a"] == "/example/n1" && l["b"] == "/example/n2" && l["up"] == true)
-    };
-    assert!(wait(Duration::from_secs(15), link_up), "{}", logs());
+    assert!(
+        wait(Duration::from_secs(15), || link_up(
+            &ctl,
+            "/example/n1",
+            "/example/n2"
+        )),
+        "{}",
+        logs()
+    );
 
     // An application's registration at b is routed at a, by rib/register with origin 131.
     let bytes: Vec<u8> = (0..20_000u32).map(|i| (i * 7) as u8).collect();
     let producer = put(&b, "/example/nfd/video", &bytes, dir.path());
-    let ctl_route = |d: &Daemon| {
-        routes(d)
-            .into_iter()
-            .filter(|(p, _, o)| p == "/example/nfd/video" && *o == CTL)
-            .map(|(_, f, _)| f)
-            .collect::<Vec<_>>()
-    };
+    let ctl_route = |d: &Daemon| ctl_route(d, "/example/nfd/video");
     assert!(
         wait(Duration::from_secs(10), || ctl_route(&a) == vec![face_ab]),
         "a's routes: {:?}\n{}",
@@ -313,20 +317,7 @@ fn an_nfd_agent_reports_the_forwarders_registrations_and_installs_the_controller
         "{:?}",
         ctl.registry()
     );
-    let out = dir.path().join("got");
-    nameway(
-        &a,
-        &[
-            "get",
-            "-q",
-            "--lifetime",
-            "1000",
-            "-o",
-            out.to_str().unwrap(),
-            "/example/nfd/video",
-        ],
-    );
-    assert_eq!(std::fs::read(&out).unwrap(), bytes);
+    assert_eq!(get(&a, "/example/nfd/video", dir.path()), bytes);
 
     // The producer leaves: the controller's route is withdrawn with rib/unregister; the
     // static route stays.
@@ -446,13 +437,6 @@ fn a_namewayd_and_an_nfd_agents_forwarder_use_a_plain_link_declared_on_both_side
 
     // Behind b (the NFD agent's side), fetched at a through the route the controller gave
     // namewayd's agent over the declared face.
-    let ctl_route = |d: &Daemon, prefix: &str| {
-        routes(d)
-            .into_iter()
-            .filter(|(p, _, o)| p == prefix && *o == CTL)
-            .map(|(_, f, _)| f)
-            .collect::<Vec<_>>()
-    };
     let from_b: Vec<u8> = (0..20_000u32).map(|i| (i * 13) as u8).collect();
     let _producer_b = put(&b, "/example/mixed/b", &from_b, dir.path());
     assert!(
