@@ -15,10 +15,7 @@ PREFIXES="${PREFIXES:-250}"
 CHANGES="${CHANGES:-100000}"
 PROFILE="${PROFILE:-release}"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-if [ "$PROFILE" = release ]; then
-  export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
-  nice -n 10 cargo build --quiet --release -p namewayd -p nameway -p nameway-ctl
-else
-  nice -n 10 cargo build --quiet -p namewayd -p nameway -p nameway-ctl
-fi
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
+bench_build_ctl
 python3 scripts/bench-ctl-c5.py --bin "target/$PROFILE" --prefixes "$PREFIXES" --changes "$CHANGES" --pause-ms 200 --interests 500000

@@ -12,10 +12,7 @@ LINE="${LINE:-10}"
 ROUNDS="${ROUNDS:-30}"
 PROFILE="${PROFILE:-debug}"
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-if [ "$PROFILE" = release ]; then
-  export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
-  nice -n 10 cargo build --quiet --release -p namewayd -p nameway -p nameway-ctl
-else
-  nice -n 10 cargo build --quiet -p namewayd -p nameway -p nameway-ctl
-fi
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
+bench_build_ctl
 python3 scripts/bench-ctl-e2e.py --bin "target/$PROFILE" --line "$LINE" --rounds "$ROUNDS" ${ONLY:+--only "$ONLY"}

@@ -4,6 +4,8 @@
 #                         "[log] level=warn" + TOML, wait for $dir/nfd.sock; sets $pid
 #   stop_namewayd         stop it
 #   median N...           the median of numbers
+#   bench_build_ctl       build namewayd, nameway and namewayctl in $PROFILE (debug or
+#                         release; release without LTO, 16 codegen units), at low priority
 # The TOML should put the Unix socket at $dir/nfd.sock.
 
 bench_init() {
@@ -35,4 +37,13 @@ stop_namewayd() {
 
 median() {
     printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'
+}
+
+bench_build_ctl() {
+    if [ "${PROFILE:-debug}" = release ]; then
+        CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+            nice -n 10 cargo build --quiet --release -p namewayd -p nameway -p nameway-ctl
+    else
+        nice -n 10 cargo build --quiet -p namewayd -p nameway -p nameway-ctl
+    fi
 }

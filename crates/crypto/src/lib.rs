@@ -102,6 +102,8 @@ pub mod forro14;
 mod key;
 pub mod libcrypto;
 mod mac;
+#[cfg(feature = "noise")]
+pub mod noise;
 mod provider;
 mod suite;
 

@@ -18,9 +18,8 @@
 use bytes::Bytes;
 use nameway_transport::Certificate;
 use nameway_wire::name::Component;
-use nameway_wire::security::verify_data_wire;
 use nameway_wire::tlv::{put_nni_tlv, put_tlv, Reader};
-use nameway_wire::{Data, DataView, Name};
+use nameway_wire::{Data, Name};
 
 use crate::ca::{ctl_name, Authority, CaError};
 use crate::routes::{Fib, FibDiff, NextHop};
@@ -164,17 +163,17 @@ impl ConfigObject {
         Bytes::from(c)
     }
 
-    /// Verifies `wire` against the anchor certificate and decodes it.
+    /// Verifies `wire`, one unsegmented object, against the anchor certificate and decodes
+    /// it: [`ObjectAssembler`]'s path for a Data that is the whole object.
     ///
     /// # Errors
     /// [`CaError::BadObject`]: a bad signature (another key, tampered), a name that is not
-    /// a configuration object of this domain, malformed Content.
+    /// a configuration object of this domain, malformed Content, a segment of a larger
+    /// object.
     pub fn decode_verified(wire: Bytes, anchor: &Certificate) -> Result<Self, CaError> {
-        let bad = |m: String| CaError::BadObject(m);
-        let view = DataView::new_checked(wire).map_err(|e| bad(format!("object: {e}")))?;
-        verify_data_wire(&view, anchor.key().verifier())
-            .map_err(|e| bad(format!("object signature: {e}")))?;
-        Self::decode_parts(view.name().clone(), view.content(), anchor)
+        ObjectAssembler::new().push(wire, anchor)?.ok_or_else(|| {
+            CaError::BadObject("a segment of a larger object (use ObjectAssembler)".into())
+        })
     }
 
     /// The object named `name` with `content` (its signature, or its segments' signatures,

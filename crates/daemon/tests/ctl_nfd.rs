@@ -11,105 +11,23 @@
 //!   `nameway-nfd-agent` with the link between them declared; a prefix registered at one is
 //!   routed (origin 131) at the other and fetched, and withdrawn when the producer leaves,
 //!   while a static route is left alone.
+//! - A `namewayd` with a `[controller]` section and a forwarder driven by `nameway-nfd-agent`,
+//!   joined by a plain UDP face declared on both sides (`[controller] neighbours` and
+//!   `--neighbour`): the controller sees the link up and routes over it both ways.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
 use std::io::{BufRead as _, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::ctl::{bin, run, wait, Proc, SERIAL};
-use common::{free_port, http_get, Daemon};
+use common::ctl::{bin, run, wait, Controller, Proc, SERIAL};
+use common::{free_port, Daemon};
 use serde_json::Value;
 
 const CTL: u64 = 131;
-
-/// `namewayctl serve`: its agents' address, HTTP base and pinned key.
-struct Controller {
-    _p: Proc,
-    listen: String,
-    http: String,
-    pin: String,
-}
-
-/// `namewayctl serve` with `args` (the database options) and its log in `log`.
-fn serve(args: &[&str], listen: &str, log_path: &Path) -> Controller {
-    let log = std::fs::File::create(log_path).unwrap();
-    let mut child = Command::new(bin("namewayctl"))
-        .arg("serve")
-        .args(args)
-        .args(["--listen", listen, "--http", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(log)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut next = |prefix: &str| {
-        let line = lines
-            .next()
-            .unwrap_or_else(|| {
-                panic!(
-                    "namewayctl serve ended before {prefix:?}: {}",
-                    std::fs::read_to_string(log_path).unwrap_or_default()
-                )
-            })
-            .unwrap();
-        line.strip_prefix(prefix)
-            .unwrap_or_else(|| panic!("{line:?} does not start with {prefix:?}"))
-            .to_owned()
-    };
-    let listen = next("listening ");
-    let http = format!("http://{}", next("http "));
-    let pin = next("anchor ");
-    Controller {
-        _p: Proc(child),
-        listen,
-        http,
-        pin,
-    }
-}
-
-impl Controller {
-    fn api(&self, path: &str) -> Value {
-        let (_, _, body) = http_get(&self.http, path);
-        serde_json::from_slice(&body).unwrap()
-    }
-
-    /// (prefix, router) of every registration in the registry.
-    fn registry(&self) -> Vec<(String, String)> {
-        self.api("/api/registry")["registrations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| {
-                (
-                    r["prefix"].as_str().unwrap().to_owned(),
-                    r["router"].as_str().unwrap().to_owned(),
-                )
-            })
-            .collect()
-    }
-}
-
-fn init(dir: &Path) -> PathBuf {
-    let db = dir.join("ctl.db");
-    run(
-        "namewayctl",
-        &["init", "--domain", "/example", "--db", db.to_str().unwrap()],
-    );
-    db
-}
-
-fn token(db: &Path, router: &str) -> String {
-    run(
-        "namewayctl",
-        &["token", "--router", router, "--db", db.to_str().unwrap()],
-    )
-    .trim()
-    .to_owned()
-}
 
 fn nameway(d: &Daemon, args: &[&str]) -> String {
     let out = Command::new(bin("nameway"))
@@ -162,6 +80,15 @@ fn routes(d: &Daemon) -> Vec<(String, u64, u64)> {
         .collect()
 }
 
+/// The faces of `d`'s routes of origin 131 for `prefix`.
+fn ctl_route(d: &Daemon, prefix: &str) -> Vec<u64> {
+    routes(d)
+        .into_iter()
+        .filter(|(p, _, o)| p == prefix && *o == CTL)
+        .map(|(_, f, _)| f)
+        .collect()
+}
+
 fn face_to(d: &Daemon, uri: &str) -> u64 {
     let v: Value = serde_json::from_str(&nameway(d, &["face", "list", "--json"])).unwrap();
     v.as_array()
@@ -195,9 +122,15 @@ fn serve_on_postgresql_keeps_the_registry_there_and_serves_it_after_a_restart() 
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let pg = fresh_db(&base, "nw_serve_restart");
     let dir = tempfile::tempdir().unwrap();
-    let ca = init(dir.path());
-    let args = ["--db", pg.as_str(), "--ca", ca.to_str().unwrap()];
-    let ctl = serve(&args, "127.0.0.1:0", &dir.path().join("ctl.log"));
+    let ctl_dir = tempfile::tempdir().unwrap();
+    let ca = ctl_dir.path().join("ctl.db");
+    let ca_s = ca.to_str().unwrap().to_owned();
+    run(
+        "namewayctl",
+        &["init", "--domain", "/example", "--db", &ca_s],
+    );
+    let args = ["--db", pg.as_str(), "--ca", &ca_s];
+    let ctl = Controller::launch(ctl_dir, "127.0.0.1:0", &args, &[]);
     // A PostgreSQL --db without the CA's file is refused in one line.
     let out = Command::new(bin("namewayctl"))
         .args(["serve", "--db", &pg, "--listen", "127.0.0.1:0"])
@@ -215,7 +148,7 @@ fn serve_on_postgresql_keeps_the_registry_there_and_serves_it_after_a_restart() 
         "[controller]\nuri = \"tcp://{}\"\nkey = {:?}\nname = \"/example/r1\"\ntoken = {:?}\nstate_dir = {state:?}\nreport_interval_ms = 50\n",
         ctl.listen,
         ctl.pin,
-        token(&ca, "/example/r1"),
+        ctl.token("/example/r1"),
     );
     let r1 = Daemon::start_on(&bin("namewayd"), free_port(), free_port(), &cfg);
     let producer = put(&r1, "/example/pg/video", b"kept in postgresql", dir.path());
@@ -232,19 +165,15 @@ fn serve_on_postgresql_keeps_the_registry_there_and_serves_it_after_a_restart() 
         "/example/pg/video /example/r1"
     );
     assert_eq!(psql(&pg, "SELECT name FROM nodes").trim(), "/example/r1");
-    let in_sqlite = run(
-        "namewayctl",
-        &["registry", "list", "--db", ca.to_str().unwrap()],
-    );
+    let in_sqlite = run("namewayctl", &["registry", "list", "--db", &ca_s]);
     assert!(!in_sqlite.contains("/example/pg/video"), "{in_sqlite}");
 
     // Controller and forwarder gone; a controller started again on the same database,
     // with no agent to report anything, serves the registration from PostgreSQL.
     drop(producer);
     drop(r1);
-    let listen = ctl.listen.clone();
-    drop(ctl);
-    let again = serve(&args, &listen, &dir.path().join("ctl2.log"));
+    let stopped = ctl.restart_later();
+    let again = Controller::launch(stopped.dir, &stopped.listen, &args, &[]);
     assert_eq!(
         again.api("/api/topology")["routers"]
             .as_array()
@@ -302,12 +231,7 @@ fn an_nfd_agent_reports_the_forwarders_registrations_and_installs_the_controller
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = tempfile::tempdir().unwrap();
-    let db = init(dir.path());
-    let ctl = serve(
-        &["--db", db.to_str().unwrap()],
-        "127.0.0.1:0",
-        &dir.path().join("ctl.log"),
-    );
+    let ctl = Controller::start();
     // Two forwarders joined by a plain UDP link, no [controller] section.
     let (udp_a, udp_b) = (free_port(), free_port());
     let uri_a = format!("udp4://127.0.0.1:{udp_a}");
@@ -344,7 +268,7 @@ fn an_nfd_agent_reports_the_forwarders_registrations_and_installs_the_controller
         &ctl,
         &a,
         "/example/n1",
-        &token(&db, "/example/n1"),
+        &ctl.token("/example/n1"),
         &state_a,
         &[format!("{key_b}={uri_b}")],
         &dir.path().join("agent-a.log"),
@@ -353,7 +277,7 @@ fn an_nfd_agent_reports_the_forwarders_registrations_and_installs_the_controller
         &ctl,
         &b,
         "/example/n2",
-        &token(&db, "/example/n2"),
+        &ctl.token("/example/n2"),
         &state_b,
         &[format!("{key_a}={uri_a}")],
         &dir.path().join("agent-b.log"),
@@ -363,29 +287,24 @@ fn an_nfd_agent_reports_the_forwarders_registrations_and_installs_the_controller
             "agent a:\n{}\nagent b:\n{}\nctl:\n{}",
             std::fs::read_to_string(dir.path().join("agent-a.log")).unwrap_or_default(),
             std::fs::read_to_string(dir.path().join("agent-b.log")).unwrap_or_default(),
-            std::fs::read_to_string(dir.path().join("ctl.log")).unwrap_or_default(),
+            ctl.log(),
         )
     };
     // Both enrolled, and the link counts: both ends report it.
-    let link_up = || {
-        ctl.api("/api/topology")["links"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|l| l["a"] == "/example/n1" && l["b"] == "/example/n2" && l["up"] == true)
-    };
-    assert!(wait(Duration::from_secs(15), link_up), "{}", logs());
+    assert!(
+        wait(Duration::from_secs(15), || link_up(
+            &ctl,
+            "/example/n1",
+            "/example/n2"
+        )),
+        "{}",
+        logs()
+    );
 
     // An application's registration at b is routed at a, by rib/register with origin 131.
     let bytes: Vec<u8> = (0..20_000u32).map(|i| (i * 7) as u8).collect();
     let producer = put(&b, "/example/nfd/video", &bytes, dir.path());
-    let ctl_route = |d: &Daemon| {
-        routes(d)
-            .into_iter()
-            .filter(|(p, _, o)| p == "/example/nfd/video" && *o == CTL)
-            .map(|(_, f, _)| f)
-            .collect::<Vec<_>>()
-    };
+    let ctl_route = |d: &Daemon| ctl_route(d, "/example/nfd/video");
     assert!(
         wait(Duration::from_secs(10), || ctl_route(&a) == vec![face_ab]),
         "a's routes: {:?}\n{}",
@@ -398,20 +317,7 @@ fn an_nfd_agent_reports_the_forwarders_registrations_and_installs_the_controller
         "{:?}",
         ctl.registry()
     );
-    let out = dir.path().join("got");
-    nameway(
-        &a,
-        &[
-            "get",
-            "-q",
-            "--lifetime",
-            "1000",
-            "-o",
-            out.to_str().unwrap(),
-            "/example/nfd/video",
-        ],
-    );
-    assert_eq!(std::fs::read(&out).unwrap(), bytes);
+    assert_eq!(get(&a, "/example/nfd/video", dir.path()), bytes);
 
     // The producer leaves: the controller's route is withdrawn with rib/unregister; the
     // static route stays.
@@ -433,4 +339,128 @@ fn an_nfd_agent_reports_the_forwarders_registrations_and_installs_the_controller
         "{:?}",
         routes(&a)
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// A namewayd and an NFD agent's forwarder, joined by a declared link
+
+/// Whether the controller has the link `x` – `y` up (both ends report it).
+fn link_up(ctl: &Controller, x: &str, y: &str) -> bool {
+    ctl.api("/api/topology")["links"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|l| {
+            let ends = (l["a"].as_str(), l["b"].as_str());
+            (ends == (Some(x), Some(y)) || ends == (Some(y), Some(x))) && l["up"] == true
+        })
+}
+
+/// `nameway get` of `name` at `d`: the bytes.
+fn get(d: &Daemon, name: &str, dir: &Path) -> Vec<u8> {
+    let out = dir.join(format!("got{}", name.replace('/', "_")));
+    nameway(
+        d,
+        &[
+            "get",
+            "-q",
+            "--lifetime",
+            "1000",
+            "-o",
+            out.to_str().unwrap(),
+            name,
+        ],
+    );
+    std::fs::read(&out).unwrap()
+}
+
+#[test]
+fn a_namewayd_and_an_nfd_agents_forwarder_use_a_plain_link_declared_on_both_sides() {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let dir = tempfile::tempdir().unwrap();
+    let ctl = Controller::start();
+    let (udp_a, udp_b) = (free_port(), free_port());
+    let uri_a = format!("udp4://127.0.0.1:{udp_a}");
+    let uri_b = format!("udp4://127.0.0.1:{udp_b}");
+    let (state_a, state_b) = (dir.path().join("state-a"), dir.path().join("state-b"));
+    // a's key is the one its agent makes in state_dir/link.key (no [security] section).
+    let (key_a, key_b) = (link_key(&state_a), link_key(&state_b));
+    // a: namewayd with its own agent, the link to b declared; b: namewayd with no
+    // [controller] section, driven by nameway-nfd-agent as a stock NFD would be.
+    let a = Daemon::start_on(
+        &bin("namewayd"),
+        free_port(),
+        udp_a,
+        &format!(
+            "[controller]\nuri = \"tcp://{}\"\nkey = {:?}\nname = \"/example/r1\"\ntoken = {:?}\nstate_dir = {state_a:?}\nreport_interval_ms = 50\nneighbours = [{{ key = \"{key_b}\", face = {uri_b:?} }}]\n\n[[face]]\nuri = {uri_b:?}\n",
+            ctl.listen,
+            ctl.pin,
+            ctl.token("/example/r1"),
+        ),
+    );
+    let b = Daemon::start_on(
+        &bin("namewayd"),
+        free_port(),
+        udp_b,
+        &format!("[[face]]\nuri = {uri_a:?}\n"),
+    );
+    let (face_ab, face_ba) = (face_to(&a, &uri_b), face_to(&b, &uri_a));
+    let _agent_b = nfd_agent(
+        &ctl,
+        &b,
+        "/example/n2",
+        &ctl.token("/example/n2"),
+        &state_b,
+        &[format!("{key_a}={uri_a}")],
+        &dir.path().join("agent-b.log"),
+    );
+    let logs = || {
+        format!(
+            "a:\n{}\nagent b:\n{}\nctl:\n{}",
+            a.log(),
+            std::fs::read_to_string(dir.path().join("agent-b.log")).unwrap_or_default(),
+            ctl.log(),
+        )
+    };
+    assert!(
+        wait(Duration::from_secs(15), || link_up(
+            &ctl,
+            "/example/r1",
+            "/example/n2"
+        )),
+        "topology: {}\n{}",
+        ctl.api("/api/topology"),
+        logs()
+    );
+
+    // Behind b (the NFD agent's side), fetched at a through the route the controller gave
+    // namewayd's agent over the declared face.
+    let from_b: Vec<u8> = (0..20_000u32).map(|i| (i * 13) as u8).collect();
+    let _producer_b = put(&b, "/example/mixed/b", &from_b, dir.path());
+    assert!(
+        wait(Duration::from_secs(10), || ctl_route(
+            &a,
+            "/example/mixed/b"
+        ) == vec![face_ab]),
+        "a's routes: {:?}\n{}",
+        routes(&a),
+        logs()
+    );
+    assert_eq!(get(&a, "/example/mixed/b", dir.path()), from_b);
+
+    // And the other way: behind a, routed at b with rib/register.
+    let from_a: Vec<u8> = (0..20_000u32).map(|i| (i * 5 + 1) as u8).collect();
+    let _producer_a = put(&a, "/example/mixed/a", &from_a, dir.path());
+    assert!(
+        wait(Duration::from_secs(10), || ctl_route(
+            &b,
+            "/example/mixed/a"
+        ) == vec![face_ba]),
+        "b's routes: {:?}\n{}",
+        routes(&b),
+        logs()
+    );
+    assert_eq!(get(&b, "/example/mixed/a", dir.path()), from_a);
 }

@@ -6,7 +6,6 @@
 //! agent with its router key (certified by the anchor at enrolment) or, on its first start,
 //! presents a one-time token with the key to certify.
 
-mod dh;
 pub mod messages;
 pub mod noise;
 

@@ -13,13 +13,11 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use snow::params::NoiseParams;
-use snow::resolvers::{FallbackResolver, RingResolver};
 use snow::{HandshakeState, StatelessTransportState};
 use tokio::io::{
     AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, ReadHalf, WriteHalf,
 };
 
-use super::dh::X25519Resolver;
 use super::messages::{Message, MessageError};
 
 const PROTOCOL: &str = "Noise_XX_25519_ChaChaPoly_SHA256";
@@ -55,12 +53,8 @@ fn handshake_state(initiator: bool) -> Result<HandshakeState, ChannelError> {
     let params: NoiseParams = PROTOCOL
         .parse()
         .map_err(|_| ChannelError::Noise("bad protocol name".into()))?;
-    let resolver = || {
-        Box::new(FallbackResolver::new(
-            Box::new(X25519Resolver),
-            Box::new(RingResolver),
-        ))
-    };
+    // X25519 from curve25519-dalek, as in the secure faces (nameway-crypto's `noise`).
+    let resolver = nameway_crypto::noise::resolver;
     let keys = snow::Builder::with_resolver(params.clone(), resolver())
         .generate_keypair()
         .map_err(noise)?;

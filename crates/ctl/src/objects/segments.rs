@@ -86,8 +86,9 @@ impl ObjectAssembler {
     /// # Errors
     /// [`CaError::BadObject`]: a segment that does not verify against `anchor`, out of order,
     /// of another object than the one in progress, without a FinalBlockId, of an object
-    /// larger than [`MAX_SEGMENTS`] segments; or the whole object's own refusals
-    /// ([`ConfigObject::decode_verified`]). The object in progress is dropped.
+    /// larger than [`MAX_SEGMENTS`] segments; or the whole object's own refusals (a name
+    /// that is not a configuration object of the anchor's domain, malformed Content). The
+    /// object in progress is dropped.
     pub fn push(
         &mut self,
         wire: Bytes,

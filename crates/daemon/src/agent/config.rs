@@ -30,6 +30,10 @@ pub struct ControllerConfig {
     pub hello_dead_intervals: u32,
     /// A neighbour reported down comes back after this many hellos answered in a row.
     pub hello_recover: u32,
+    /// Declared links (`[{ key = "<the neighbour's link key, hex>", face = "udp4://…" }]`):
+    /// neighbours without a secure link (an NFD through `nameway-nfd-agent`), reported up
+    /// while a face with that remote URI exists.
+    pub neighbours: Vec<super::declared::DeclaredNeighbour>,
 }
 
 impl Default for ControllerConfig {
@@ -45,6 +49,7 @@ impl Default for ControllerConfig {
             hello_interval_ms: 500,
             hello_dead_intervals: 3,
             hello_recover: 2,
+            neighbours: Vec::new(),
         }
     }
 }

@@ -425,7 +425,7 @@ impl Task {
             return None;
         }
         if o.kind == ConfigKind::Trust {
-            return Some(self.trust_object(o.clone()));
+            return Some(self.trust_object(o));
         }
         if o.kind != ConfigKind::Security {
             return None;
@@ -469,7 +469,7 @@ impl Task {
 
     /// A verified `trust` object for this router: the link keys to trust (`None`: refused,
     /// counted).
-    fn trust_object(&self, o: ConfigObject) -> Option<Update> {
+    fn trust_object(&self, o: &ConfigObject) -> Option<Update> {
         let decoded = match &o.body {
             ConfigBody::Document(body) => decode_trust(body),
             _ => Err("not a document".into()),

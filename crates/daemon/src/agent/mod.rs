@@ -19,6 +19,7 @@
 
 pub mod config;
 pub mod cs;
+pub mod declared;
 pub mod group_keys;
 pub mod hello;
 mod link;
@@ -111,6 +112,10 @@ pub struct Agent {
     /// Hello rounds during which the secure links are listed again after a face event (a
     /// face's handshake completes after its `Up` event, and the face system says nothing).
     refresh_rounds: u32,
+    /// Declared links (`[controller] neighbours`), and those whose face exists: link key →
+    /// face (listed again with the secure links).
+    declared: Vec<declared::DeclaredNeighbour>,
+    declared_faces: BTreeMap<[u8; 32], u64>,
     /// Neighbours changed since the last report.
     neighbours_dirty: bool,
     /// The RIB generation the last report's registrations were read at.
@@ -148,7 +153,11 @@ impl Agent {
             state,
             key,
         } = Identity::open(c, "controller.state_dir")?;
-        let link_key = faces.security().map(|s| s.identity().public_key().0);
+        // Without a secure-link identity, a key of its own for declared links.
+        let link_key = match faces.security() {
+            Some(s) => s.identity().public_key().0,
+            None => declared::own_link_key(&c.state_dir)?,
+        };
         let kem = match faces.security() {
             Some(s) => Some(
                 nameway_ctl::sealed::KemKeyPair::from_private(&s.identity().secret_copy())
@@ -156,8 +165,11 @@ impl Agent {
             ),
             None => None,
         };
-        if link_key.is_none() {
-            tracing::warn!("[controller] without a [security] identity: this forwarder's neighbours cannot be reported (no secure links)");
+        if faces.security().is_none() {
+            tracing::info!(
+                link_key = %hex::encode(link_key),
+                "[controller] without a [security] identity: only declared neighbours are reported (link key in controller.state_dir/link.key)"
+            );
         }
         let applied = match state.load_fib() {
             Ok(Some((version, fib))) => {
@@ -218,7 +230,7 @@ impl Agent {
             pinned,
             router,
             token: c.token.clone(),
-            link_key,
+            link_key: Some(link_key),
             kem,
             key,
             state,
@@ -243,6 +255,8 @@ impl Agent {
             unknown: BTreeSet::new(),
             refresh: true,
             refresh_rounds: REFRESH_ROUNDS,
+            declared: c.neighbours.clone(),
+            declared_faces: BTreeMap::new(),
             neighbours_dirty: true,
             reported_rib: None,
             registrations: Vec::new(),
@@ -493,6 +507,20 @@ impl Agent {
             self.neighbours_dirty = true;
             self.peers = listed;
         }
+        if !self.declared.is_empty() {
+            let list = faces.list();
+            let uris: Vec<(u64, String)> = list
+                .iter()
+                .filter(|f| fw.face(FaceId(f.id.0)).is_some())
+                .map(|f| (f.id.0, f.remote.to_string()))
+                .collect();
+            let matched =
+                declared::matched(&self.declared, uris.iter().map(|(id, u)| (*id, u.as_str())));
+            if matched != self.declared_faces {
+                self.neighbours_dirty = true;
+                self.declared_faces = matched;
+            }
+        }
     }
 
     /// The forwarder's state as the controller sees it: secure-link neighbours whose key is
@@ -512,6 +540,19 @@ impl Agent {
                 })
             })
             .collect();
+        // Declared links: up while their face exists (the far end answers no hellos); a key
+        // that is also a secure-link neighbour's is reported once, from the secure link.
+        for (key, &face) in &self.declared_faces {
+            if neighbours.iter().any(|n| n.link_key[..] == key[..]) {
+                continue;
+            }
+            neighbours.push(NeighbourReport {
+                link_key: Bytes::copy_from_slice(key),
+                face,
+                cost: self.link_cost,
+                up: fw.face(FaceId(face)).is_some(),
+            });
+        }
         neighbours.sort();
         let mut ids: Vec<u64> = neighbours
             .iter()

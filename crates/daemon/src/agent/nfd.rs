@@ -17,7 +17,6 @@
 //! for its neighbours to declare. A link is used only when both ends report it.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,44 +30,9 @@ use nameway_wire::Name;
 use tokio::sync::mpsc;
 
 use super::config::ControllerConfig;
+pub use super::declared::DeclaredNeighbour;
 use super::link::{self, ToTask, Update};
 use super::{is_local_name, AgentCounters, CTL_ORIGIN};
-
-/// A link the operator declares: the neighbour's link key and this forwarder's face toward
-/// it (its remote URI, as `faces/list` shows it).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DeclaredNeighbour {
-    /// The neighbour's link key (32 bytes).
-    pub link_key: [u8; 32],
-    /// The face's remote URI (`udp4://192.0.2.2:6363`).
-    pub face_uri: String,
-}
-
-impl std::str::FromStr for DeclaredNeighbour {
-    type Err = String;
-
-    /// `<64 hex digits>=<face URI>`.
-    fn from_str(s: &str) -> Result<Self, String> {
-        let (key, uri) = s
-            .split_once('=')
-            .ok_or_else(|| format!("--neighbour {s:?}: expected <link key hex>=<face URI>"))?;
-        let raw = hex::decode(key.trim())
-            .ok()
-            .and_then(|b| <[u8; 32]>::try_from(b.as_slice()).ok())
-            .ok_or_else(|| {
-                format!("--neighbour {s:?}: the link key must be 64 hex digits (32 bytes)")
-            })?;
-        if !uri.contains("://") {
-            return Err(format!(
-                "--neighbour {s:?}: {uri:?} is not a face URI (udp4://host:port)"
-            ));
-        }
-        Ok(Self {
-            link_key: raw,
-            face_uri: uri.trim().to_owned(),
-        })
-    }
-}
 
 /// What the NFD agent needs.
 #[derive(Clone, Debug)]
@@ -96,7 +60,7 @@ pub async fn run(config: NfdAgentConfig) -> anyhow::Result<()> {
         state,
         key,
     } = super::Identity::open(c, "--state-dir")?;
-    let link_key = link_key(&c.state_dir)?;
+    let link_key = super::declared::own_link_key(&c.state_dir)?;
     println!("link-key {}", hex::encode(link_key));
     let applied = match state.load_fib() {
         Ok(f) => f.map(|(v, fib)| (v, Arc::new(fib))),
@@ -139,14 +103,6 @@ pub async fn run(config: NfdAgentConfig) -> anyhow::Result<()> {
         .run(updates, Duration::from_millis(c.report_interval_ms))
         .await;
     Ok(())
-}
-
-/// The agent's link key: an X25519 key kept in `state_dir/link.key` (made on first start).
-fn link_key(state_dir: &std::path::Path) -> anyhow::Result<[u8; 32]> {
-    let path: PathBuf = state_dir.join("link.key");
-    let (id, _) = nameway_face::secure::Identity::load_or_create(&path)
-        .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    Ok(id.public_key().0)
 }
 
 /// The side that talks to the forwarder.
@@ -318,16 +274,14 @@ fn plan(seen: &Seen, fib: &Fib) -> Plan {
 /// The forwarder's state as the controller sees it: the declared links whose face exists,
 /// the applications' registrations, and the faces both use.
 fn build_report(seen: &Seen, declared: &[DeclaredNeighbour], cost: u64) -> Report {
-    let mut neighbours: Vec<NeighbourReport> = declared
-        .iter()
-        .filter_map(|n| {
-            let face = seen.faces.iter().find(|f| f.uri == n.face_uri)?;
-            Some(NeighbourReport {
-                link_key: Bytes::copy_from_slice(&n.link_key),
-                face: face.face_id,
-                cost,
-                up: true,
-            })
+    let faces = seen.faces.iter().map(|f| (f.face_id, f.uri.as_str()));
+    let mut neighbours: Vec<NeighbourReport> = super::declared::matched(declared, faces)
+        .into_iter()
+        .map(|(key, face)| NeighbourReport {
+            link_key: Bytes::copy_from_slice(&key),
+            face,
+            cost,
+            up: true,
         })
         .collect();
     neighbours.sort();

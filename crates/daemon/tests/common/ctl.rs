@@ -96,11 +96,20 @@ impl Controller {
     /// [`Controller::serve`] with more arguments.
     pub fn serve_with(dir: tempfile::TempDir, listen: &str, extra: &[&str]) -> Self {
         let db = dir.path().join("ctl.db");
-        let db_s = db.to_str().unwrap();
-        let log = std::fs::File::create(dir.path().join("ctl.log")).unwrap();
+        let db_s = db.to_str().unwrap().to_owned();
+        Self::launch(dir, listen, &["--db", &db_s], extra)
+    }
+
+    /// `namewayctl serve` with the database options `db_args` (`--db PATH`, or
+    /// `--db postgres://… --ca PATH`) and `extra`, listening on `listen`, its log in
+    /// `dir/ctl.log`.
+    pub fn launch(dir: tempfile::TempDir, listen: &str, db_args: &[&str], extra: &[&str]) -> Self {
+        let log_path = dir.path().join("ctl.log");
+        let log = std::fs::File::create(&log_path).unwrap();
         let mut child = Command::new(bin("namewayctl"))
-            .args(["serve", "--db", db_s, "--listen", listen])
-            .args(["--http", "127.0.0.1:0"])
+            .arg("serve")
+            .args(db_args)
+            .args(["--listen", listen, "--http", "127.0.0.1:0"])
             .args(extra)
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
@@ -109,7 +118,15 @@ impl Controller {
             .unwrap();
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let mut next = |prefix: &str| {
-            let line = lines.next().unwrap().unwrap();
+            let line = lines
+                .next()
+                .unwrap_or_else(|| {
+                    panic!(
+                        "namewayctl serve ended before {prefix:?}: {}",
+                        std::fs::read_to_string(&log_path).unwrap_or_default()
+                    )
+                })
+                .unwrap();
             line.strip_prefix(prefix)
                 .unwrap_or_else(|| panic!("{line:?} does not start with {prefix:?}"))
                 .to_owned()
@@ -124,6 +141,27 @@ impl Controller {
             http,
             pin,
         }
+    }
+
+    /// `GET path` of the HTTP API, as JSON.
+    pub fn api(&self, path: &str) -> Value {
+        let (_, _, body) = http_get(&self.http, path);
+        serde_json::from_slice(&body).unwrap()
+    }
+
+    /// (prefix, router) of every registration in the registry (`/api/registry`).
+    pub fn registry(&self) -> Vec<(String, String)> {
+        self.api("/api/registry")["registrations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["prefix"].as_str().unwrap().to_owned(),
+                    r["router"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
     }
 
     pub fn token(&self, router: &str) -> String {

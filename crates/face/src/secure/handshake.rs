@@ -1,6 +1,7 @@
 //! The neighbour handshake: Noise `XX` (mutual authentication with static keys that each side
 //! learns during the handshake and checks against its trust list) through `snow`, with ring
-//! for SHA-256 and ChaCha20-Poly1305 and curve25519-dalek for X25519.
+//! for SHA-256 and ChaCha20-Poly1305 and curve25519-dalek for X25519
+//! ([`nameway_crypto::noise::resolver`], shared with the controller channel).
 //!
 //! Messages travel in the LinkHandshake header field of an otherwise empty LpPacket:
 //!
@@ -13,9 +14,7 @@
 //!   kind 5 Unknown   body = empty: "I hold no key for what you send me; handshake again"
 //! ```
 
-use snow::params::{DHChoice, HashChoice, NoiseParams};
-use snow::resolvers::{CryptoResolver, FallbackResolver, RingResolver};
-use snow::types::{Dh, Random};
+use snow::params::NoiseParams;
 use snow::HandshakeState;
 use zeroize::Zeroizing;
 
@@ -106,11 +105,7 @@ pub(crate) struct Completed {
 
 fn builder_state(identity: &Identity, initiator: bool) -> Result<HandshakeState, HandshakeError> {
     let params: NoiseParams = PROTOCOL.parse().map_err(|_| HandshakeError::Setup)?;
-    let resolver: Box<dyn CryptoResolver + Send> = Box::new(FallbackResolver::new(
-        Box::new(X25519Resolver),
-        Box::new(RingResolver),
-    ));
-    let builder = snow::Builder::with_resolver(params, resolver)
+    let builder = snow::Builder::with_resolver(params, nameway_crypto::noise::resolver())
         .prologue(PROLOGUE)
         .and_then(|b| b.local_private_key(identity.secret()))
         .map_err(|_| HandshakeError::Setup)?;
@@ -239,95 +234,6 @@ impl Responder {
             return Err(HandshakeError::Untrusted(peer));
         }
         Ok(complete(&mut self.hs, peer))
-    }
-}
-
-/// Gives snow X25519 from curve25519-dalek (snow's ring resolver has no static-key DH).
-struct X25519Resolver;
-
-impl CryptoResolver for X25519Resolver {
-    fn resolve_rng(&self) -> Option<Box<dyn Random>> {
-        None
-    }
-
-    fn resolve_dh(&self, choice: &DHChoice) -> Option<Box<dyn Dh>> {
-        match choice {
-            DHChoice::Curve25519 => Some(Box::new(X25519::default())),
-            _ => None,
-        }
-    }
-
-    fn resolve_hash(&self, _: &HashChoice) -> Option<Box<dyn snow::types::Hash>> {
-        None
-    }
-
-    fn resolve_cipher(
-        &self,
-        _: &snow::params::CipherChoice,
-    ) -> Option<Box<dyn snow::types::Cipher>> {
-        None
-    }
-}
-
-#[derive(Default)]
-struct X25519 {
-    secret: Zeroizing<[u8; 32]>,
-    public: [u8; 32],
-}
-
-impl Dh for X25519 {
-    fn name(&self) -> &'static str {
-        "25519"
-    }
-
-    fn pub_len(&self) -> usize {
-        32
-    }
-
-    fn priv_len(&self) -> usize {
-        32
-    }
-
-    fn set(&mut self, privkey: &[u8]) {
-        let mut secret = Zeroizing::new([0u8; 32]);
-        if let Some(k) = privkey.get(..32) {
-            secret.copy_from_slice(k);
-        }
-        self.public = curve25519_dalek::MontgomeryPoint::mul_base_clamped(*secret).to_bytes();
-        self.secret = secret;
-    }
-
-    fn generate(&mut self, rng: &mut dyn Random) -> Result<(), snow::Error> {
-        let mut secret = Zeroizing::new([0u8; 32]);
-        rng.try_fill_bytes(&mut secret[..])?;
-        self.set(&secret[..]);
-        Ok(())
-    }
-
-    fn pubkey(&self) -> &[u8] {
-        &self.public
-    }
-
-    fn privkey(&self) -> &[u8] {
-        &self.secret[..]
-    }
-
-    fn dh(&self, pubkey: &[u8], out: &mut [u8]) -> Result<(), snow::Error> {
-        // snow hands keys in buffers sized for its largest curve: the key is the first 32.
-        let theirs: [u8; 32] = pubkey
-            .get(..32)
-            .and_then(|k| k.try_into().ok())
-            .ok_or(snow::Error::Dh)?;
-        let shared = curve25519_dalek::MontgomeryPoint(theirs).mul_clamped(*self.secret);
-        let bytes = Zeroizing::new(shared.to_bytes());
-        // A low-order point gives the all-zero secret: refuse it (RFC 7748 §6.1).
-        if bytes.iter().all(|&b| b == 0) {
-            return Err(snow::Error::Dh);
-        }
-        out.get_mut(..32)
-            .ok_or(snow::Error::Dh)?
-            .copy_from_slice(&bytes[..]);
-        Ok(())
     }
 }
 

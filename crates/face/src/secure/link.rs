@@ -927,7 +927,8 @@ impl SecureLink {
 
     fn decrypt(&self, now_ms: u64, lp: &LpPacket, sec: LinkSecurity) -> Result<Bytes, SecureDrop> {
         let fragment = lp.fragment.clone().ok_or(SecureDrop::Malformed)?;
-        let group_key = self.group_check(&sec, &fragment)?;
+        // The Data's view, when the group check parsed it (not parsed twice).
+        let (group_key, checked_view) = self.group_check(&sec, &fragment)?;
         let tag = (sec.key_id >> 16) as u16;
         let epoch = (sec.key_id & 0xffff) as u16;
         let mut rx = lock(&self.rx);
@@ -991,8 +992,12 @@ impl SecureLink {
                 .map_err(|_| SecureDrop::BadTag)?;
             buf.freeze()
         } else {
-            let view =
-                DataView::new_checked(fragment.clone()).map_err(|_| SecureDrop::Malformed)?;
+            let view = match checked_view {
+                Some(v) => v,
+                None => {
+                    DataView::new_checked(fragment.clone()).map_err(|_| SecureDrop::Malformed)?
+                }
+            };
             let range = view.content_range().ok_or(SecureDrop::Malformed)?;
             let headers = network_headers(lp);
             let aad = content_aad(&sec, &headers, &fragment, &range);
@@ -1044,15 +1049,15 @@ impl SecureLink {
     /// The group rules of a received packet, checked before any key is looked for: a
     /// group-sealed packet names a key this forwarder holds, of the longest group prefix of
     /// the Data's name (returned); a Content-only packet whose Data falls under a group
-    /// prefix is group-sealed.
+    /// prefix is group-sealed. Also returns the Data's view when it was parsed for the check.
     fn group_check(
         &self,
         sec: &LinkSecurity,
         fragment: &Bytes,
-    ) -> Result<Option<Arc<GroupKey>>, SecureDrop> {
+    ) -> Result<(Option<Arc<GroupKey>>, Option<DataView>), SecureDrop> {
         let groups = self.ctx.group_keys();
         if sec.whole_packet || (sec.group.is_none() && groups.is_empty()) {
-            return Ok(None);
+            return Ok((None, None));
         }
         let view = DataView::new_checked(fragment.clone()).map_err(|_| SecureDrop::Malformed)?;
         let set = groups.snapshot();
@@ -1065,10 +1070,10 @@ impl SecureLink {
                 if covering != Some(&k.prefix) {
                     return Err(SecureDrop::GroupRequired);
                 }
-                Ok(Some(k.clone()))
+                Ok((Some(k.clone()), Some(view)))
             }
             None if covering.is_some() => Err(SecureDrop::GroupRequired),
-            None => Ok(None),
+            None => Ok((None, Some(view))),
         }
     }
 

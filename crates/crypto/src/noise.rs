@@ -1,13 +1,27 @@
-//! X25519 for snow, from curve25519-dalek (snow's ring resolver has no static-key DH, and
-//! the workspace builds snow without its default RustCrypto resolver).
+//! X25519 for `snow` (feature `noise`): the Noise handshakes of the secure faces
+//! (nameway-face) and of the controller channel (nameway-ctl) both build their
+//! `HandshakeState` with [`resolver`].
+//!
+//! snow's ring resolver has no static-key Diffie-Hellman, and the workspace builds snow
+//! without its default RustCrypto resolver, so X25519 comes from curve25519-dalek here and
+//! SHA-256 and ChaCha20-Poly1305 from the ring resolver behind it.
 
 use snow::params::{CipherChoice, DHChoice, HashChoice};
-use snow::resolvers::CryptoResolver;
+use snow::resolvers::{BoxedCryptoResolver, CryptoResolver, FallbackResolver, RingResolver};
 use snow::types::{Dh, Random};
 use zeroize::Zeroizing;
 
-/// Resolves only `25519`; hash and cipher come from the ring resolver behind it.
-pub(crate) struct X25519Resolver;
+/// The resolver for `snow::Builder::with_resolver`: X25519 from curve25519-dalek, hash and
+/// cipher from ring.
+pub fn resolver() -> BoxedCryptoResolver {
+    Box::new(FallbackResolver::new(
+        Box::new(X25519Resolver),
+        Box::new(RingResolver),
+    ))
+}
+
+/// Resolves only `25519`.
+struct X25519Resolver;
 
 impl CryptoResolver for X25519Resolver {
     fn resolve_rng(&self) -> Option<Box<dyn Random>> {
@@ -71,6 +85,7 @@ impl Dh for X25519 {
     }
 
     fn dh(&self, pubkey: &[u8], out: &mut [u8]) -> Result<(), snow::Error> {
+        // snow hands keys in buffers sized for its largest curve: the key is the first 32.
         let theirs: [u8; 32] = pubkey
             .get(..32)
             .and_then(|k| k.try_into().ok())
@@ -80,7 +95,7 @@ impl Dh for X25519 {
                 .mul_clamped(*self.secret)
                 .to_bytes(),
         );
-        // The all-zero secret of a low-order point is refused (RFC 7748 section 6.1).
+        // A low-order point gives the all-zero secret: refuse it (RFC 7748 section 6.1).
         if shared.iter().all(|&b| b == 0) {
             return Err(snow::Error::Dh);
         }
@@ -88,5 +103,26 @@ impl Dh for X25519 {
             .ok_or(snow::Error::Dh)?
             .copy_from_slice(&shared[..]);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn both_sides_agree_and_a_low_order_point_is_refused() {
+        let (mut a, mut b) = (X25519::default(), X25519::default());
+        a.set(&[1u8; 32]);
+        b.set(&[2u8; 32]);
+        let (mut ab, mut ba) = ([0u8; 32], [0u8; 32]);
+        a.dh(b.pubkey(), &mut ab).unwrap();
+        b.dh(a.pubkey(), &mut ba).unwrap();
+        assert_eq!(ab, ba);
+        assert_ne!(ab, [0u8; 32]);
+        // The point of order 1 (u = 0) gives the all-zero secret.
+        assert!(a.dh(&[0u8; 32], &mut ab).is_err());
+        assert!(resolver().resolve_dh(&DHChoice::Curve25519).is_some());
     }
 }
