@@ -594,3 +594,138 @@ fn faces_on_shard_1_are_read_and_written_by_its_thread() {
         "the main thread did the faces' I/O: {main} ticks against shard 1's {shard}\n{after:?}"
     );
 }
+
+/// Packets handed between shards so far (both directions, every shard), from `/metrics`.
+fn handed_total(http: u16) -> u64 {
+    let (_, _, body) = common::http_get(&format!("http://127.0.0.1:{http}"), "/metrics");
+    String::from_utf8(body)
+        .unwrap()
+        .lines()
+        .filter(|l| {
+            l.starts_with("nameway_shard_packets_total{")
+                && (l.contains("handed_off") || l.contains("received"))
+        })
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum()
+}
+
+/// The ids of the faces whose remote URI starts with `scheme`.
+fn faces_of(http: u16, scheme: &str) -> Vec<u64> {
+    api_status(http)["faces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["remote"].as_str().unwrap().starts_with(scheme))
+        .map(|f| f["id"].as_u64().unwrap())
+        .collect()
+}
+
+/// As `faces_on_shard_1_are_read_and_written_by_its_thread`, with the consumer on a WebSocket
+/// connection: accepted WebSocket faces (handshake, reads and writes) run on their home
+/// shard's runtime like the Unix and TCP ones. Before, their I/O stayed on the main thread,
+/// which then spent about as much CPU as shard 1 on these exchanges.
+#[test]
+fn a_websocket_face_on_shard_1_is_served_by_its_thread() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let (http, ws_port) = (free_port(), free_port());
+    let d = Daemon::start(&format!(
+        "websocket = [\"127.0.0.1:{ws_port}\"]\n{}",
+        config(http, "")
+    ));
+    let (producer, producer_face) = conn_on_shard_1(&d, http);
+    let _serve = unix_producer(producer, producer_face, "/own");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let connect = || {
+        rt.block_on(async {
+            let tcp = tokio::net::TcpStream::connect(("127.0.0.1", ws_port))
+                .await
+                .unwrap();
+            let url = format!("ws://127.0.0.1:{ws_port}/");
+            tokio_tungstenite::client_async(url, tcp).await.unwrap().0
+        })
+    };
+    // Connections until one's face has home shard 1 (odd id); the others are dropped.
+    let mut ws = None;
+    for _ in 0..6 {
+        let before = faces_of(http, "ws://");
+        let c = connect();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let id = loop {
+            if let Some(&id) = faces_of(http, "ws://").iter().find(|i| !before.contains(i)) {
+                break id;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the WebSocket face never came up"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        if id % 2 == 1 {
+            ws = Some(c);
+            break;
+        }
+    }
+    let mut ws = ws.expect("a WebSocket face with an odd id in six connections");
+    let mut exchange = |names: &[String]| {
+        rt.block_on(async {
+            for (n, name) in names.iter().enumerate() {
+                let wire = interest(name, n as u32);
+                ws.feed(Message::Binary(wire.to_vec().into()))
+                    .await
+                    .unwrap();
+            }
+            ws.flush().await.unwrap();
+            for _ in names {
+                loop {
+                    let msg = tokio::time::timeout(Duration::from_secs(5), ws.next())
+                        .await
+                        .expect("a Data within 5 s")
+                        .unwrap()
+                        .unwrap();
+                    if let Message::Binary(b) = msg {
+                        Data::decode(&Bytes::from(b.to_vec())).unwrap();
+                        break;
+                    }
+                }
+            }
+        })
+    };
+    let prefix = (0..64u32)
+        .map(|k| format!("/own/{k}"))
+        .find(|p| {
+            let before = handed_total(http);
+            exchange(&[format!("{p}/probe")]);
+            handed_total(http) == before
+        })
+        .expect("a prefix owned by shard 1 among 64");
+    let pid = d.child.id();
+    let handed_before = handed_total(http);
+    let before = thread_ticks(pid);
+    for round in 0..1250u32 {
+        let names: Vec<String> = (0..16)
+            .map(|i| format!("{prefix}/{}", round * 16 + i))
+            .collect();
+        exchange(&names);
+    }
+    let after = thread_ticks(pid);
+    let main = ticks_of(&after, "namewayd") - ticks_of(&before, "namewayd");
+    let shard = ticks_of(&after, "nameway-shard-1") - ticks_of(&before, "nameway-shard-1");
+    println!("CPU ticks during 20,000 WebSocket exchanges: main thread {main}, shard 1 {shard}");
+    assert_eq!(
+        handed_total(http),
+        handed_before,
+        "the exchanges stayed on shard 1"
+    );
+    assert!(
+        shard >= 20,
+        "shard 1's thread forwarded the exchanges: {shard} ticks, main {main}\n{after:?}"
+    );
+    assert!(
+        main * 10 <= shard,
+        "the main thread did the WebSocket face's I/O: {main} ticks against shard 1's {shard}\n{after:?}"
+    );
+}

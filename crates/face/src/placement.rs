@@ -9,6 +9,14 @@
 //! shard's loop, which forwards and queues the output for the writer, all on the thread that
 //! owns the face. Shard 0's faces, and every face of a forwarder with one thread, are run
 //! where they are accepted, as before.
+//!
+//! The same holds for every other face that owns a connection: WebSocket connections
+//! (accepted, the TLS and WebSocket handshakes included) and TCP faces made by `faces/create`
+//! (the connection and every reconnection of a permanent face). A UDP face shares its
+//! channel's socket with the channel's other peers, so its datagrams are still read by the
+//! channel's receive task; its writer ([`spawn_home`]) runs on its home shard's runtime and
+//! sends on the shared socket from there (a send does not wait on the reactor unless the
+//! socket's buffer is full).
 
 use std::future::Future;
 use std::io;
@@ -66,6 +74,18 @@ impl<T: Adopt> Accepted<T> {
             Self::Here(s) => Ok(s),
             Self::Moved(s) => T::from_std(s),
         }
+    }
+}
+
+/// Runs `fut`, a task of the face `id` that holds no socket of its own, on the face's home
+/// shard's runtime, or here when that is shard 0 or no shard runtimes were given.
+pub(crate) fn spawn_home<Fut>(shared: &Arc<Shared>, id: FaceId, fut: Fut)
+where
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    match shared.home_runtime(id) {
+        None => shared.spawn(fut),
+        Some(rt) => shared.spawn_on(&rt, fut),
     }
 }
 
