@@ -54,9 +54,8 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener, uri:
         };
         match accepted {
             Ok((stream, peer)) => {
-                let id = shared.next_face_id();
                 let s = shared.clone();
-                placement::spawn_face(&shared, id, stream, move |st| run_accepted(s, id, st, peer));
+                placement::accept(&shared, stream, move |id, st| run_accepted(s, id, st, peer));
             }
             Err(e) => failures.failed(&shared.counters, &e).await,
         }
