@@ -221,9 +221,10 @@ async fn first_packet<T: Adopt>(stream: &T) -> Option<Bytes> {
         framer.extend(buf.get(..n)?);
         match framer.next_packet() {
             Ok(Some(p)) => return Some(p),
-            // Part of the first packet: wait for more unless the window is full.
+            // Part of the first packet: look again shortly unless the window is full (the
+            // socket stays readable while the bytes wait, so `readable` would not wait).
             Ok(None) if n < PEEK_BYTES => {
-                tokio::task::yield_now().await;
+                tokio::time::sleep(Duration::from_millis(1)).await;
             }
             _ => return None,
         }
