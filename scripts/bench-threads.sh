@@ -5,6 +5,8 @@
 # The daemons take turns, RUNS times each; each run reports the daemon's CPU time (utime+stime
 # of every thread, from /proc) per exchange and the exchanges per second; the medians close the
 # report with the ratio threads=2 / threads=1 (target: CPU per exchange at most 1.10).
+# `2p` is threads = 2 with `placement = "traffic"` (each consumer's face on the shard its names
+# belong to), in the same rounds.
 #
 #   bash scripts/bench-threads.sh [EXCHANGES=200000] [RUNS=3] [CONSUMERS=4]
 #   NAMEWAY_NO_BUILD=1 use target/release as it is
@@ -19,14 +21,18 @@ consumers="${3:-4}"
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
 bench_init
 
-# one THREADS: one measured run against a fresh daemon; prints "cpu_us rate".
+# one THREADS (1, 2, or 2p: two with placement by traffic): one measured run against a fresh
+# daemon; prints "cpu_us rate".
 one() {
+    local placement=
+    [ "$1" != 2p ] || placement='placement = "traffic"'
     start_namewayd "[faces]
 unix = \"$dir/nfd.sock\"
 tcp = []
 udp = []
 [forwarder]
-threads = $1"
+threads = ${1%p}
+$placement"
     target/release/nameway --transport "unix://$dir/nfd.sock" bench --consumers "$consumers" \
         --interests "$exchanges" --window 16 --components 4 --payload 100 --runs 1 \
         --daemon-pid "$pid" --json 2>/dev/null \
@@ -42,11 +48,15 @@ bins="this"
 for b in $bins; do
     : > "$dir/$b-t1"
     : > "$dir/$b-t2"
+    : > "$dir/$b-t2p"
 done
 for r in $(seq "$runs"); do
     for b in $bins; do
         if [ "$b" = baseline ]; then export NAMEWAY_BIN="$NAMEWAY_BASELINE"; else unset NAMEWAY_BIN; fi
-        for t in 1 2; do
+        ts="1 2 2p"
+        # The baseline may predate `placement`.
+        [ "$b" = this ] || ts="1 2"
+        for t in $ts; do
             line="$(one "$t")"
             echo "$line" >> "$dir/$b-t$t"
             printf '%-8s %-8s %-4s %14.2f %14.0f\n' "$b" "$t" "$r" $line
@@ -62,5 +72,11 @@ for b in $bins; do
         "$b" "$c1" "$x1" "$c2" "$x2"
     printf '%s: CPU per exchange threads=2 / threads=1 = %.3f (target <= 1.10); rate ratio %.3f\n' \
         "$b" "$(python3 -c "print($c2 / $c1)")" "$(python3 -c "print($x2 / $x1)")"
+    if [ -s "$dir/$b-t2p" ]; then
+        c2p="$(median $(cut -d' ' -f1 "$dir/$b-t2p"))"
+        x2p="$(median $(cut -d' ' -f2 "$dir/$b-t2p"))"
+        printf '%s: threads=2 placement=traffic %.2f µs (%.0f exchanges/s): / threads=1 = %.3f; rate ratio %.3f\n' \
+            "$b" "$c2p" "$x2p" "$(python3 -c "print($c2p / $c1)")" "$(python3 -c "print($x2p / $x1)")"
+    fi
 done
 printf 'load average at the end: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"

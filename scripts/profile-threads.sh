@@ -5,8 +5,10 @@
 # `perf stat --per-thread` on the daemon for the whole load. Prints, per daemon thread, per
 # exchange: CPU (task-clock), context switches, CPU migrations, wake-ups it issued
 # (sched:sched_wakeup: the shard or writer it woke, and the client processes), epoll_wait
-# calls, socket reads and writes, futex calls. With NAMEWAY_PERF_RECORD=1 it also records call
-# graphs (`perf record -g`) and prints the top of `perf report --no-children` per run.
+# calls, socket reads and writes, futex calls, and (from `/metrics`) the packets each shard
+# forwarded itself, handed to the other and received from it, per exchange. With NAMEWAY_PERF_RECORD=1 it also records call
+# graphs (`perf record -g`) and prints the top of `perf report --no-children` per run. The
+# third run, `2p`, is threads = 2 with `placement = "traffic"`.
 #
 #   bash scripts/profile-threads.sh [EXCHANGES=100000] [CONSUMERS=4]
 #   NAMEWAY_NO_BUILD=1 use target/release as it is
@@ -23,13 +25,19 @@ for s in epoll_wait read recvfrom recvmsg write writev sendmsg futex; do
     events="$events,syscalls:sys_enter_$s"
 done
 
-for t in 1 2; do
+for t in 1 2 2p; do
+    placement=
+    [ "$t" != 2p ] || placement='placement = "traffic"'
+    http="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
     start_namewayd "[faces]
 unix = \"$dir/nfd.sock\"
 tcp = []
 udp = []
 [forwarder]
-threads = $t"
+threads = ${t%p}
+$placement
+[http]
+listen = \"127.0.0.1:$http\""
     perf stat --per-thread -x, -e "$events" -p "$pid" -o "$dir/stat$t" &
     perf_pid=$!
     record_pid=
@@ -44,6 +52,8 @@ threads = $t"
         --runs 1 --json > "$dir/bench$t"
     kill -INT "$perf_pid" $record_pid
     wait "$perf_pid" $record_pid || true
+    python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+        "http://127.0.0.1:$http/metrics" > "$dir/metrics$t" || : > "$dir/metrics$t"
     stop_namewayd
     rate="$(python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["results"][0]["median_exchanges_per_s"]))' "$dir/bench$t")"
     printf '\nthreads = %s: %d exchanges (%d measured at %s exchanges/s), per exchange:\n' \
@@ -75,6 +85,20 @@ for thread, ev in sorted(rows.items()):
     tot.update(dict(zip(cols, vals)))
     print("%-24s" % thread + "".join("%10.3f" % (v / n) for v in vals))
 print("%-24s" % "all threads" + "".join("%10.3f" % (tot[c] / n) for c in cols))
+EOF
+    # What crossed between the shards (`nameway_shard_packets`, the dispatch counters).
+    python3 - "$dir/metrics$t" "$total" <<'EOF'
+import re, sys
+n = float(sys.argv[2])
+per = {}
+for line in open(sys.argv[1]):
+    m = re.match(r'nameway_shard_packets_total\{(.*)\} (\d+)', line)
+    if m:
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
+        per.setdefault(labels.get("shard", "?"), {})[labels.get("kind", "?")] = int(m.group(2))
+for shard, kinds in sorted(per.items()):
+    print("shard %s: packets per exchange: %s" % (shard, ", ".join(
+        "%s %.3f" % (k, v / n) for k, v in sorted(kinds.items()))))
 EOF
     if [ -n "${NAMEWAY_PERF_RECORD:-}" ]; then
         perf report -i "$dir/rec$t" --no-children --sort sym --stdio 2>/dev/null \

@@ -145,6 +145,21 @@ pub struct ForwarderConfig {
     /// the prefix's length), so a prefix that carries most of the traffic spreads over the
     /// shards.
     pub dispatch: Vec<DispatchRule>,
+    /// Which shard an accepted Unix or TCP connection's face lives on with `threads` > 1.
+    pub placement: Placement,
+}
+
+/// `[forwarder] placement`: how accepted connections are spread over the shards.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Placement {
+    /// Round robin by face id (`"round-robin"`, the default).
+    #[default]
+    RoundRobin,
+    /// The shard the connection's first packet belongs to by the dispatch rule (its first
+    /// Interest, or the prefix of its first `rib/register`), waiting at most 100 ms for it;
+    /// else round robin (`"traffic"`).
+    Traffic,
 }
 
 /// One `[[forwarder.dispatch]]` entry.
@@ -509,6 +524,7 @@ impl Default for ForwarderConfig {
             threads: None,
             dispatch_k: nameway_fw::shard::DEFAULT_DISPATCH_K,
             dispatch: Vec::new(),
+            placement: Placement::RoundRobin,
         }
     }
 }

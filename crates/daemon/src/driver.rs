@@ -166,6 +166,9 @@ impl Driver {
         let events = queues.remove(0);
         let (mut fw, mut others) = if threads > 1 {
             let table = crate::config::dispatch_table(&config.forwarder)?;
+            if config.forwarder.placement == crate::config::Placement::Traffic {
+                faces.set_placement(crate::driver_shards::placer(table.clone(), threads)?);
+            }
             let (mut shards, control) = nameway_fw::shard::build(
                 fw_config,
                 table,

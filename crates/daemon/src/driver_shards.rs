@@ -638,3 +638,56 @@ async fn run_shard(mut w: Worker) {
         w.turn(&mut burst);
     }
 }
+
+/// The placer of `[forwarder] placement = "traffic"` ([`FaceSystem::set_placement`]): a
+/// connection goes to the shard its first packet belongs to by the dispatch rule. A consumer's
+/// first Interest names the shard of its names; a producer's first packet is its prefix
+/// registration (`rib/register`), which names the shard of the registered prefix when the
+/// prefix has at least the default `K` components (a shorter prefix spreads its names over
+/// the shards: no preference). Management commands and anything else not routable by name:
+/// no preference (round robin by id).
+///
+/// # Errors
+/// The table refuses `n` shards.
+pub fn placer(
+    table: nameway_fw::shard::DispatchTable,
+    n: usize,
+) -> anyhow::Result<nameway_face::Placer> {
+    // Its own dispatcher: routing a CanBePrefix Interest notes it in the span filter, which
+    // must stay the forwarding dispatcher's.
+    let dispatcher = nameway_fw::shard::Dispatcher::new(table, n)?;
+    Ok(nameway_face::Placer::new(move |wire: &Bytes| {
+        place(&dispatcher, wire)
+    }))
+}
+
+/// The shard the first packet `wire` of a connection asks for (see [`placer`]).
+fn place(d: &nameway_fw::shard::Dispatcher, wire: &Bytes) -> Option<usize> {
+    let registered = registered_prefix(wire);
+    let wire = match &registered {
+        Some(prefix) if prefix.len() < d.table().default_k() => return None,
+        Some(prefix) => nameway_wire::Interest::new(prefix.clone()).encode(),
+        None => wire.clone(),
+    };
+    match d.route(Time::ZERO, &wire) {
+        nameway_fw::shard::Route::Shards(mask) if mask.count_ones() == 1 => {
+            usize::try_from(mask.trailing_zeros()).ok()
+        }
+        _ => None,
+    }
+}
+
+/// The prefix of a `rib/register` command (`/localhost/nfd/rib/register/<parameters>/...`).
+fn registered_prefix(wire: &Bytes) -> Option<nameway_wire::Name> {
+    let interest = nameway_wire::Interest::decode(wire).ok()?;
+    let name = &interest.name;
+    let comp = |i: usize| name.get(i).map(|c| c.value());
+    let scope = comp(0).is_some_and(|c| c == b"localhost" || c == b"localhop");
+    if !scope || comp(1) != Some(b"nfd") || comp(2) != Some(b"rib") || comp(3) != Some(b"register")
+    {
+        return None;
+    }
+    let params =
+        nameway_wire::mgmt::ControlParameters::decode(&Bytes::copy_from_slice(comp(4)?)).ok()?;
+    params.name
+}

@@ -529,34 +529,33 @@ fn faces_on_shard_1_are_read_and_written_by_its_thread() {
     let http = free_port();
     let d = Daemon::start(&config(http, ""));
     let (producer, producer_face) = conn_on_shard_1(&d, http);
-    let (mut consumer, _) = conn_on_shard_1(&d, http);
+    let (consumer, _) = conn_on_shard_1(&d, http);
     let _serve = unix_producer(producer, producer_face, "/own");
-    // A prefix shard 1 owns (K = 2 hashes `/own/<k>`): one exchange, then the counters say
-    // whether it stayed on shard 1 (no packet handed to or received by shard 0).
-    let handed = |http| -> u64 {
-        let (_, _, body) = common::http_get(&format!("http://127.0.0.1:{http}"), "/metrics");
-        String::from_utf8(body)
-            .unwrap()
-            .lines()
-            .filter(|l| {
-                l.starts_with("nameway_shard_packets_total{")
-                    && (l.contains("handed_off") || l.contains("received"))
-            })
-            .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
-            .sum()
-    };
+    let (main, shard) = exchanges_on_shard_1(&d, http, consumer, 30_000);
+    assert!(
+        main * 10 <= shard,
+        "the main thread did the faces' I/O: {main} ticks against shard 1's {shard}"
+    );
+}
+
+/// Runs `total` exchanges (window 16) from `consumer` (a face on shard 1) under a prefix
+/// `/own/<k>` that shard 1 owns, answered by a producer of `/own` on shard 1; asserts they
+/// stayed on shard 1 (no hand-off) and that shard 1's thread forwarded them; returns the CPU
+/// ticks of the main thread and of shard 1's during the exchanges.
+fn exchanges_on_shard_1(d: &Daemon, http: u16, mut consumer: Conn, total: u32) -> (u64, u64) {
+    // K = 2 hashes `/own/<k>`: one exchange, then the counters say whether it stayed on
+    // shard 1 (no packet handed to or received by shard 0).
     let prefix = (0..64u32)
         .map(|k| format!("/own/{k}"))
         .find(|p| {
-            let before = handed(http);
+            let before = handed_total(http);
             assert!(consumer.fetch(&format!("{p}/probe"), 1).is_some());
-            handed(http) == before
+            handed_total(http) == before
         })
         .expect("a prefix owned by shard 1 among 64");
     let pid = d.child.id();
-    let handed_before = handed(http);
+    let handed_before = handed_total(http);
     let before = thread_ticks(pid);
-    let total = 30_000u32;
     let window = 16u32;
     let mut sent = 0u32;
     let mut wire = Vec::new();
@@ -579,9 +578,206 @@ fn faces_on_shard_1_are_read_and_written_by_its_thread() {
     let after = thread_ticks(pid);
     let main = ticks_of(&after, "namewayd") - ticks_of(&before, "namewayd");
     let shard = ticks_of(&after, "nameway-shard-1") - ticks_of(&before, "nameway-shard-1");
-    println!("CPU ticks during the exchanges: main thread {main}, shard 1 {shard}");
+    println!("CPU ticks during the exchanges: main thread {main}, shard 1 {shard}\n{after:?}");
     assert_eq!(
-        handed(http),
+        handed_total(http),
+        handed_before,
+        "the exchanges stayed on shard 1"
+    );
+    assert!(
+        shard >= 20,
+        "shard 1's thread forwarded the exchanges: {shard} ticks, main {main}\n{after:?}"
+    );
+    (main, shard)
+}
+
+/// A producer on a TCP connection that namewayd made (`faces/create`): answers every Interest
+/// with a Data of 100 bytes until the connection ends.
+fn tcp_producer(mut s: std::net::TcpStream) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut f = StreamFramer::new(8800);
+        let mut buf = vec![0u8; 65536];
+        loop {
+            let mut out = Vec::new();
+            while let Ok(Some(p)) = f.next_packet() {
+                if let Ok(i) = Interest::decode(&p) {
+                    let d = Data::new(i.name.clone(), Bytes::from(vec![7u8; 100]));
+                    out.extend_from_slice(&d.encode());
+                }
+            }
+            if !out.is_empty() && s.write_all(&out).is_err() {
+                return;
+            }
+            match s.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => f.extend(&buf[..n]),
+            }
+        }
+    })
+}
+
+/// With `threads = 2`, a TCP face made by `faces/create` whose home is shard 1 (a producer
+/// here) runs its connection on shard 1's runtime: exchanges between it and a consumer on
+/// shard 1 cost the main thread almost nothing. Before, such a face's I/O stayed on the main
+/// thread's runtime, where the command ran.
+#[test]
+fn a_created_tcp_face_on_shard_1_is_served_by_its_thread() {
+    let http = free_port();
+    let d = Daemon::start(&config(http, ""));
+    let (mut consumer, _) = conn_on_shard_1(&d, http);
+    let mut producer = None;
+    for _ in 0..6 {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let remote = format!("tcp4://{}", listener.local_addr().unwrap());
+        let params = ControlParameters {
+            uri: Some(remote.clone()),
+            ..ControlParameters::default()
+        };
+        assert_eq!(command(&mut consumer, "faces/create", &params), 200);
+        let (s, _) = listener.accept().unwrap();
+        let id = face_id(http, &remote);
+        if id % 2 == 1 {
+            producer = Some((s, id));
+            break;
+        }
+    }
+    let (s, id) = producer.expect("a created face with an odd id in six");
+    let params = ControlParameters {
+        name: Some("/own".parse().unwrap()),
+        face_id: Some(id),
+        ..ControlParameters::default()
+    };
+    assert_eq!(command(&mut consumer, "fib/add-nexthop", &params), 200);
+    let _serve = tcp_producer(s);
+    let (main, shard) = exchanges_on_shard_1(&d, http, consumer, 30_000);
+    assert!(
+        main * 10 <= shard,
+        "the main thread did the created face's I/O: {main} ticks against shard 1's {shard}"
+    );
+}
+
+/// Packets handed between shards so far (both directions, every shard), from `/metrics`.
+fn handed_total(http: u16) -> u64 {
+    let (_, _, body) = common::http_get(&format!("http://127.0.0.1:{http}"), "/metrics");
+    String::from_utf8(body)
+        .unwrap()
+        .lines()
+        .filter(|l| {
+            l.starts_with("nameway_shard_packets_total{")
+                && (l.contains("handed_off") || l.contains("received"))
+        })
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum()
+}
+
+/// The ids of the faces whose remote URI starts with `scheme`.
+fn faces_of(http: u16, scheme: &str) -> Vec<u64> {
+    api_status(http)["faces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["remote"].as_str().unwrap().starts_with(scheme))
+        .map(|f| f["id"].as_u64().unwrap())
+        .collect()
+}
+
+/// As `faces_on_shard_1_are_read_and_written_by_its_thread`, with the consumer on a WebSocket
+/// connection: accepted WebSocket faces (handshake, reads and writes) run on their home
+/// shard's runtime like the Unix and TCP ones. Before, their I/O stayed on the main thread,
+/// which then spent about as much CPU as shard 1 on these exchanges.
+#[test]
+fn a_websocket_face_on_shard_1_is_served_by_its_thread() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let (http, ws_port) = (free_port(), free_port());
+    let d = Daemon::start(&format!(
+        "websocket = [\"127.0.0.1:{ws_port}\"]\n{}",
+        config(http, "")
+    ));
+    let (producer, producer_face) = conn_on_shard_1(&d, http);
+    let _serve = unix_producer(producer, producer_face, "/own");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let connect = || {
+        rt.block_on(async {
+            let tcp = tokio::net::TcpStream::connect(("127.0.0.1", ws_port))
+                .await
+                .unwrap();
+            let url = format!("ws://127.0.0.1:{ws_port}/");
+            tokio_tungstenite::client_async(url, tcp).await.unwrap().0
+        })
+    };
+    // Connections until one's face has home shard 1 (odd id); the others are dropped.
+    let mut ws = None;
+    for _ in 0..6 {
+        let before = faces_of(http, "ws://");
+        let c = connect();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let id = loop {
+            if let Some(&id) = faces_of(http, "ws://").iter().find(|i| !before.contains(i)) {
+                break id;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the WebSocket face never came up"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        if id % 2 == 1 {
+            ws = Some(c);
+            break;
+        }
+    }
+    let mut ws = ws.expect("a WebSocket face with an odd id in six connections");
+    let mut exchange = |names: &[String]| {
+        rt.block_on(async {
+            for (n, name) in names.iter().enumerate() {
+                let wire = interest(name, n as u32);
+                ws.feed(Message::Binary(wire.to_vec().into()))
+                    .await
+                    .unwrap();
+            }
+            ws.flush().await.unwrap();
+            for _ in names {
+                loop {
+                    let msg = tokio::time::timeout(Duration::from_secs(5), ws.next())
+                        .await
+                        .expect("a Data within 5 s")
+                        .unwrap()
+                        .unwrap();
+                    if let Message::Binary(b) = msg {
+                        Data::decode(&Bytes::from(b.to_vec())).unwrap();
+                        break;
+                    }
+                }
+            }
+        })
+    };
+    let prefix = (0..64u32)
+        .map(|k| format!("/own/{k}"))
+        .find(|p| {
+            let before = handed_total(http);
+            exchange(&[format!("{p}/probe")]);
+            handed_total(http) == before
+        })
+        .expect("a prefix owned by shard 1 among 64");
+    let pid = d.child.id();
+    let handed_before = handed_total(http);
+    let before = thread_ticks(pid);
+    for round in 0..1250u32 {
+        let names: Vec<String> = (0..16)
+            .map(|i| format!("{prefix}/{}", round * 16 + i))
+            .collect();
+        exchange(&names);
+    }
+    let after = thread_ticks(pid);
+    let main = ticks_of(&after, "namewayd") - ticks_of(&before, "namewayd");
+    let shard = ticks_of(&after, "nameway-shard-1") - ticks_of(&before, "nameway-shard-1");
+    println!("CPU ticks during 20,000 WebSocket exchanges: main thread {main}, shard 1 {shard}");
+    assert_eq!(
+        handed_total(http),
         handed_before,
         "the exchanges stayed on shard 1"
     );
@@ -591,6 +787,56 @@ fn faces_on_shard_1_are_read_and_written_by_its_thread() {
     );
     assert!(
         main * 10 <= shard,
-        "the main thread did the faces' I/O: {main} ticks against shard 1's {shard}\n{after:?}"
+        "the main thread did the WebSocket face's I/O: {main} ticks against shard 1's {shard}\n{after:?}"
     );
+}
+
+/// `[forwarder] placement = "traffic"`: a consumer's face lives on the shard its names belong
+/// to. Six consumers, each under its own prefix `/own/<k>` (K = 2: each prefix is one
+/// shard's), send their first Interest at once; every one of their exchanges is answered (none
+/// lost while the face was being placed), the shard that forwards their names is found from the
+/// per-shard counters, and each consumer's face id has that shard as its home. With round robin
+/// the six would match by chance once in 64 runs.
+#[test]
+fn a_consumer_is_placed_on_the_shard_of_its_first_interest() {
+    let http = free_port();
+    let d = Daemon::start(
+        &config(http, "").replace("threads = 2\n", "threads = 2\nplacement = \"traffic\"\n"),
+    );
+    let (producer, producer_face) = conn_on_shard_1(&d, http);
+    let _serve = unix_producer(producer, producer_face, "/own");
+    let mut homes = Vec::new();
+    for k in 0..6u32 {
+        let before_faces = faces_of(http, "fd://");
+        let before = shard_packets(http);
+        let mut c = Conn::open(&d);
+        for i in 0..20u32 {
+            assert!(
+                c.fetch(&format!("/own/{k}/{i}"), i).is_some(),
+                "consumer {k}: exchange {i} not answered\n{}",
+                d.log()
+            );
+        }
+        let after = shard_packets(http);
+        let grew: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+        // Interest and Data of each exchange are forwarded by the shard of their name.
+        let shard = grew
+            .iter()
+            .position(|&g| g >= 40)
+            .expect("one shard forwarded them");
+        assert_eq!(grew[1 - shard], 0, "consumer {k}: {grew:?}");
+        let id = *faces_of(http, "fd://")
+            .iter()
+            .find(|i| !before_faces.contains(i))
+            .expect("the consumer's face");
+        homes.push((k, id, shard));
+        drop(c);
+    }
+    for &(k, id, shard) in &homes {
+        assert_eq!(
+            (id % 2) as usize,
+            shard,
+            "consumer {k}: face {id} is not on shard {shard}, which owns its names: {homes:?}"
+        );
+    }
 }

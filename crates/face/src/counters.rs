@@ -189,6 +189,9 @@ pub struct SystemCounters {
     pub accept_errors: u64,
     /// Reconnections made by permanent TCP faces.
     pub reconnects: u64,
+    /// Accepted connections placed on the shard their first packet belongs to
+    /// ([`crate::FaceSystem::set_placement`]).
+    pub placed_by_traffic: u64,
     /// The counters of every face that has closed, summed: with the open faces' counters,
     /// the totals since start (drops by reason do not vanish with the face).
     pub closed_faces: FaceCounters,
@@ -209,6 +212,7 @@ pub(crate) struct AtomicSystemCounters {
     pub(crate) udp_unknown_peer: AtomicU64,
     pub(crate) accept_errors: AtomicU64,
     pub(crate) reconnects: AtomicU64,
+    pub(crate) placed_by_traffic: AtomicU64,
     pub(crate) closed_faces: AtomicCounters,
 }
 
@@ -229,6 +233,7 @@ impl AtomicSystemCounters {
             udp_unknown_peer: g(&self.udp_unknown_peer),
             accept_errors: g(&self.accept_errors),
             reconnects: g(&self.reconnects),
+            placed_by_traffic: g(&self.placed_by_traffic),
             closed_faces: self.closed_faces.snapshot(),
         }
     }

@@ -18,7 +18,7 @@
 //! them; sending never blocks the caller (full queues drop and count); stream faces never
 //! fragment and nothing ever sends HopCount; a face that breaks framing closes alone.
 //!
-//! `unsafe` code is confined to `src/sys/` (one `setsockopt`).
+//! `unsafe` code is confined to `src/sys/` (one `setsockopt`, one `recv` with `MSG_PEEK`).
 
 mod accept;
 pub mod config;
@@ -51,5 +51,6 @@ pub use id::{FaceId, FaceKind, FaceScope, LinkType, Persistency};
 pub use link::{LinkConfig, LinkRx, LinkService, LinkTx, RxDrop, RxOutcome};
 /// Stream framing lives in the codec crate (it does no I/O); faces and clients share it.
 pub use nameway_wire::framing::{self, FramingError, StreamFramer};
+pub use placement::{Placer, PLACE_WAIT};
 pub use system::{home_shard, FaceSystem};
 pub use uri::{FaceUri, UriError};

@@ -49,6 +49,9 @@ pub(crate) struct Shared {
     /// The runtimes of shards 1.. (`[s - 1]` for shard `s`), once the daemon gave them: an
     /// accepted connection's tasks run on its home shard's (`placement.rs`).
     shard_runtimes: OnceLock<Vec<tokio::runtime::Handle>>,
+    /// Chooses an accepted connection's shard from its first packet, once the daemon gave it
+    /// (`placement.rs`); unset: round robin by id.
+    pub(crate) placer: OnceLock<crate::placement::Placer>,
     pub(crate) counters: AtomicSystemCounters,
     shutdown: watch::Sender<bool>,
     shutting_down: AtomicBool,
@@ -111,6 +114,31 @@ impl Shared {
     /// A new face id (ids are never reused).
     pub(crate) fn next_face_id(&self) -> FaceId {
         FaceId(self.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// The number of shards the faces' packets go to.
+    pub(crate) fn shard_count(&self) -> usize {
+        self.shard_events.len() + 1
+    }
+
+    /// A new face id whose [`home_shard`] is `shard`: the smallest unused id with that
+    /// remainder (the ids skipped are never used; ids are never reused).
+    pub(crate) fn next_face_id_on(&self, shard: usize) -> FaceId {
+        let n = self.shard_count() as u64;
+        let want = shard as u64 % n;
+        let mut cur = self.next_id.load(Ordering::Relaxed);
+        loop {
+            let id = cur + (want + n - cur % n) % n;
+            match self.next_id.compare_exchange_weak(
+                cur,
+                id + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return FaceId(id),
+                Err(now) => cur = now,
+            }
+        }
     }
 
     /// Milliseconds since the face system started (the link services' clock).
@@ -288,6 +316,7 @@ impl FaceSystem {
             events,
             shard_events,
             shard_runtimes: OnceLock::new(),
+            placer: OnceLock::new(),
             counters: AtomicSystemCounters::default(),
             shutdown: watch::channel(false).0,
             shutting_down: AtomicBool::new(false),
@@ -363,6 +392,17 @@ impl FaceSystem {
     /// one thread never calls it.
     pub fn set_shard_runtimes(&self, runtimes: Vec<tokio::runtime::Handle>) {
         let _ = self.shared.shard_runtimes.set(runtimes);
+    }
+
+    /// Places accepted stream connections (Unix, TCP, WebSocket excepted) by their traffic
+    /// with a sharded forwarder: a new connection waits (at most
+    /// [`crate::placement::PLACE_WAIT`]) for its first packet, which is looked at without
+    /// being read; `placer` names the shard that packet belongs to, and the face gets an id
+    /// whose [`home_shard`] is that shard, so its I/O and packets start there (before any
+    /// packet of it is delivered: nothing to move, nothing to reorder). `None`, or no packet
+    /// in time: round robin by id, as without a placer. Only the first call counts.
+    pub fn set_placement(&self, placer: crate::placement::Placer) {
+        let _ = self.shared.placer.set(placer);
     }
 
     /// The listening endpoints as bound (port 0 replaced by the real port), in config order:

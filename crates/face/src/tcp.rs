@@ -54,9 +54,8 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: TcpListener, uri:
         };
         match accepted {
             Ok((stream, peer)) => {
-                let id = shared.next_face_id();
                 let s = shared.clone();
-                placement::spawn_face(&shared, id, stream, move |st| run_accepted(s, id, st, peer));
+                placement::accept(&shared, stream, move |id, st| run_accepted(s, id, st, peer));
             }
             Err(e) => failures.failed(&shared.counters, &e).await,
         }
@@ -151,8 +150,44 @@ pub(crate) async fn connect(
         options.fault,
     )?;
     let id = face.id;
-    shared.spawn(supervise(shared.clone(), face, stream, queue, addr));
+    spawn_supervise(shared, face, stream, queue, addr);
     Ok(id)
+}
+
+/// Runs [`supervise`] on the face's home shard's runtime ([`placement`]): the connection made
+/// here leaves this runtime's reactor, and reconnections are made there. A connection that
+/// cannot leave this runtime (the reactor refuses it) is dropped and logged: the face then
+/// starts disconnected and connects again from its home shard, with the usual backoff.
+fn spawn_supervise(
+    shared: &Arc<Shared>,
+    face: Arc<FaceHandle>,
+    stream: Option<TcpStream>,
+    queue: TxQueue,
+    addr: SocketAddr,
+) {
+    let Some(rt) = shared.home_runtime(face.id) else {
+        shared.spawn(supervise(shared.clone(), face, stream, queue, addr));
+        return;
+    };
+    let moved = stream.map(|s| s.into_std());
+    let s = shared.clone();
+    shared.spawn_on(&rt, async move {
+        let stream = match moved {
+            None => None,
+            Some(Ok(std)) => match TcpStream::from_std(std) {
+                Ok(st) => Some(st),
+                Err(e) => {
+                    tracing::debug!(face = %face.id, error = %e, "cannot move a connection to its shard");
+                    None
+                }
+            },
+            Some(Err(e)) => {
+                tracing::debug!(face = %face.id, error = %e, "cannot move a connection to its shard");
+                None
+            }
+        };
+        supervise(s, face, stream, queue, addr).await;
+    });
 }
 
 async fn connect_once(shared: &Shared, addr: SocketAddr) -> io::Result<TcpStream> {

@@ -33,6 +33,7 @@ use crate::event::{DownReason, FaceEvent};
 use crate::face::{closed, FaceHandle, FaceParams, TxQueue};
 use crate::id::{FaceId, FaceKind, FaceScope, Persistency};
 use crate::link::{random_u64, LinkRx, LinkTx, RxDrop, RxOutcome};
+use crate::placement;
 use crate::secure::{SecureLink, SecureMode};
 use crate::sys;
 use crate::system::{is_loopback, lock, Shared};
@@ -249,14 +250,8 @@ pub(crate) fn create(
     peers.insert(remote, peer);
     drop(peers);
     let id = face.id;
-    shared.spawn(face_writer(
-        shared.clone(),
-        channel,
-        face,
-        queue,
-        remote,
-        true,
-    ));
+    let writer = face_writer(shared.clone(), channel, face, queue, remote, true);
+    placement::spawn_home(shared, id, writer);
     Ok(id)
 }
 
@@ -410,14 +405,9 @@ async fn new_face(shared: &Arc<Shared>, channel: &Arc<UdpChannel>, src: SocketAd
         announced: true,
     };
     lock(&channel.peers).insert(src, peer);
-    shared.spawn(face_writer(
-        shared.clone(),
-        channel.clone(),
-        face,
-        queue,
-        src,
-        false,
-    ));
+    let id = face.id;
+    let writer = face_writer(shared.clone(), channel.clone(), face, queue, src, false);
+    placement::spawn_home(shared, id, writer);
     true
 }
 

@@ -93,9 +93,8 @@ pub(crate) async fn accept_loop(shared: Arc<Shared>, listener: UnixListener, pat
         };
         match accepted {
             Ok((stream, _)) => {
-                let id = shared.next_face_id();
                 let (s, p) = (shared.clone(), path.clone());
-                placement::spawn_face(&shared, id, stream, move |st| run_face(s, id, st, p));
+                placement::accept(&shared, stream, move |id, st| run_face(s, id, st, p));
             }
             Err(e) => failures.failed(&shared.counters, &e).await,
         }

@@ -28,8 +28,9 @@ use crate::counters::bump;
 use crate::event::DownReason;
 use crate::face::{closed, FaceHandle, FaceParams, TxQueue};
 use crate::framing::{FramingError, StreamFramer};
-use crate::id::{FaceKind, FaceScope, Persistency};
+use crate::id::{FaceId, FaceKind, FaceScope, Persistency};
 use crate::link::{LinkRx, LinkTx, RxDrop, RxOutcome};
+use crate::placement::{self, Accepted};
 use crate::stream::deliver;
 use crate::system::Shared;
 use crate::uri::FaceUri;
@@ -62,7 +63,12 @@ pub(crate) async fn accept_loop(
         };
         match accepted {
             Ok((stream, peer)) => {
-                shared.spawn(run_accepted(shared.clone(), stream, peer, tls.clone()));
+                // The id first: it chooses the shard whose runtime runs the connection.
+                let id = shared.next_face_id();
+                let (s, tls) = (shared.clone(), tls.clone());
+                placement::spawn_face(&shared, id, stream, move |st| {
+                    run_accepted(s, id, st, peer, tls)
+                });
             }
             Err(e) => failures.failed(&shared.counters, &e).await,
         }
@@ -71,10 +77,15 @@ pub(crate) async fn accept_loop(
 
 async fn run_accepted(
     shared: Arc<Shared>,
-    stream: TcpStream,
+    id: FaceId,
+    stream: Accepted<TcpStream>,
     peer: SocketAddr,
     tls: Option<TlsAcceptor>,
 ) {
+    let Ok(stream) = stream.adopt() else {
+        bump(&shared.counters.accept_errors);
+        return;
+    };
     let _ = stream.set_nodelay(true);
     let local = stream.local_addr().unwrap_or(peer);
     let secure = tls.is_some();
@@ -99,7 +110,7 @@ async fn run_accepted(
         Some(acceptor) => {
             let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await;
             match handshake {
-                Ok(Ok(tls_stream)) => serve(shared, tls_stream, params, peer).await,
+                Ok(Ok(tls_stream)) => serve(shared, id, tls_stream, params, peer).await,
                 Ok(Err(e)) => {
                     bump(&shared.counters.accept_errors);
                     tracing::debug!(%peer, error = %e, "TLS handshake failed");
@@ -110,7 +121,7 @@ async fn run_accepted(
                 }
             }
         }
-        None => serve(shared, stream, params, peer).await,
+        None => serve(shared, id, stream, params, peer).await,
     }
 }
 
@@ -125,7 +136,7 @@ fn scope_of(local: SocketAddr, peer: SocketAddr) -> FaceScope {
 }
 
 /// The WebSocket handshake, then the face until the connection ends.
-async fn serve<S>(shared: Arc<Shared>, stream: S, params: FaceParams, peer: SocketAddr)
+async fn serve<S>(shared: Arc<Shared>, id: FaceId, stream: S, params: FaceParams, peer: SocketAddr)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -147,7 +158,7 @@ where
             return;
         }
     };
-    let Ok((face, queue)) = shared.register_face(params, None) else {
+    let Ok((face, queue)) = shared.register_face_as(id, params, None) else {
         return; // shutting down
     };
     shared.announce_up(&face).await;

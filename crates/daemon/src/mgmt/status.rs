@@ -95,6 +95,9 @@ crate::stats! {
         pub udp_unknown_peer: u64 = counter("nameway_udp_unknown_peer_datagrams"),
         /// Reconnections made by permanent TCP faces.
         pub reconnects: u64 = counter("nameway_face_reconnects"),
+        /// Accepted connections placed on the shard of their first packet
+        /// (`[forwarder] placement = "traffic"`).
+        pub placed_by_traffic: u64 = counter("nameway_faces_placed_by_traffic"),
     }
 }
 
@@ -433,5 +436,6 @@ fn face_system_stats(faces: &FaceSystem) -> FaceSystemStats {
         accept_errors: sc.accept_errors,
         udp_unknown_peer: sc.udp_unknown_peer,
         reconnects: sc.reconnects,
+        placed_by_traffic: sc.placed_by_traffic,
     }
 }

@@ -77,6 +77,26 @@ fn set_int(
     }
 }
 
+/// Copies the bytes waiting on a stream socket into `buf` without taking them from the
+/// socket (`recv` with `MSG_PEEK`, never waiting). socket2's `peek` writes into uninitialised
+/// memory, which safe code cannot read back; this reads into initialised bytes.
+///
+/// # Errors
+/// The `recv` error (`WouldBlock` when nothing is waiting).
+pub(crate) fn peek(socket: &impl AsRawFd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is a valid, writable, initialised region of `buf.len()` bytes for the whole
+    // call, and `recv` writes at most that many bytes into it.
+    let rc = unsafe {
+        libc::recv(
+            socket.as_raw_fd(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    usize::try_from(rc).map_err(|_| io::Error::last_os_error())
+}
+
 #[cfg(test)]
 #[cfg(target_os = "linux")]
 mod tests {
