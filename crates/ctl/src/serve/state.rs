@@ -55,6 +55,24 @@ struct RouterState {
     remote: bool,
 }
 
+impl RouterState {
+    /// A router first seen: nothing published, nothing reported; `remote` when another
+    /// controller on the shared database serves it.
+    fn new(remote: bool) -> Self {
+        Self {
+            link_key: None,
+            conn: None,
+            report: None,
+            version: 0,
+            acked: 0,
+            sent: false,
+            fib: Arc::default(),
+            cs: CsVersions::default(),
+            remote,
+        }
+    }
+}
+
 /// A link as operators see it: every pair of routers that at least one end reports.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LinkView {
@@ -168,17 +186,7 @@ impl ControllerState {
         let r = self
             .routers
             .entry(router.clone())
-            .or_insert_with(|| RouterState {
-                link_key: None,
-                conn: None,
-                report: None,
-                version: 0,
-                acked: 0,
-                sent: false,
-                fib: Arc::default(),
-                cs: CsVersions::default(),
-                remote: false,
-            });
+            .or_insert_with(|| RouterState::new(false));
         r.link_key = link_key.or(r.link_key.take());
         r.remote = false;
         r.conn = Some(conn);
@@ -345,17 +353,7 @@ impl ControllerState {
         let r = self
             .routers
             .entry(router.clone())
-            .or_insert_with(|| RouterState {
-                link_key: None,
-                conn: None,
-                report: None,
-                version: 0,
-                acked: 0,
-                sent: false,
-                fib: Arc::default(),
-                cs: CsVersions::default(),
-                remote: true,
-            });
+            .or_insert_with(|| RouterState::new(true));
         let new_key = link_key.is_some() && r.link_key != link_key;
         if was && !new_key && r.report.as_ref() == Some(&report) {
             return Vec::new();
