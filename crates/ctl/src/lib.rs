@@ -66,7 +66,7 @@ pub use name_tree::NameTree;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresStore, SCHEMA_TABLE};
 #[cfg(feature = "postgres")]
-pub use postgres_feed::Changes;
+pub use postgres_feed::{Changes, Listener, ListenerSource};
 #[cfg(feature = "server")]
 pub use registry::{LoadReport, Registry};
 pub use routes::{changed_routers, Changed, Fib, FibDiff, NextHop, Origin, PrefixId, RouteEngine};

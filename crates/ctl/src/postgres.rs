@@ -159,6 +159,8 @@ const SCHEMA_TABLE_DDL: &str =
 pub struct PostgresStore {
     pub(crate) client: Client,
     pub(crate) target: String,
+    /// How it connected: the change feed opens one more connection with it to `LISTEN`.
+    pub(crate) config: Config,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -193,7 +195,11 @@ impl PostgresStore {
             target: target.clone(),
             error: e,
         })?;
-        let mut store = Self { client, target };
+        let mut store = Self {
+            client,
+            target,
+            config,
+        };
         store.migrate()?;
         Ok(store)
     }
@@ -462,8 +468,9 @@ impl RegistryStore for PostgresStore {
         let target = self.target.clone();
         let net = net_effect(ops);
         let mut tx = self.client.transaction().map_err(|e| pg(&target, e))?;
-        crate::postgres_feed::lock_writers(&mut tx).map_err(|e| pg(&target, e))?;
+        let writing = crate::postgres_feed::lock_writers(&mut tx).map_err(|e| pg(&target, e))?;
         apply_in(&mut tx, &net).map_err(|e| pg(&target, e))?;
+        writing.notify(&mut tx).map_err(|e| pg(&target, e))?;
         tx.commit().map_err(|e| pg(&target, e))
     }
 
@@ -482,7 +489,7 @@ impl RegistryStore for PostgresStore {
     fn sweep_expired(&mut self, now_ms: u64) -> Result<Vec<RegistrationKey>, StoreError> {
         let target = self.target.clone();
         let mut tx = self.client.transaction().map_err(|e| pg(&target, e))?;
-        crate::postgres_feed::lock_writers(&mut tx).map_err(|e| pg(&target, e))?;
+        let writing = crate::postgres_feed::lock_writers(&mut tx).map_err(|e| pg(&target, e))?;
         let rows = tx
             .query(
                 "DELETE FROM registrations WHERE expires <= $1 RETURNING prefix, node, face",
@@ -490,6 +497,7 @@ impl RegistryStore for PostgresStore {
             )
             .map_err(|e| pg(&target, e))?;
         crate::postgres_feed::forget_removals(&mut tx).map_err(|e| pg(&target, e))?;
+        writing.notify(&mut tx).map_err(|e| pg(&target, e))?;
         tx.commit().map_err(|e| pg(&target, e))?;
         let mut out = Vec::with_capacity(rows.len());
         for row in rows {
@@ -553,9 +561,10 @@ impl RegistryStore for PostgresStore {
     fn put_link(&mut self, l: &LinkRecord) -> Result<(), StoreError> {
         let target = self.target.clone();
         let mut tx = self.client.transaction().map_err(|e| pg(&target, e))?;
-        crate::postgres_feed::lock_writers(&mut tx).map_err(|e| pg(&target, e))?;
+        let writing = crate::postgres_feed::lock_writers(&mut tx).map_err(|e| pg(&target, e))?;
         crate::postgres_feed::upsert_links(&mut tx, std::slice::from_ref(l))
             .map_err(|e| pg(&target, e))?;
+        writing.notify(&mut tx).map_err(|e| pg(&target, e))?;
         tx.commit().map_err(|e| pg(&target, e))
     }
 

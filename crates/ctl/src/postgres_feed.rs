@@ -15,10 +15,13 @@
 //!   the rows and tombstones numbered above it ([`PostgresStore::changes_since`]). A cursor
 //!   older than the tombstones forgotten is told so (`behind`): it reloads everything.
 //!
-//! Polling, not `LISTEN`/`NOTIFY`: the synchronous client can wait for notifications only on
-//! a connection of its own, blocking, while a poll every 200 ms on an idle database is one
-//! indexed query, and the same loop renews and expires the links (soft state) and catches
-//! the links that expired without a write. The poll period bounds the extra delay.
+//! - A writer that numbered a change `NOTIFY`s [`CHANNEL`] before it commits
+//!   ([`Writing::notify`]; delivered at the commit, folded per transaction); a renewal
+//!   numbers nothing and wakes nobody. A feed `LISTEN`s on a connection of its own
+//!   ([`Listener`]: the synchronous client waits for notifications only there, blocking)
+//!   and reads at once; it still polls, every second while it listens and every 200 ms
+//!   when it cannot (a pooler in transaction mode refuses `LISTEN`), which also renews and
+//!   expires the links (soft state) and catches the links that expired without a write.
 
 use std::collections::HashMap;
 
@@ -95,10 +98,43 @@ CREATE TRIGGER links_gone AFTER DELETE ON links
     FOR EACH ROW EXECUTE FUNCTION nameway_link_gone();
 ";
 
+/// The channel the writers `NOTIFY` when they numbered a change, and the feeds `LISTEN` on.
+pub(crate) const CHANNEL: &str = "nameway_change";
+
+/// Where the change sequence stood when a writer took the lock ([`lock_writers`]); given
+/// back to [`Writing::notify`] before the commit.
+#[must_use = "call notify before the commit, or the other controllers learn of it at their next poll"]
+pub(crate) struct Writing(i64);
+
+/// The sequence's last number handed out (0 before the first).
+const SEQUENCE_AT: &str =
+    "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM nameway_change";
+
 /// Takes the writers' lock for the rest of `tx` (see the module documentation).
-pub(crate) fn lock_writers(tx: &mut Transaction<'_>) -> Result<(), postgres::Error> {
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&FEED_LOCK])
+pub(crate) fn lock_writers(tx: &mut Transaction<'_>) -> Result<Writing, postgres::Error> {
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&FEED_LOCK])?;
+    Ok(Writing(tx.query_one(SEQUENCE_AT, &[])?.get(0)))
+}
+
+impl Writing {
+    /// Notifies the feeds ([`CHANNEL`], delivered at commit) when this transaction numbered
+    /// a change: a row or tombstone numbered above where the sequence stood at the lock. Only
+    /// this transaction can have numbered one (every writer holds the lock); the sequence
+    /// itself is no guide, as an upsert that renews takes a number for the row it would have
+    /// inserted and throws it away. A renewal, which numbers no row, wakes nobody.
+    pub(crate) fn notify(self, tx: &mut Transaction<'_>) -> Result<(), postgres::Error> {
+        tx.execute(
+            &format!(
+                "SELECT pg_notify('{CHANNEL}', '') WHERE \
+                 EXISTS (SELECT 1 FROM registrations WHERE change > $1) OR \
+                 EXISTS (SELECT 1 FROM registrations_gone WHERE change > $1) OR \
+                 EXISTS (SELECT 1 FROM links WHERE change > $1) OR \
+                 EXISTS (SELECT 1 FROM links_gone WHERE change > $1)"
+            ),
+            &[&self.0],
+        )
         .map(drop)
+    }
 }
 
 /// Deletes the tombstones older than [`GONE_KEPT_MS`] by the server's clock (the one that
@@ -292,7 +328,7 @@ impl PostgresStore {
     pub fn replace_links(&mut self, router: &str, links: &[LinkRecord]) -> Result<(), StoreError> {
         let target = self.target.clone();
         let mut tx = self.client.transaction().map_err(|e| pg(&target, e))?;
-        lock_writers(&mut tx).map_err(|e| pg(&target, e))?;
+        let writing = lock_writers(&mut tx).map_err(|e| pg(&target, e))?;
         let keep: Vec<&str> = links.iter().map(|l| l.b.as_str()).collect();
         tx.execute(
             "DELETE FROM links WHERE a = $1 AND NOT (b = ANY($2))",
@@ -300,6 +336,7 @@ impl PostgresStore {
         )
         .map_err(|e| pg(&target, e))?;
         upsert_links(&mut tx, links).map_err(|e| pg(&target, e))?;
+        writing.notify(&mut tx).map_err(|e| pg(&target, e))?;
         tx.commit().map_err(|e| pg(&target, e))
     }
 
@@ -325,14 +362,100 @@ impl PostgresStore {
     pub fn expire_links(&mut self, before_ms: u64) -> Result<u64, StoreError> {
         let target = self.target.clone();
         let mut tx = self.client.transaction().map_err(|e| pg(&target, e))?;
-        lock_writers(&mut tx).map_err(|e| pg(&target, e))?;
+        let writing = lock_writers(&mut tx).map_err(|e| pg(&target, e))?;
         let n = tx
             .execute(
                 "DELETE FROM links WHERE updated < $1",
                 &[&to_i64(before_ms)],
             )
             .map_err(|e| pg(&target, e))?;
+        writing.notify(&mut tx).map_err(|e| pg(&target, e))?;
         tx.commit().map_err(|e| pg(&target, e))?;
         Ok(n)
+    }
+}
+
+/// A connection of its own that `LISTEN`s on [`CHANNEL`]: what wakes a change feed at once
+/// instead of at its next poll ([`PostgresStore::listener`]).
+pub struct Listener {
+    client: postgres::Client,
+    target: String,
+}
+
+impl std::fmt::Debug for Listener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Listener")
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a [`Listener`] connects with: the store's connection settings, without its client
+/// (so it can move to a thread of its own).
+#[derive(Clone)]
+pub struct ListenerSource {
+    config: postgres::Config,
+    target: String,
+}
+
+impl std::fmt::Debug for ListenerSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ListenerSource")
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PostgresStore {
+    /// How to open [`Listener`]s on this store's database.
+    pub fn listener_source(&self) -> ListenerSource {
+        ListenerSource {
+            config: self.config.clone(),
+            target: self.target.clone(),
+        }
+    }
+}
+
+impl ListenerSource {
+    /// Opens one more connection to the database and listens on the change channel.
+    ///
+    /// # Errors
+    /// The server cannot be reached or refuses `LISTEN` (e.g. a pooler in transaction mode).
+    pub fn listener(&self) -> Result<Listener, StoreError> {
+        let mut client = self
+            .config
+            .connect(postgres::NoTls)
+            .map_err(|e| pg(&self.target, e))?;
+        client
+            .batch_execute(&format!("LISTEN {CHANNEL}"))
+            .map_err(|e| pg(&self.target, e))?;
+        Ok(Listener {
+            client,
+            target: self.target.clone(),
+        })
+    }
+}
+
+impl Listener {
+    /// Waits up to `timeout` for a notification; whether one came (all those already
+    /// received are taken: several changes wake the feed once).
+    ///
+    /// # Errors
+    /// The connection failed.
+    pub fn wait(&mut self, timeout: std::time::Duration) -> Result<bool, StoreError> {
+        use postgres::fallible_iterator::FallibleIterator;
+        let target = &self.target;
+        let mut notifications = self.client.notifications();
+        let came = notifications
+            .timeout_iter(timeout)
+            .next()
+            .map_err(|e| pg(target, e))?
+            .is_some();
+        if came {
+            // Folded: what is already buffered is the same wake-up.
+            let mut buffered = notifications.iter();
+            while buffered.next().map_err(|e| pg(target, e))?.is_some() {}
+        }
+        Ok(came)
     }
 }

@@ -570,6 +570,59 @@ fn the_change_feed_gives_what_changed_since_a_cursor_and_renewals_cost_nothing()
 }
 
 #[test]
+fn a_change_wakes_a_listener_at_once_and_a_renewal_wakes_nobody() {
+    use nameway_ctl::RegistryOp::{Put, Remove};
+    use std::time::Duration;
+    let Some(db) = fresh_db("feed_notify") else {
+        return;
+    };
+    let mut writer = PostgresStore::connect(&db).unwrap();
+    let mut listener = writer.listener_source().listener().unwrap();
+    let quiet = Duration::from_millis(300);
+    let soon = Duration::from_secs(5);
+    assert!(!listener.wait(quiet).unwrap(), "nothing written yet");
+    // A new registration, then several in one transaction: one wake-up each.
+    let a = reg("/a", "/example/r1", 1, NOW + 60_000);
+    writer.apply(&[Put(a.clone())]).unwrap();
+    assert!(listener.wait(soon).unwrap(), "a new registration notifies");
+    writer
+        .apply(&[
+            Put(reg("/b", "/example/r1", 1, NOW + 60_000)),
+            Put(reg("/c", "/example/r1", 1, NOW + 60_000)),
+        ])
+        .unwrap();
+    assert!(listener.wait(soon).unwrap());
+    assert!(
+        !listener.wait(quiet).unwrap(),
+        "one transaction, one wake-up"
+    );
+    // A renewal moves only `expires`: no change numbered, nobody woken.
+    writer
+        .apply(&[Put(reg("/a", "/example/r1", 1, NOW + 120_000))])
+        .unwrap();
+    assert!(!listener.wait(quiet).unwrap(), "a renewal wakes nobody");
+    // A removal and link writes are changes; a link renewal is not.
+    writer.apply(&[Remove(a.key())]).unwrap();
+    assert!(listener.wait(soon).unwrap(), "a removal notifies");
+    writer
+        .replace_links(
+            "/example/r1",
+            &[link("/example/r1", "/example/r2", 10, NOW)],
+        )
+        .unwrap();
+    assert!(listener.wait(soon).unwrap(), "a new link notifies");
+    writer
+        .renew_links(&["/example/r1".to_owned()], NOW + 1_000)
+        .unwrap();
+    assert!(
+        !listener.wait(quiet).unwrap(),
+        "a link renewal wakes nobody"
+    );
+    assert_eq!(writer.expire_links(NOW + 1_001).unwrap(), 1);
+    assert!(listener.wait(soon).unwrap(), "an expired link notifies");
+}
+
+#[test]
 fn a_reader_behind_the_forgotten_tombstones_reloads_everything() {
     use nameway_ctl::RegistryOp::{Put, Remove};
     let Some(db) = fresh_db("feed_behind") else {

@@ -2,7 +2,10 @@
 //! topology (docs/controller.md, "Several controllers on one database").
 //!
 //! A thread of its own (the synchronous client must not run on a runtime thread) owns one
-//! more connection to the shared database and, every [`POLL`]:
+//! more connection to the shared database and, when another writer notifies a change (a
+//! second thread listens on a third connection), a few milliseconds after the state task
+//! told it something ([`LOCAL_DELAY`]), and at the latest every [`POLL_LISTENING`] (every
+//! [`POLL`] while it cannot listen):
 //!
 //! - writes the link reports of the routers connected here (one row per reporting end,
 //!   `links`, the neighbour named by its secure-link key resolved through `nodes`), renews
@@ -29,8 +32,16 @@ use nameway_wire::Name;
 use crate::channel::{NeighbourReport, RegistrationReport, Report};
 use crate::store::{LinkRecord, RegistryOp};
 
-/// How often the feed reads the database.
+/// How often the feed reads the database when it cannot listen for notifications.
 pub(super) const POLL: Duration = Duration::from_millis(200);
+
+/// How often it reads the database while it listens (a fallback: the writers notify every
+/// change they number, and the feed reads at once).
+pub(super) const POLL_LISTENING: Duration = Duration::from_secs(1);
+
+/// How long the feed waits after a message of the state task before writing what it says:
+/// the messages of one burst of reports go to the database in one round.
+pub(super) const LOCAL_DELAY: Duration = Duration::from_millis(5);
 
 /// How often the link reports of the routers connected here are renewed.
 pub(super) const RENEW: Duration = Duration::from_secs(2);
@@ -45,6 +56,9 @@ pub(super) enum Local {
     Links(Name, Vec<NeighbourReport>),
     /// The router is no longer connected here.
     Gone(Name),
+    /// The database numbered a change (a notification on the listening connection): read
+    /// it now.
+    Wake,
 }
 
 /// A router served by another controller, as the shared database describes it.
@@ -92,6 +106,7 @@ impl FeedCore {
                 self.sent.remove(&router.to_string());
                 self.dirty.insert(router);
             }
+            Local::Wake => {}
         }
     }
 
@@ -284,24 +299,95 @@ pub(super) use self::thread::start;
 
 #[cfg(feature = "postgres")]
 mod thread {
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
-    use std::sync::Arc;
+    use std::sync::{Arc, Weak};
     use std::time::{Duration, Instant};
 
     use tokio::sync::mpsc::UnboundedSender;
 
-    use super::{FeedCore, Local, RemoteRouter, LINK_TTL, POLL, RENEW};
+    use super::{
+        FeedCore, Local, RemoteRouter, LINK_TTL, LOCAL_DELAY, POLL, POLL_LISTENING, RENEW,
+    };
+    use crate::postgres_feed::ListenerSource;
     use crate::{now_ms, PostgresStore, StoreError};
 
-    /// Starts the feed's thread on `store`; returns where the state task sends [`Local`].
+    /// Starts the feed's thread on `store`, and the thread that listens for the writers'
+    /// notifications on a connection of its own; returns where the state task sends
+    /// [`Local`].
     pub(in crate::serve) fn start(
         store: PostgresStore,
         shared: Arc<super::super::Shared>,
         remote: UnboundedSender<Vec<RemoteRouter>>,
     ) -> Sender<Local> {
         let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || run(store, &shared, &rx, &remote));
+        let listening = Arc::new(AtomicBool::new(false));
+        let alive = Arc::new(());
+        {
+            let (store, wake, listening, alive) = (
+                store.listener_source(),
+                tx.clone(),
+                listening.clone(),
+                Arc::downgrade(&alive),
+            );
+            std::thread::spawn(move || listen(&store, &wake, &listening, &alive));
+        }
+        std::thread::spawn(move || run(store, &shared, &rx, &remote, &listening, &alive));
         tx
+    }
+
+    /// Listens for notifications and wakes the feed; connects again (every second) when the
+    /// connection fails or cannot listen, the feed polling every [`POLL`] meanwhile. Ends
+    /// with the feed's thread (`alive`).
+    fn listen(
+        source: &ListenerSource,
+        wake: &Sender<Local>,
+        listening: &AtomicBool,
+        alive: &Weak<()>,
+    ) {
+        let mut failing = false;
+        while alive.strong_count() > 0 {
+            match source.listener() {
+                Ok(mut l) => {
+                    if std::mem::take(&mut failing) {
+                        tracing::info!("shared database: listening for changes again");
+                    }
+                    listening.store(true, Ordering::Relaxed);
+                    // Woken now: a change may have come before the LISTEN.
+                    let _ = wake.send(Local::Wake);
+                    loop {
+                        match l.wait(Duration::from_secs(1)) {
+                            Ok(true) => {
+                                if wake.send(Local::Wake).is_err() {
+                                    return;
+                                }
+                            }
+                            Ok(false) if alive.strong_count() == 0 => return,
+                            Ok(false) => {}
+                            Err(e) => {
+                                tracing::warn!(
+                                    "shared database: listening for changes failed, polling every {} ms: {e}",
+                                    POLL.as_millis()
+                                );
+                                failing = true;
+                                break;
+                            }
+                        }
+                    }
+                    listening.store(false, Ordering::Relaxed);
+                }
+                Err(e) => {
+                    if !failing {
+                        tracing::warn!(
+                            "shared database: cannot listen for changes, polling every {} ms: {e}",
+                            POLL.as_millis()
+                        );
+                        failing = true;
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_secs(1));
+        }
     }
 
     fn run(
@@ -309,6 +395,8 @@ mod thread {
         shared: &super::super::Shared,
         rx: &Receiver<Local>,
         remote: &UnboundedSender<Vec<RemoteRouter>>,
+        listening: &AtomicBool,
+        _alive: &Arc<()>,
     ) {
         let mut core = FeedCore::default();
         let mut cursor = 0i64;
@@ -317,14 +405,24 @@ mod thread {
         let mut failing = false;
         loop {
             match rx.recv_timeout(next_poll.saturating_duration_since(Instant::now())) {
+                Ok(Local::Wake) => {
+                    next_poll = Instant::now();
+                    continue;
+                }
                 Ok(m) => {
                     core.local(m);
+                    next_poll = next_poll.min(Instant::now() + LOCAL_DELAY);
                     continue;
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 Err(RecvTimeoutError::Disconnected) => return,
             }
-            next_poll = Instant::now() + POLL;
+            next_poll = Instant::now()
+                + if listening.load(Ordering::Relaxed) {
+                    POLL_LISTENING
+                } else {
+                    POLL
+                };
             let renew = Instant::now() >= next_renew;
             if renew {
                 next_renew = Instant::now() + RENEW;
