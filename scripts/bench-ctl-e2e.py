@@ -66,7 +66,7 @@ class Bench:
     def ctl(self, *args):
         return self.run(os.path.join(self.bin, "namewayctl"), *args)
 
-    def start_controller(self, http=False):
+    def start_controller(self, http=False, extra_args=()):
         db = os.path.join(self.work, "ctl.db")
         self.db = db
         self.ctl("init", "--domain", "/bench", "--db", db)
@@ -77,7 +77,7 @@ class Bench:
             extra = ["--http", self.http]
         p = subprocess.Popen(
             [os.path.join(self.bin, "namewayctl"), "serve", "--db", db, "--listen", "127.0.0.1:0"]
-            + extra,
+            + extra + list(extra_args),
             stdout=subprocess.PIPE, stderr=log, text=True)
         self.procs.append(p)
         self.listen = p.stdout.readline().split()[1]
