@@ -155,6 +155,9 @@ CREATE TABLE audit (
 const SCHEMA_TABLE_DDL: &str =
     "CREATE TABLE IF NOT EXISTS nameway_schema (version BIGINT PRIMARY KEY, applied BIGINT NOT NULL)";
 
+/// The columns [`PostgresStore::link_records`] decodes, in its order.
+pub(crate) const LINK_COLUMNS: &str = "a, b, face_a, face_b, cost, rtt_us, state, updated";
+
 /// The registry, nodes, links and audit log in a PostgreSQL database.
 pub struct PostgresStore {
     pub(crate) client: Client,
@@ -304,6 +307,45 @@ impl PostgresStore {
             owner_key: row.try_get(7).map_err(get)?,
             announcement: row.try_get(8).map_err(get)?,
         })
+    }
+
+    /// A registration's key from a row whose columns 0-2 are `prefix, node, face` (a row of
+    /// `registrations` or of its tombstones).
+    pub(crate) fn registration_key(
+        &self,
+        row: &postgres::Row,
+    ) -> Result<RegistrationKey, StoreError> {
+        let get = |e: postgres::Error| self.err(e);
+        let prefix: Vec<u8> = row.try_get(0).map_err(get)?;
+        let prefix = Name::from_value(Bytes::from(prefix), 0)
+            .map_err(|e| self.corrupt(format!("registration prefix does not decode: {e}")))?;
+        Ok(RegistrationKey {
+            prefix,
+            node: row.try_get(1).map_err(get)?,
+            face: to_u64(row.try_get(2).map_err(get)?),
+        })
+    }
+
+    /// The link reports of `rows` ([`LINK_COLUMNS`]).
+    pub(crate) fn link_records(
+        &self,
+        rows: &[postgres::Row],
+    ) -> Result<Vec<LinkRecord>, StoreError> {
+        rows.iter()
+            .map(|r| {
+                Ok(LinkRecord {
+                    a: r.try_get(0)?,
+                    b: r.try_get(1)?,
+                    face_a: to_u64(r.try_get(2)?),
+                    face_b: to_u64(r.try_get(3)?),
+                    cost: to_u32(r.try_get(4)?),
+                    rtt_us: to_u64(r.try_get(5)?),
+                    up: r.try_get::<_, String>(6)? == "up",
+                    updated_ms: to_u64(r.try_get(7)?),
+                })
+            })
+            .collect::<Result<_, postgres::Error>>()
+            .map_err(|e| self.err(e))
     }
 
     /// Refuses another application's database, refuses a newer schema, applies the missing
@@ -499,18 +541,7 @@ impl RegistryStore for PostgresStore {
         crate::postgres_feed::forget_removals(&mut tx).map_err(|e| pg(&target, e))?;
         writing.notify(&mut tx).map_err(|e| pg(&target, e))?;
         tx.commit().map_err(|e| pg(&target, e))?;
-        let mut out = Vec::with_capacity(rows.len());
-        for row in rows {
-            let p: Vec<u8> = row.try_get(0).map_err(|e| self.err(e))?;
-            let prefix = Name::from_value(Bytes::from(p), 0)
-                .map_err(|e| self.corrupt(format!("registration prefix: {e}")))?;
-            out.push(RegistrationKey {
-                prefix,
-                node: row.try_get(1).map_err(|e| self.err(e))?,
-                face: to_u64(row.try_get(2).map_err(|e| self.err(e))?),
-            });
-        }
-        Ok(out)
+        rows.iter().map(|row| self.registration_key(row)).collect()
     }
 
     fn put_node(&mut self, n: &NodeRecord) -> Result<(), StoreError> {
@@ -572,26 +603,11 @@ impl RegistryStore for PostgresStore {
         let rows = self
             .client
             .query(
-                "SELECT a, b, face_a, face_b, cost, rtt_us, state, updated FROM links \
-                 ORDER BY a, b",
+                &format!("SELECT {LINK_COLUMNS} FROM links ORDER BY a, b"),
                 &[],
             )
             .map_err(|e| self.err(e))?;
-        rows.iter()
-            .map(|r| {
-                Ok(LinkRecord {
-                    a: r.try_get(0)?,
-                    b: r.try_get(1)?,
-                    face_a: to_u64(r.try_get(2)?),
-                    face_b: to_u64(r.try_get(3)?),
-                    cost: to_u32(r.try_get(4)?),
-                    rtt_us: to_u64(r.try_get(5)?),
-                    up: r.try_get::<_, String>(6)? == "up",
-                    updated_ms: to_u64(r.try_get(7)?),
-                })
-            })
-            .collect::<Result<_, postgres::Error>>()
-            .map_err(|e| self.err(e))
+        self.link_records(&rows)
     }
 
     fn audit(

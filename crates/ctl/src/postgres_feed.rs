@@ -25,13 +25,11 @@
 
 use std::collections::HashMap;
 
-use bytes::Bytes;
-use nameway_wire::Name;
 use postgres::Transaction;
 
 use crate::error::StoreError;
-use crate::postgres::{pg, to_i64, to_u32, to_u64, PostgresStore};
-use crate::store::{LinkRecord, RegistrationKey, RegistryOp};
+use crate::postgres::{pg, to_i64, PostgresStore, LINK_COLUMNS};
+use crate::store::{LinkRecord, RegistryOp};
 
 /// The advisory lock every writer of `registrations` and `links` holds ("NWFD").
 pub(crate) const FEED_LOCK: i64 = 0x4E57_4644;
@@ -252,15 +250,7 @@ impl PostgresStore {
         }
         for row in &gone {
             let change: i64 = row.try_get(3).map_err(|e| self.err(e))?;
-            let p: Vec<u8> = row.try_get(0).map_err(|e| self.err(e))?;
-            let prefix = Name::from_value(Bytes::from(p), 0)
-                .map_err(|e| self.corrupt(format!("registration tombstone prefix: {e}")))?;
-            let key = RegistrationKey {
-                prefix,
-                node: row.try_get(1).map_err(|e| self.err(e))?,
-                face: to_u64(row.try_get(2).map_err(|e| self.err(e))?),
-            };
-            numbered.push((change, RegistryOp::Remove(key)));
+            numbered.push((change, RegistryOp::Remove(self.registration_key(row)?)));
         }
         numbered.sort_by_key(|(c, _)| *c);
         let top = numbered.last().map_or(from, |(c, _)| *c);
@@ -280,26 +270,11 @@ impl PostgresStore {
         let rows = self
             .client
             .query(
-                "SELECT a, b, face_a, face_b, cost, rtt_us, state, updated FROM links \
-                 WHERE updated >= $1 ORDER BY a, b",
+                &format!("SELECT {LINK_COLUMNS} FROM links WHERE updated >= $1 ORDER BY a, b"),
                 &[&to_i64(since_ms)],
             )
             .map_err(|e| self.err(e))?;
-        rows.iter()
-            .map(|r| {
-                Ok(LinkRecord {
-                    a: r.try_get(0)?,
-                    b: r.try_get(1)?,
-                    face_a: to_u64(r.try_get(2)?),
-                    face_b: to_u64(r.try_get(3)?),
-                    cost: to_u32(r.try_get(4)?),
-                    rtt_us: to_u64(r.try_get(5)?),
-                    up: r.try_get::<_, String>(6)? == "up",
-                    updated_ms: to_u64(r.try_get(7)?),
-                })
-            })
-            .collect::<Result<_, postgres::Error>>()
-            .map_err(|e| self.err(e))
+        self.link_records(&rows)
     }
 
     /// Every router's secure-link key as the controllers recorded it (`nodes.kem_pubkey`):

@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::ctl::{bin, run, wait, Proc, SERIAL};
-use common::{free_port, http_get, Daemon};
+use common::ctl::{bin, run, wait, Controller, Proc, SERIAL};
+use common::{free_port, Daemon};
 use serde_json::Value;
 
 /// Origin of the routes the agent installs.
@@ -29,71 +29,15 @@ const CTL: u64 = 131;
 #[path = "../../ctl/tests/support/postgres.rs"]
 mod pg;
 
-/// `namewayctl serve --db <pg> --ca <ca>`: its agents' address and pinned key.
-struct Controller {
-    p: Option<Proc>,
-    listen: String,
-    http: String,
-    pin: String,
-    ca: PathBuf,
-}
-
-fn serve(pg: &str, ca: &Path, log_path: &Path) -> Controller {
-    let log = std::fs::File::create(log_path).unwrap();
-    let mut child = Command::new(bin("namewayctl"))
-        .args(["serve", "--db", pg, "--ca", ca.to_str().unwrap()])
-        .args(["--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(log)
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut next = |prefix: &str| {
-        let line = lines
-            .next()
-            .unwrap_or_else(|| {
-                panic!(
-                    "namewayctl serve ended before {prefix:?}: {}",
-                    std::fs::read_to_string(log_path).unwrap_or_default()
-                )
-            })
-            .unwrap();
-        line.strip_prefix(prefix)
-            .unwrap_or_else(|| panic!("{line:?} does not start with {prefix:?}"))
-            .to_owned()
-    };
-    let listen = next("listening ");
-    let http = format!("http://{}", next("http "));
-    let pin = next("anchor ");
-    Controller {
-        p: Some(Proc(child)),
-        listen,
-        http,
-        pin,
-        ca: ca.to_owned(),
-    }
-}
-
-impl Controller {
-    fn token(&self, router: &str) -> String {
-        run(
-            "namewayctl",
-            &[
-                "token",
-                "--router",
-                router,
-                "--db",
-                self.ca.to_str().unwrap(),
-            ],
-        )
-        .trim()
-        .to_owned()
-    }
-
-    fn topology(&self) -> Value {
-        let (_, _, body) = http_get(&self.http, "/api/topology");
-        serde_json::from_slice(&body).unwrap_or(Value::Null)
-    }
+/// `namewayctl serve --db <pg> --ca <ca>`, its log in a folder of its own.
+fn serve(pg: &str, ca: &Path) -> Controller {
+    let ca = ca.to_str().unwrap();
+    Controller::launch(
+        tempfile::tempdir().unwrap(),
+        "127.0.0.1:0",
+        &["--db", pg, "--ca", ca],
+        &[],
+    )
 }
 
 /// A forwarder with its secure-link identity and ports.
@@ -237,8 +181,12 @@ fn two_controllers_on_one_postgresql_route_each_others_registrations_live() {
     let db = pg::fresh_db(&base, "nw_live");
     let dir = tempfile::tempdir().unwrap();
     let (ca_a, ca_b) = two_cas(dir.path());
-    let mut ctl_a = serve(&db, &ca_a, &dir.path().join("a.log"));
-    let ctl_b = serve(&db, &ca_b, &dir.path().join("b.log"));
+    let ctl_a = serve(&db, &ca_a);
+    let ctl_b = serve(&db, &ca_b);
+    let (a_log, b_log) = (
+        ctl_a.dir.path().join("ctl.log"),
+        ctl_b.dir.path().join("ctl.log"),
+    );
     assert_eq!(ctl_a.pin, ctl_b.pin, "one domain, one anchor");
 
     let mut r1 = Router::new(dir.path(), 1);
@@ -248,16 +196,17 @@ fn two_controllers_on_one_postgresql_route_each_others_registrations_live() {
     let logs = || {
         format!(
             "A: {}\nB: {}\nB topology: {}\nr2: {}",
-            std::fs::read_to_string(dir.path().join("a.log")).unwrap_or_default(),
-            std::fs::read_to_string(dir.path().join("b.log")).unwrap_or_default(),
-            ctl_b.topology(),
+            std::fs::read_to_string(&a_log).unwrap_or_default(),
+            std::fs::read_to_string(&b_log).unwrap_or_default(),
+            ctl_b.api("/api/topology"),
             r2.d().log()
         )
     };
 
     // B sees the link r1-r2 usable: r2's end from its own agent, r1's from A's rows.
     assert!(
-        wait(Duration::from_secs(20), || ctl_b.topology()["links"]
+        wait(Duration::from_secs(20), || ctl_b.api("/api/topology")
+            ["links"]
             .as_array()
             .is_some_and(|l| l.iter().any(|l| l["up"] == true))),
         "B never saw the link: {}",
@@ -338,7 +287,7 @@ fn two_controllers_on_one_postgresql_route_each_others_registrations_live() {
         "r2 never got the route back: {}",
         logs()
     );
-    drop(ctl_a.p.take());
+    drop(ctl_a);
     assert!(
         wait(Duration::from_secs(20), || !r2.has_route(name)),
         "r2 kept the route of a dead controller's router: {}",

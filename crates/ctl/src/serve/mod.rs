@@ -289,17 +289,14 @@ impl Server {
         if let Some(h) = self.http {
             tokio::spawn(http::serve(h, shared.clone()));
         }
-        let (keep, none) = mpsc::unbounded_channel();
         let feed = match self.feed {
             Some((local, remote)) => Feed {
                 local: Some(local),
-                remote,
-                _keep: keep,
+                remote: Some(remote),
             },
             None => Feed {
                 local: None,
-                remote: none,
-                _keep: keep,
+                remote: None,
             },
         };
         tokio::spawn(state_task(
@@ -467,12 +464,26 @@ async fn greet(stream: TcpStream, shared: &Shared) -> Result<Halves, Refusal> {
 /// routers' links, and where the routers served by other controllers come from.
 struct Feed {
     local: Option<std::sync::mpsc::Sender<feed::Local>>,
-    remote: mpsc::UnboundedReceiver<Vec<feed::RemoteRouter>>,
-    /// Keeps `remote` open when there is no feed.
-    _keep: mpsc::UnboundedSender<Vec<feed::RemoteRouter>>,
+    remote: Option<mpsc::UnboundedReceiver<Vec<feed::RemoteRouter>>>,
 }
 
 impl Feed {
+    /// The feed's next batch of routers served elsewhere; never ready without a feed (or
+    /// once its thread ended).
+    async fn next_remote(&mut self) -> Vec<feed::RemoteRouter> {
+        let got = match self.remote.as_mut() {
+            Some(rx) => rx.recv().await,
+            None => None,
+        };
+        match got {
+            Some(batch) => batch,
+            None => {
+                self.remote = None;
+                std::future::pending().await
+            }
+        }
+    }
+
     fn tell(&self, m: impl FnOnce() -> feed::Local) {
         if let Some(tx) = &self.local {
             let _ = tx.send(m());
@@ -499,7 +510,7 @@ async fn state_task(
     loop {
         let event = tokio::select! {
             e = events.recv() => match e { Some(e) => e, None => return },
-            Some(batch) = feed.remote.recv() => {
+            batch = feed.next_remote() => {
                 let mut pushes = Vec::new();
                 for r in batch {
                     pushes.extend(state.remote(&r.name, r.link_key, r.report));

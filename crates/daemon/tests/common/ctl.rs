@@ -70,6 +70,9 @@ pub struct Controller {
     pub listen: String,
     pub http: String,
     pub pin: String,
+    /// The CA's SQLite file (`--ca`, or the `--db` file when there is no `--ca`): where
+    /// [`Controller::token`] makes tokens.
+    pub ca: PathBuf,
 }
 
 impl Controller {
@@ -134,12 +137,23 @@ impl Controller {
         let listen = next("listening ");
         let http = format!("http://{}", next("http "));
         let pin = next("anchor ");
+        let after = |flag: &str| {
+            db_args
+                .iter()
+                .position(|a| *a == flag)
+                .and_then(|i| db_args.get(i + 1))
+                .map(PathBuf::from)
+        };
+        let ca = after("--ca")
+            .or_else(|| after("--db"))
+            .unwrap_or_else(|| dir.path().join("ctl.db"));
         Self {
             child,
             dir,
             listen,
             http,
             pin,
+            ca,
         }
     }
 
@@ -165,10 +179,15 @@ impl Controller {
     }
 
     pub fn token(&self, router: &str) -> String {
-        let db = self.dir.path().join("ctl.db");
         run(
             "namewayctl",
-            &["token", "--router", router, "--db", db.to_str().unwrap()],
+            &[
+                "token",
+                "--router",
+                router,
+                "--db",
+                self.ca.to_str().unwrap(),
+            ],
         )
         .trim()
         .to_owned()
