@@ -9,6 +9,13 @@ C1s: the same diamond, the r2-r3 link through a UDP relay of this script's that 
     every datagram both ways (a silent failure: no face goes down; the agents' hellos find it).
     Measured: from the relay dropping to every FIB that must change having changed; then from
     the relay passing again to the FIBs back (hysteresis: two hellos answered in a row).
+GRID: an R x C grid of routers (--grid 2x5: 10, --grid 4x5: 20) with r1 at a corner; a 16 MiB
+    object put at the far corner and a prefix registered at r1. During a `nameway get` of the
+    object at r1, the link of r1 that carries it goes silent (both links of r1 cross relays of
+    this script); measured: from the failure to EVERY router's FIB holding exactly the next
+    hops of the shortest paths without that link (computed here by breadth-first search), for
+    both prefixes; the get must complete with the right bytes. Then the link passes again and
+    the time to every FIB back is measured.
 C2: a line of N routers (N-1 hops); an application's registration (rib/register, origin app)
     at rN; measured: from the registration command to the prefix routed by the controller at
     r1.
@@ -182,6 +189,7 @@ class Relay:
         self.b_addr = ("127.0.0.1", b_port)
         self.a_src = None
         self.drop = False
+        self.passed = 0
         for f in (self.a_to_b, self.b_to_a):
             threading.Thread(target=f, daemon=True).start()
 
@@ -191,6 +199,7 @@ class Relay:
             self.a_src = src
             if not self.drop:
                 self.b.sendto(data, self.b_addr)
+                self.passed += 1
 
     def b_to_a(self):
         while True:
@@ -296,13 +305,152 @@ def c1_silent(b, rounds):
     show("   link r2-r3 passes again -> FIBs back (2 hellos answered)", up)
 
 
+def shortest_next_hops(n, edges, dest):
+    """For every node, the set of neighbours on a shortest path to dest (unit costs)."""
+    adj = {i: set() for i in range(n)}
+    for a, c in edges:
+        adj[a].add(c)
+        adj[c].add(a)
+    dist = {dest: 0}
+    queue = [dest]
+    for x in queue:
+        for y in adj[x]:
+            if y not in dist:
+                dist[y] = dist[x] + 1
+                queue.append(y)
+    return {i: {y for y in adj[i] if dist.get(y, 1 << 30) == dist.get(i, 1 << 30) - 1}
+            for i in range(n) if i != dest}
+
+
+def grid(b, rows, cols, rounds):
+    n = rows * cols
+    rs = [b.router(i + 1) for i in range(n)]
+    edges = []
+    for i in range(rows):
+        for j in range(cols):
+            k = i * cols + j
+            if j + 1 < cols:
+                edges.append((k, k + 1))
+            if i + 1 < rows:
+                edges.append((k, k + cols))
+    face = {}  # (a, c) -> a's face toward c
+    relays = {}
+    for a, c in edges:
+        if a == 0:
+            # r1's links cross a relay, so that either can go silent.
+            relay = Relay(rs[c]["udp"])
+            b.nw(rs[a], "neighbour", "trust", rs[c]["key"])
+            b.nw(rs[c], "neighbour", "trust", rs[a]["key"])
+            out = b.nw(rs[a], "face", "create", f"udp4://127.0.0.1:{relay.a_port}", "--secure", "--json")
+            face[(a, c)] = json.loads(out)["face_id"]
+            port = relay.b.getsockname()[1]
+            fc = b.wait(lambda: b.face_to(rs[c], {"udp": port}), 20)
+            if fc is None:
+                raise SystemExit(f"GRID: no face at r{c + 1} toward r1's relay")
+            face[(c, a)] = b.face_to(rs[c], {"udp": port})
+            relays[c] = relay
+        else:
+            face[(a, c)], face[(c, a)] = b.link(rs[a], rs[c])
+    far = n - 1
+    body = os.urandom(16 << 20)
+    path = os.path.join(b.work, "object")
+    open(path, "wb").write(body)
+    obj = "/bench/grid/object"
+    home = "/bench/grid/home"
+    put = subprocess.Popen([os.path.join(b.bin, "nameway"), "--transport", f"unix://{rs[far]['sock']}",
+                            "put", "--json", path, obj], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           text=True)
+    b.procs.append(put)
+    put.stdout.readline()
+    b.nw(rs[0], "route", "add", home, "255", "--origin", "0")
+
+    def expected(without):
+        es = [e for e in edges if e not in without]
+        want = {}
+        for prefix, dest in ((obj, far), (home, 0)):
+            for i, hops in shortest_next_hops(n, es, dest).items():
+                want[(i, prefix)] = sorted(face[(i, y)] for y in hops)
+        return want
+
+    def fibs():
+        keys = [(i, p) for i in range(n) for p in (obj, home) if not (i == far and p == obj)
+                and not (i == 0 and p == home)]
+        out = {}
+        lists = {}
+
+        def read(i):
+            lists[i] = json.loads(b.nw(rs[i], "route", "list", "--json"))
+
+        threads = [threading.Thread(target=read, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        for i, p in keys:
+            out[(i, p)] = sorted(x["face_id"] for x in lists[i] if x["prefix"] == p and x["origin"] == 131)
+        return out
+
+    def matches(want):
+        got = fibs()
+        return all(got.get(k) == v for k, v in want.items())
+
+    full = expected([])
+    if b.wait(lambda: matches(full), 120) is None:
+        raise SystemExit("GRID: the controller's routes did not converge in 120 s")
+    polls = []
+    for _ in range(10):
+        t0 = time.monotonic()
+        fibs()
+        polls.append(time.monotonic() - t0)
+    down, up, gets, early = [], [], [], 0
+    for k in range(rounds):
+        out = os.path.join(b.work, f"got-{k}")
+        before = {c: r.passed for c, r in relays.items()}
+        get = subprocess.Popen([os.path.join(b.bin, "nameway"), "--transport", f"unix://{rs[0]['sock']}",
+                                "get", "-q", "--cc", "fixed", "-w", "2", "-o", out, obj],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        t_get = time.monotonic()
+        time.sleep(0.05)
+        # The link of r1 the transfer uses now.
+        c = max(relays, key=lambda c: relays[c].passed - before[c])
+        running = get.poll() is None
+        t0 = time.monotonic()
+        relays[c].drop = True
+        want = expected([(0, c)])
+        if b.wait(lambda: matches(want), 10) is None:
+            raise SystemExit(f"GRID: FIBs not updated 10 s after r1-r{c + 1} went silent")
+        down.append(time.monotonic() - t0)
+        rc = get.wait(timeout=120)
+        gets.append(time.monotonic() - t_get)
+        if rc != 0 or open(out, "rb").read() != body:
+            raise SystemExit(f"GRID: the 16 MiB get failed or returned other bytes: {get.stderr.read()}")
+        if not running:
+            early += 1
+            print(f"GRID round {k}: the get had ended before the failure (it took under 50 ms)")
+        os.remove(out)
+        time.sleep(0.2)
+        t0 = time.monotonic()
+        relays[c].drop = False
+        if b.wait(lambda: matches(full), 20) is None:
+            raise SystemExit("GRID: FIBs not back after the link answered again")
+        up.append(time.monotonic() - t0)
+        time.sleep(0.5 + (time.monotonic_ns() % 500) / 1000)
+    label = f"GRID {rows}x{cols} ({n} routers)"
+    show(f"{label}: a link of r1 silent during a 16 MiB get -> every FIB updated", down)
+    show(f"{label}:    the 16 MiB get (completed, bytes checked; {len(gets) - early} of {len(gets)} "
+         f"running at the failure) took", gets)
+    show(f"{label}:    the link passes again -> every FIB back", up)
+    show(f"{label}:    baseline: one reading of all {n} FIBs (nameway route list, in parallel)", polls)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", default="target/debug")
     parser.add_argument("--line", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--poll-ms", type=int, default=5)
-    parser.add_argument("--only", choices=["c1", "c1s", "c2"], help="run one scenario")
+    parser.add_argument("--grid", default="4x5", help="rows x columns of the GRID scenario")
+    parser.add_argument("--only", choices=["c1", "c1s", "c2", "grid"], help="run one scenario")
     args = parser.parse_args()
 
     for which in [args.only] if args.only else ("c1", "c1s", "c2"):
@@ -314,6 +462,9 @@ def main():
                 c1(b, args.rounds)
             elif which == "c1s":
                 c1_silent(b, args.rounds)
+            elif which == "grid":
+                rows, cols = (int(x) for x in args.grid.split("x"))
+                grid(b, rows, cols, args.rounds)
             else:
                 c2(b, args.line, args.rounds)
         finally:

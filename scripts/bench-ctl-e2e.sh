@@ -4,6 +4,7 @@
 # (registration at one edge -> routed at the far edge), docs/controller.md "Phase 2 figures":
 #
 #   bash scripts/bench-ctl-e2e.sh                 # LINE=10 ROUNDS=30 PROFILE=debug [ONLY=c1s]
+#   ONLY=grid GRID=4x5 ROUNDS=10 PROFILE=release bash scripts/bench-ctl-e2e.sh   # C1 on 20 routers
 #
 # namewayctl serve, LINE namewayd and the nameway CLI on loopback; see bench-ctl-e2e.py.
 set -euo pipefail
@@ -15,4 +16,4 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/bench-lib.sh
 source scripts/bench-lib.sh
 bench_build_ctl
-python3 scripts/bench-ctl-e2e.py --bin "target/$PROFILE" --line "$LINE" --rounds "$ROUNDS" ${ONLY:+--only "$ONLY"}
+python3 scripts/bench-ctl-e2e.py --bin "target/$PROFILE" --line "$LINE" --rounds "$ROUNDS" ${ONLY:+--only "$ONLY"} ${GRID:+--grid "$GRID"}
