@@ -20,7 +20,7 @@ pub(crate) enum Fetched {
     /// An Interest of a fetch, for the controller.
     Interest(Bytes),
     /// An offered object: fetched, verified and decoded, or why not.
-    Object(Name, Result<ConfigObject, ObjectFetchError>),
+    Object(Name, Box<Result<ConfigObject, ObjectFetchError>>),
     /// The fetching thread ended (it cannot while the session holds the fetcher: a bug).
     Ended,
 }
@@ -96,7 +96,7 @@ impl Fetcher {
                     Err(_) => return Fetched::Ended,
                 },
                 r = self.results.recv() => return match r {
-                    Some((name, got)) => Fetched::Object(name, got),
+                    Some((name, got)) => Fetched::Object(name, Box::new(got)),
                     None => Fetched::Ended,
                 },
             }

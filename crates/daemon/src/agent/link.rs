@@ -358,16 +358,18 @@ impl Task {
                 }
                 f = fetcher.next() => match f {
                     Fetched::Interest(wire) => tx.send(&Message::Ndn(wire)).await?,
-                    Fetched::Object(_, Ok(o)) => self.on_object(o, &mut session_fib)?,
-                    Fetched::Object(name, Err(ObjectFetchError::Fetch(e))) => {
-                        // Over one reliable stream: the controller stopped answering.
-                        return Err(SessionEnd::Protocol(format!("fetch of {name}: {e}")));
-                    }
-                    Fetched::Object(name, Err(e)) => {
-                        // Nothing applied; the controller's next object is checked again.
-                        self.s.counters.refused_object(ObjectRefusal::Signature);
-                        tracing::warn!(%name, "configuration object refused: {e}");
-                    }
+                    Fetched::Object(name, got) => match *got {
+                        Ok(o) => self.on_object(o, &mut session_fib)?,
+                        Err(ObjectFetchError::Fetch(e)) => {
+                            // Over one reliable stream: the controller stopped answering.
+                            return Err(SessionEnd::Protocol(format!("fetch of {name}: {e}")));
+                        }
+                        Err(e) => {
+                            // Nothing applied; the controller's next object is checked again.
+                            self.s.counters.refused_object(ObjectRefusal::Signature);
+                            tracing::warn!(%name, "configuration object refused: {e}");
+                        }
+                    },
                     Fetched::Ended => return Err(SessionEnd::Protocol("the object fetcher ended".into())),
                 },
                 m = in_rx.recv() => match m {
