@@ -103,3 +103,81 @@ impl Fetcher {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nameway_ctl::ca::Authority;
+    use nameway_ctl::objects::{ConfigBody, ConfigKind, Offers};
+    use nameway_ctl::{Fib, NextHop};
+
+    fn authority(dir: &std::path::Path, tag: &str) -> Authority {
+        Authority::create(
+            &"/example".parse().unwrap(),
+            &dir.join(format!("{tag}.key")),
+            &dir.join(format!("{tag}.cert")),
+        )
+        .unwrap()
+    }
+
+    fn fib_object(version: u64, prefixes: usize) -> ConfigObject {
+        let mut fib = Fib::new();
+        for i in 0..prefixes {
+            let p: Name = format!("/example/app-{i}").parse().unwrap();
+            fib.insert(p, vec![NextHop { face: 300, cost: 1 }]);
+        }
+        ConfigObject {
+            router: "/example/r1".parse().unwrap(),
+            kind: ConfigKind::Fib,
+            version,
+            base: None,
+            body: ConfigBody::FibSnapshot(fib),
+        }
+    }
+
+    /// The session's side of the bridge, as `link.rs` drives it: Interests out to the
+    /// controller (here `offers` answering at once), Data back in, objects out in order.
+    async fn run(fetcher: &mut Fetcher, offers: &mut Offers, want: usize) -> Vec<Fetched> {
+        let mut got = Vec::new();
+        while got.len() < want {
+            match fetcher.next().await {
+                Fetched::Interest(wire) => {
+                    if let Some(data) = offers.answer(wire) {
+                        fetcher.deliver(&data).await.unwrap();
+                    }
+                }
+                other => got.push(other),
+            }
+        }
+        got
+    }
+
+    #[tokio::test]
+    async fn offers_are_fetched_in_order_and_a_forged_one_is_refused_between_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = authority(dir.path(), "ca");
+        let forger = authority(dir.path(), "forger");
+        let anchor = Certificate::decode(ca.certificate().wire().clone()).unwrap();
+        let mut fetcher = Fetcher::start(anchor).unwrap();
+        let mut offers = Offers::new();
+        let big = fib_object(1, 1500);
+        let forged = fib_object(2, 3);
+        let small = fib_object(3, 3);
+        fetcher.offer(offers.offer(big.publish(&ca).unwrap()));
+        fetcher.offer(offers.offer(forged.publish(&forger).unwrap()));
+        fetcher.offer(offers.offer(small.publish(&ca).unwrap()));
+        let got = run(&mut fetcher, &mut offers, 3).await;
+        let outcome: Vec<Result<u64, String>> = got
+            .into_iter()
+            .map(|f| match f {
+                Fetched::Object(_, r) => match *r {
+                    Ok(o) => Ok(o.version),
+                    Err(ObjectFetchError::Verification(_)) => Err("verification".into()),
+                    Err(e) => Err(e.to_string()),
+                },
+                other => Err(format!("{other:?}")),
+            })
+            .collect();
+        assert_eq!(outcome, vec![Ok(1), Err("verification".to_owned()), Ok(3)]);
+    }
+}
