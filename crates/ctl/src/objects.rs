@@ -18,15 +18,20 @@
 use bytes::Bytes;
 use nameway_transport::Certificate;
 use nameway_wire::name::Component;
+use nameway_wire::security::verify_data_wire;
 use nameway_wire::tlv::{put_nni_tlv, put_tlv, Reader};
-use nameway_wire::{Data, Name};
+use nameway_wire::{Data, DataView, Name};
 
 use crate::ca::{ctl_name, Authority, CaError};
 use crate::routes::{Fib, FibDiff, NextHop};
 
-mod segments;
+mod fetch;
+mod offers;
+#[cfg(test)]
+mod transfer_tests;
 
-pub use segments::{ObjectAssembler, MAX_SEGMENTS, SEGMENT_CONTENT};
+pub use fetch::{fetch_object, fetch_options, ObjectFetchError, MAX_OBJECT};
+pub use offers::{Offers, MANIFEST_POINTERS, RECENT_OFFERS, SEGMENT_CONTENT};
 
 const FIB_ENTRY: u32 = 0x80;
 const NEXT_HOP_RECORD: u32 = 0x81;
@@ -111,15 +116,6 @@ impl ConfigObject {
         Ok(data.encode())
     }
 
-    /// Encodes and signs the object as the Data to send: one when its Content fits in a
-    /// packet, segments otherwise ([`ObjectAssembler`] puts them back together).
-    ///
-    /// # Errors
-    /// As [`ConfigObject::sign`].
-    pub fn sign_segments(&self, ca: &Authority) -> Result<Vec<Bytes>, CaError> {
-        segments::sign_segmented(ca, self.name(ca)?, self.encode_content())
-    }
-
     fn name(&self, ca: &Authority) -> Result<Name, CaError> {
         let domain = ca.domain();
         if !domain.is_prefix_of(&self.router) {
@@ -163,17 +159,19 @@ impl ConfigObject {
         Bytes::from(c)
     }
 
-    /// Verifies `wire`, one unsegmented object, against the anchor certificate and decodes
-    /// it: [`ObjectAssembler`]'s path for a Data that is the whole object.
+    /// Verifies `wire`, one object as one Data ([`ConfigObject::sign`]), against the anchor
+    /// certificate and decodes it. (On the controller channel objects are fetched instead:
+    /// [`ConfigObject::publish`], [`fetch_object`].)
     ///
     /// # Errors
     /// [`CaError::BadObject`]: a bad signature (another key, tampered), a name that is not
-    /// a configuration object of this domain, malformed Content, a segment of a larger
-    /// object.
+    /// a configuration object of this domain, malformed Content.
     pub fn decode_verified(wire: Bytes, anchor: &Certificate) -> Result<Self, CaError> {
-        ObjectAssembler::new().push(wire, anchor)?.ok_or_else(|| {
-            CaError::BadObject("a segment of a larger object (use ObjectAssembler)".into())
-        })
+        let bad = |m: String| CaError::BadObject(m);
+        let view = DataView::new_checked(wire).map_err(|e| bad(format!("object: {e}")))?;
+        verify_data_wire(&view, anchor.key().verifier())
+            .map_err(|e| bad(format!("object signature: {e}")))?;
+        Self::decode_parts(view.name().clone(), view.content(), anchor)
     }
 
     /// The object named `name` with `content` (its signature, or its segments' signatures,

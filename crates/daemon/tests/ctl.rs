@@ -1323,3 +1323,85 @@ fn the_cache_policy_sets_the_decoupled_stores_tier_sizes_and_refuses_what_needs_
     );
     assert_eq!(tiers(r1)["disk"]["capacity_bytes"], 50_000_000);
 }
+
+/// Routes of the controller's at `r` under `prefix`.
+fn ctl_routes_under(r: &Router, prefix: &str) -> usize {
+    r.routes()
+        .iter()
+        .filter(|x| x["origin"] == CTL && x["prefix"].as_str().unwrap().starts_with(prefix))
+        .count()
+}
+
+/// A FIB of a thousand routes (some 36 KB of Content: six segments of 7 KiB) reaches the
+/// agent as segments it fetched with the transport library: each is a Data the controller
+/// sent in answer to one of the agent's Interests, counted in
+/// `namewayctl_object_packets_sent_total` (which the push of segments before did not have).
+#[test]
+fn a_fib_of_a_thousand_routes_arrives_as_segments_the_agent_fetched() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    const ROUTES: usize = 1000;
+    let ctl = Controller::start();
+    let net = net(&ctl, 2, &[(0, 1)], |_, _| None);
+    let (r1, r2) = (&net.routers[0], &net.routers[1]);
+    // An application at r2 registers the prefixes (its face stays open meanwhile).
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let transport = nameway_transport::client::Transport::parse(&r2.d().transport()).unwrap();
+    let mut app = rt
+        .block_on(nameway_transport::client::Client::connect(transport))
+        .unwrap();
+    for i in 0..ROUTES {
+        let prefix = format!("/example/big/p-{i:04}").parse().unwrap();
+        rt.block_on(app.register(&prefix)).unwrap();
+    }
+    assert!(
+        wait(Duration::from_secs(60), || ctl_routes_under(
+            r1,
+            "/example/big/"
+        ) == ROUTES),
+        "r1 has {} of {ROUTES}\n{}",
+        ctl_routes_under(r1, "/example/big/"),
+        ctl.log()
+    );
+    // A controller restarted on an empty state computes r1's FIB whole once both agents are
+    // back: one object of a thousand routes.
+    let ctl = ctl.restart_later().start_again();
+    assert!(
+        wait(Duration::from_secs(30), || ctl
+            .metric("namewayctl_agents_total{result=\"admitted\"} ")
+            == 2),
+        "{}",
+        ctl.log()
+    );
+    assert!(
+        wait(Duration::from_secs(60), || ctl_routes_under(
+            r1,
+            "/example/big/"
+        ) == ROUTES
+            && ctl.status()["routers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|r| r["version"] == r["acked"])),
+        "r1 has {} of {ROUTES}\n{}\n{}",
+        ctl_routes_under(r1, "/example/big/"),
+        ctl.status(),
+        r1.d().log()
+    );
+    // An object of one segment costs 4 answers (its segment and manifest, each also asked
+    // once when the signer is looked up); one of S segments S + 3. The thousand routes took
+    // at least 5 segments more than that.
+    let objects = ctl.metric("namewayctl_objects_sent_total ");
+    let fetched = ctl.metric("namewayctl_object_packets_sent_total ");
+    assert!(
+        fetched >= 4 * objects + 5,
+        "{fetched} packets fetched for {objects} objects"
+    );
+    assert_eq!(
+        ctl.metric("namewayctl_object_interests_unanswered_total "),
+        0
+    );
+    drop(app);
+}

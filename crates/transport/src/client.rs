@@ -316,6 +316,9 @@ enum Io {
     Tcp(TcpStream),
     Udp(UdpSocket),
     Ws(Box<tokio_tungstenite::WebSocketStream<TcpStream>>),
+    /// An in-memory byte stream (packets framed as on a stream socket): the other end is
+    /// bridged by the caller, e.g. onto a channel that carries NDN packets.
+    Memory(tokio::io::DuplexStream),
 }
 
 /// A WebSocket error as an I/O error (the connection is gone or broken either way).
@@ -359,7 +362,18 @@ impl Conn {
                 uri: uri.clone(),
                 source,
             })?;
-        Ok(Self {
+        Ok(Self::with_io(io, uri))
+    }
+
+    /// A connection over one end of an in-memory stream (`tokio::io::duplex`): packets are
+    /// framed as on a stream socket; whoever holds the other end answers them. `label`
+    /// names the connection in errors.
+    pub fn over_memory(stream: tokio::io::DuplexStream, label: &str) -> Self {
+        Self::with_io(Io::Memory(stream), label.to_owned())
+    }
+
+    fn with_io(io: Io, uri: String) -> Self {
+        Self {
             io,
             uri,
             framer: StreamFramer::default().with_read_chunk(READ_CHUNK),
@@ -369,7 +383,7 @@ impl Conn {
             start: Instant::now(),
             out: Vec::new(),
             out_ends: Vec::new(),
-        })
+        }
     }
 
     /// Queues one packet; [`Conn::flush`] sends what is queued (one write on a stream, one
@@ -387,6 +401,7 @@ impl Conn {
         let result = match &mut self.io {
             Io::Unix(s) => s.write_all(&self.out).await,
             Io::Tcp(s) => s.write_all(&self.out).await,
+            Io::Memory(s) => s.write_all(&self.out).await,
             Io::Udp(s) => {
                 let mut result = Ok(());
                 let mut start = 0;
@@ -501,6 +516,7 @@ impl Conn {
         let result = match &mut self.io {
             Io::Unix(s) => s.read_buf(self.framer.read_buffer()).await,
             Io::Tcp(s) => s.read_buf(self.framer.read_buffer()).await,
+            Io::Memory(s) => s.read_buf(self.framer.read_buffer()).await,
             Io::Udp(s) => match s.recv(&mut self.datagram).await {
                 Ok(n) => {
                     let d = self.datagram.get(..n).unwrap_or_default();
@@ -679,7 +695,8 @@ const DATASET_WINDOW: usize = 32;
 /// A connection with request/response helpers on top.
 pub struct Client {
     conn: Conn,
-    transport: Transport,
+    /// `None` over an in-memory stream.
+    transport: Option<Transport>,
     timeout: Duration,
     last_signature_time: u64,
     /// Wall-clock time (ms) this client last sent a command: a dataset fetched afterwards
@@ -695,11 +712,23 @@ impl Client {
     pub async fn connect(transport: Transport) -> Result<Self, ClientError> {
         Ok(Self {
             conn: Conn::connect(&transport).await?,
-            transport,
+            transport: Some(transport),
             timeout: DEFAULT_TIMEOUT,
             last_signature_time: 0,
             last_command_ms: None,
         })
+    }
+
+    /// A client over `conn` made by [`Conn::over_memory`] (for [`crate::consumer::fetch`]
+    /// over a channel that is not a socket).
+    pub fn over(conn: Conn) -> Self {
+        Self {
+            conn,
+            transport: None,
+            timeout: DEFAULT_TIMEOUT,
+            last_signature_time: 0,
+            last_command_ms: None,
+        }
     }
 
     /// The connection, for producers and custom loops.
@@ -991,14 +1020,12 @@ impl Client {
     async fn express_mgmt(&mut self, interest: &Interest) -> Result<Data, ClientError> {
         match self.express(interest, self.timeout).await {
             Err(ClientError::Timeout { name, ms, .. }) => {
-                let hint = if self.transport.is_local() {
-                    "; is the forwarder overloaded?".to_owned()
-                } else {
-                    format!(
-                        "; {} is not a local face and the forwarder drops /localhost Interests \
-                         from non-local faces: use unix:// or tcp://127.0.0.1 for management",
-                        self.transport
-                    )
+                let hint = match &self.transport {
+                    Some(t) if !t.is_local() => format!(
+                        "; {t} is not a local face and the forwarder drops /localhost Interests \
+                         from non-local faces: use unix:// or tcp://127.0.0.1 for management"
+                    ),
+                    _ => "; is the forwarder overloaded?".to_owned(),
                 };
                 Err(ClientError::Timeout { name, ms, hint })
             }

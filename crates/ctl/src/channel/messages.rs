@@ -9,12 +9,17 @@
 //! Neighbour    = 0xD9 (LinkKey FaceId Cost Up)
 //! Registration = 0xDC (Name FaceId Cost)
 //! Face         = 0xDD (FaceId Uri)
-//! Config       = 0xDE (Data)                           ; a signed ConfigObject
+//! Ndn          = 0xE5 (Interest / Data)                ; one NDN packet, either way
+//! Offer        = 0xE6 Name                             ; a ConfigObject to fetch (versioned)
 //! Ack          = 0xDF Version                          ; NonNegativeInteger
 //! Renew        = 0xE2 Signature                        ; agent: renew my certificate
 //! Renewed      = 0xE3 RouterCert                       ; the renewed certificate
 //! CsAck        = 0xE4 Version                          ; the cache policy version applied
 //! ```
+//!
+//! Configuration objects are not pushed: the controller offers an object's versioned name
+//! and the agent fetches it with the transport library over `Ndn` messages (0xDE, the
+//! earlier push of signed Data, is retired).
 //!
 //! `Signature` is an Ed25519 signature over a context string and the Noise handshake hash
 //! ([`server_proof`], [`router_proof`]): it binds the anchor (or the router's certified key)
@@ -38,13 +43,14 @@ const LINK_KEY: u32 = 0xDA;
 const UP: u32 = 0xDB;
 const REGISTRATION: u32 = 0xDC;
 const FACE: u32 = 0xDD;
-const CONFIG: u32 = 0xDE;
 const ACK: u32 = 0xDF;
 const APPLIED: u32 = 0xE0;
 const ANCHOR_CERT: u32 = 0xE1;
 const RENEW: u32 = 0xE2;
 const RENEWED: u32 = 0xE3;
 const CS_ACK: u32 = 0xE4;
+const NDN: u32 = 0xE5;
+const OFFER: u32 = 0xE6;
 const NAME: u32 = 0x07;
 const FACE_ID: u32 = 0x69;
 const COST: u32 = 0x6A;
@@ -143,8 +149,10 @@ pub enum Message {
     Refused(String),
     /// The forwarder's neighbours, registrations and faces.
     Report(Report),
-    /// A signed configuration object.
-    Config(Bytes),
+    /// A configuration object to fetch: its versioned name (controller → agent).
+    Offer(Name),
+    /// One NDN packet, an Interest or a Data (the agent's fetch of an offered object).
+    Ndn(Bytes),
     /// The forwarder applied this version.
     Ack(u64),
     /// Renew my certificate: an Ed25519 signature by the router key over
@@ -210,9 +218,13 @@ impl Message {
                 encode_report(&mut v, r);
                 REPORT
             }
-            Self::Config(wire) => {
+            Self::Offer(name) => {
+                name.encode(&mut v);
+                OFFER
+            }
+            Self::Ndn(wire) => {
                 v.extend_from_slice(wire);
-                CONFIG
+                NDN
             }
             Self::Ack(n) => {
                 nameway_wire::tlv::put_nni(&mut v, *n);
@@ -259,7 +271,8 @@ impl Message {
             WELCOME => Self::Welcome(Fields::read(&value)?.get(ROUTER_CERT)),
             REFUSED => Self::Refused(String::from_utf8_lossy(&value).into_owned()),
             REPORT => Self::Report(decode_report(&value)?),
-            CONFIG => Self::Config(value),
+            OFFER => Self::Offer(Name::decode(&value).map_err(bad)?),
+            NDN => Self::Ndn(value),
             ACK => Self::Ack(e.nni().map_err(bad)?),
             RENEW => Self::Renew(Fields::read(&value)?.need(SIGNATURE)?),
             RENEWED => Self::Renewed(Fields::read(&value)?.need(ROUTER_CERT)?),
@@ -428,7 +441,10 @@ mod tests {
             }],
             faces: vec![(257, "udp4://127.0.0.1:6363".into())],
         }));
-        round_trip(Message::Config(Bytes::from_static(b"\x06\x02\x07\x00")));
+        round_trip(Message::Offer(
+            "/example/32=ctl/r1/fib/v=3".parse().unwrap(),
+        ));
+        round_trip(Message::Ndn(Bytes::from_static(b"\x06\x02\x07\x00")));
         round_trip(Message::Ack(1 << 40));
         round_trip(Message::Renew(Bytes::from_static(&[5u8; 64])));
         round_trip(Message::Renewed(Bytes::from_static(b"\x06\x01\x00")));

@@ -155,7 +155,7 @@ mod tests {
         assert_eq!(client.handshake_hash, server.handshake_hash);
         let (mut cs, mut cr) = client.split();
         let (mut ss, mut sr) = server.split();
-        let big = Message::Config(Bytes::from(vec![0x5a; 300_000]));
+        let big = Message::Ndn(Bytes::from(vec![0x5a; 300_000]));
         let sent = big.clone();
         let t = tokio::spawn(async move { cs.send(&sent).await.unwrap() });
         assert_eq!(sr.recv().await.unwrap(), big);
@@ -199,7 +199,7 @@ mod tests {
         let server = server.await.unwrap().unwrap();
         let (mut cs, _cr) = client.split();
         let (_ss, mut sr) = server.split();
-        cs.send(&Message::Config(Bytes::from(vec![1u8; 400])))
+        cs.send(&Message::Ndn(Bytes::from(vec![1u8; 400])))
             .await
             .unwrap();
         assert!(matches!(sr.recv().await, Err(ChannelError::Noise(_))));

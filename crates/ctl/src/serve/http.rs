@@ -94,6 +94,14 @@ fn metrics(shared: &Shared) -> String {
         ("namewayctl_connected", &c.connected),
         ("namewayctl_objects_sent_total", &c.objects_sent),
         ("namewayctl_bad_messages_total", &c.bad_messages),
+        (
+            "namewayctl_object_packets_sent_total",
+            &shared.offers.answered,
+        ),
+        (
+            "namewayctl_object_interests_unanswered_total",
+            &shared.offers.unanswered,
+        ),
     ] {
         let _ = writeln!(out, "{name} {}", v.load(Ordering::Relaxed));
     }

@@ -63,7 +63,7 @@ impl KeyPusher {
             let Some(tx) = conns.get(conn) else {
                 continue;
             };
-            if let Ok(true) = super::send_object(tx, &object, &shared.auth.ca) {
+            if let Ok(true) = super::offer::send_object(shared, *conn, tx, &object) {
                 shared.counters.objects_sent.fetch_add(1, Ordering::Relaxed);
                 tracing::info!(%router, peers = keys.len(), "trust object sent");
                 self.trust_sent.insert(*conn, keys.clone());
@@ -104,7 +104,7 @@ impl KeyPusher {
             let Some(tx) = conns.get(conn) else {
                 continue;
             };
-            let queued = super::send_object(tx, &object, &shared.auth.ca);
+            let queued = super::offer::send_object(shared, *conn, tx, &object);
             if let Err(e) = &queued {
                 tracing::error!(%router, "cannot sign a security object: {e}");
             }

@@ -13,6 +13,7 @@ mod explain;
 mod feed;
 mod http;
 mod key_push;
+mod offer;
 mod page;
 mod routing;
 pub mod state;
@@ -30,7 +31,6 @@ use tokio::sync::mpsc;
 
 use crate::ca::{anchor_cert_path, anchor_key_path, Authority, CaError};
 use crate::channel::{self, messages::server_proof, Message, Report};
-use crate::objects::ConfigObject;
 use crate::registry::Registry;
 use crate::sqlite::{Durability, SqliteStore};
 use crate::store::{Registration, RegistryStore};
@@ -173,6 +173,8 @@ struct Shared {
     cache_writer: Mutex<()>,
     /// Writes to the API, by result.
     api_writes: cache_api::ApiWrites,
+    /// The objects offered on each connection (`serve/offer.rs`).
+    offers: offer::ConnOffers,
 }
 
 impl std::fmt::Debug for Shared {
@@ -248,6 +250,7 @@ impl Server {
                 cache_file: config.cache_policy.clone(),
                 cache_writer: Mutex::new(()),
                 api_writes: cache_api::ApiWrites::default(),
+                offers: offer::ConnOffers::default(),
             }),
             config,
             feed: None,
@@ -397,6 +400,7 @@ async fn connection(
             Ok(Message::CsAck(v)) => {
                 let _ = events.send(Event::CsAck(conn, v));
             }
+            Ok(Message::Ndn(wire)) => offer::on_ndn(&shared, conn, &out_tx, wire),
             Ok(other) => {
                 shared.counters.bad_messages.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(%router, "unexpected message from the agent: {other:?}");
@@ -409,6 +413,7 @@ async fn connection(
         }
     }
     writer.abort();
+    shared.offers.gone(conn);
     shared.counters.connected.fetch_sub(1, Ordering::Relaxed);
     let _ = events.send(Event::Gone(conn));
 }
@@ -614,7 +619,7 @@ fn send(
         let Some(tx) = conns.get(&p.conn) else {
             continue;
         };
-        match send_object(tx, &p.object, &shared.auth.ca) {
+        match offer::send_object(shared, p.conn, tx, &p.object) {
             Ok(true) => {
                 shared.counters.objects_sent.fetch_add(1, Ordering::Relaxed);
             }
@@ -622,21 +627,6 @@ fn send(
             Err(e) => tracing::error!(router = %p.object.router, "cannot sign an object: {e}"),
         }
     }
-}
-
-/// Signs `object` and queues it on a router's connection, segmented when it does not fit in
-/// one packet (`Ok(false)`: the connection is gone).
-pub(crate) fn send_object(
-    tx: &mpsc::UnboundedSender<Message>,
-    object: &ConfigObject,
-    ca: &Authority,
-) -> Result<bool, CaError> {
-    for wire in object.sign_segments(ca)? {
-        if tx.send(Message::Config(wire)).is_err() {
-            return Ok(false);
-        }
-    }
-    Ok(true)
 }
 
 /// Writes the connected routers' registrations to the registry (soft state, renewed by

@@ -1,6 +1,7 @@
 //! The agent's connection to the controller (a tokio task): dial, the Noise session, the
 //! controller's proof checked against the pinned anchor, the Hello (token or certificate),
-//! then reports out and configuration objects in. Each object is verified against the anchor
+//! then reports out and configuration objects in: each offered object is fetched with the
+//! transport library over the channel (`agent/fetcher.rs`), verified against the anchor,
 //! and turned into the FIB it describes; the driver applies it and answers, and the task
 //! acknowledges the version and writes the FIB to `state_dir`. Lost connections are dialled
 //! again with exponential backoff (200 ms to 10 s).
@@ -12,7 +13,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use nameway_ctl::cache_policy::CsDocument;
 use nameway_ctl::channel::{self, messages::router_proof, Credential, Hello, Message, Report};
-use nameway_ctl::objects::{ConfigBody, ConfigKind, ConfigObject, ObjectAssembler};
+use nameway_ctl::objects::{ConfigBody, ConfigKind, ConfigObject, ObjectFetchError};
 use nameway_ctl::renew::{renew_proof, renewal_due_s};
 use nameway_ctl::Fib;
 use nameway_transport::{Certificate, SigningKey};
@@ -20,6 +21,7 @@ use nameway_wire::Name;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
+use super::fetcher::{Fetched, Fetcher};
 use super::group_keys::{open_grants, GroupKey};
 use super::stats::{ObjectRefusal, SessionFailure};
 use super::store::StateDir;
@@ -326,7 +328,9 @@ impl Task {
         tokio::pin!(renew);
         // The FIB of this session: the objects' base (a snapshot starts it).
         let mut session_fib: Option<(u64, Fib)> = None;
-        let mut assembler = ObjectAssembler::new();
+        let pinned = Certificate::decode(anchor.wire().clone())
+            .map_err(|e| SessionEnd::Local(e.to_string()))?;
+        let mut fetcher = Fetcher::start(pinned).map_err(|e| SessionEnd::Local(e.to_string()))?;
         loop {
             tokio::select! {
                 m = self.from_driver.recv() => match m {
@@ -352,6 +356,22 @@ impl Task {
                     // The answer sets the next deadline; without one, ask again later.
                     renew.as_mut().reset(tokio::time::Instant::now() + RENEW_RETRY);
                 }
+                f = fetcher.next() => match f {
+                    Fetched::Interest(wire) => tx.send(&Message::Ndn(wire)).await?,
+                    Fetched::Object(name, got) => match *got {
+                        Ok(o) => self.on_object(o, &mut session_fib)?,
+                        Err(ObjectFetchError::Fetch(e)) => {
+                            // Over one reliable stream: the controller stopped answering.
+                            return Err(SessionEnd::Protocol(format!("fetch of {name}: {e}")));
+                        }
+                        Err(e) => {
+                            // Nothing applied; the controller's next object is checked again.
+                            self.s.counters.refused_object(ObjectRefusal::Signature);
+                            tracing::warn!(%name, "configuration object refused: {e}");
+                        }
+                    },
+                    Fetched::Ended => return Err(SessionEnd::Protocol("the object fetcher ended".into())),
+                },
                 m = in_rx.recv() => match m {
                     Some(Ok(Message::Renewed(wire))) => {
                         self.renewed(wire, anchor)?;
@@ -361,51 +381,10 @@ impl Task {
                         self.s.counters.refused.fetch_add(1, Ordering::Relaxed);
                         return Err(SessionEnd::Refused(why));
                     }
-                    Some(Ok(Message::Config(wire))) => {
-                        // A large object comes as segments: nothing is applied before its last.
-                        let o = match assembler.push(wire, anchor) {
-                            Ok(Some(o)) => o,
-                            Ok(None) => continue,
-                            Err(e) => {
-                                self.s.counters.refused_object(ObjectRefusal::Signature);
-                                tracing::warn!("configuration object refused: {e}");
-                                continue;
-                            }
-                        };
-                        match self.security_object(&o) {
-                            Some(Some(keys)) => {
-                                if self.to_driver.send(keys).is_err() {
-                                    return Err(SessionEnd::Stopped);
-                                }
-                                continue;
-                            }
-                            Some(None) => continue,
-                            None => {}
-                        }
-                        match accept_decoded(o, &self.s.router, session_fib.as_ref()) {
-                            Ok(Accepted::Fib(version, fib)) => {
-                                self.s.counters.objects.fetch_add(1, Ordering::Relaxed);
-                                let update = Update::Fib { version, fib: Arc::new(fib.clone()) };
-                                session_fib = Some((version, fib));
-                                if self.to_driver.send(update).is_err() {
-                                    return Err(SessionEnd::Stopped);
-                                }
-                            }
-                            Ok(Accepted::Cs(version, doc)) => {
-                                self.s.counters.objects.fetch_add(1, Ordering::Relaxed);
-                                if self.to_driver.send(Update::Cs { version, doc }).is_err() {
-                                    return Err(SessionEnd::Stopped);
-                                }
-                            }
-                            Err(Refused::BadObject(reason, why)) => {
-                                // Nothing applied; the controller's next object is checked again.
-                                self.s.counters.refused_object(reason);
-                                tracing::warn!("configuration object refused: {why}");
-                            }
-                            Err(Refused::Base(why)) => {
-                                self.s.counters.refused_object(ObjectRefusal::Base);
-                                return Err(SessionEnd::Protocol(why));
-                            }
+                    Some(Ok(Message::Offer(name))) => fetcher.offer(name),
+                    Some(Ok(Message::Ndn(wire))) => {
+                        if fetcher.deliver(&wire).await.is_err() {
+                            return Err(SessionEnd::Protocol("the object fetcher ended".into()));
                         }
                     }
                     Some(Ok(other)) => return Err(SessionEnd::Protocol(format!("unexpected {other:?}"))),
@@ -418,6 +397,48 @@ impl Task {
 }
 
 impl Task {
+    /// A fetched, verified object: handed to the driver, or refused and counted.
+    fn on_object(
+        &mut self,
+        o: ConfigObject,
+        session_fib: &mut Option<(u64, Fib)>,
+    ) -> Result<(), SessionEnd> {
+        match self.security_object(&o) {
+            Some(Some(keys)) => {
+                return self.to_driver.send(keys).map_err(|_| SessionEnd::Stopped);
+            }
+            Some(None) => return Ok(()),
+            None => {}
+        }
+        match accept_decoded(o, &self.s.router, session_fib.as_ref()) {
+            Ok(Accepted::Fib(version, fib)) => {
+                self.s.counters.objects.fetch_add(1, Ordering::Relaxed);
+                let update = Update::Fib {
+                    version,
+                    fib: Arc::new(fib.clone()),
+                };
+                *session_fib = Some((version, fib));
+                self.to_driver.send(update).map_err(|_| SessionEnd::Stopped)
+            }
+            Ok(Accepted::Cs(version, doc)) => {
+                self.s.counters.objects.fetch_add(1, Ordering::Relaxed);
+                self.to_driver
+                    .send(Update::Cs { version, doc })
+                    .map_err(|_| SessionEnd::Stopped)
+            }
+            Err(Refused::BadObject(reason, why)) => {
+                // Nothing applied; the controller's next object is checked again.
+                self.s.counters.refused_object(reason);
+                tracing::warn!("configuration object refused: {why}");
+                Ok(())
+            }
+            Err(Refused::Base(why)) => {
+                self.s.counters.refused_object(ObjectRefusal::Base);
+                Err(SessionEnd::Protocol(why))
+            }
+        }
+    }
+
     /// A verified `security` or `trust` object for this router, its keys opened (`None`:
     /// not one, left to [`accept_decoded`]; `Some(None)`: refused, counted, nothing changes).
     fn security_object(&self, o: &ConfigObject) -> Option<Option<Update>> {

@@ -20,6 +20,7 @@
 pub mod config;
 pub mod cs;
 pub mod declared;
+mod fetcher;
 pub mod group_keys;
 pub mod hello;
 mod link;
