@@ -102,6 +102,22 @@ impl RouteEngine {
         &self.topo
     }
 
+    /// Adds a router without links (or finds it by name); its id. Its entries start empty;
+    /// its links then come as [`RouteEngine::report_link`]s, each an incremental change.
+    pub fn add_router(&mut self, name: &str) -> NodeId {
+        let before = self.topo.len();
+        let id = self.topo.add_router(name);
+        if self.topo.len() > before {
+            for column in &mut self.entries {
+                column.push(Hops::new());
+            }
+            for (_, row) in &mut self.rows {
+                row.push(INF);
+            }
+        }
+        id
+    }
+
     /// Sets the ECMP limit (call [`RouteEngine::compute_all`] after).
     pub fn set_max_nexthops(&mut self, n: usize) {
         self.max_nexthops = n.max(1);
