@@ -247,6 +247,42 @@ fn serve_routes(c: &mut Criterion) {
             });
         });
     }
+    // A router joining: router 500 (degree 4) leaves (not timed), then connects on a new
+    // connection and reports its links and prefix (timed); its neighbours report their links
+    // to it throughout.
+    for (label, mut state) in [
+        ("router_join_1000_routers", ControllerState::new(2)),
+        (
+            "router_join_1000_routers_full_recomputation",
+            ControllerState::with_full_recomputation(2),
+        ),
+    ] {
+        for r in 0..N {
+            let name: Name = format!("/example/r{r}").parse().unwrap();
+            state.connected(&name, Some(key(r)), u64::from(r));
+        }
+        state.reports((0..N).map(|r| (u64::from(r), report(r, None))).collect());
+        const J: u32 = 500;
+        let joiner: Name = format!("/example/r{J}").parse().unwrap();
+        let mut conn = u64::from(J);
+        g.bench_function(label, |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    black_box(state.disconnected(conn));
+                    conn += u64::from(N);
+                    let rep = report(J, None);
+                    let start = Instant::now();
+                    state.connected(&joiner, Some(key(J)), conn);
+                    let pushes = state.report(conn, rep);
+                    total += start.elapsed();
+                    assert!(pushes.len() > 1, "the routers gain the joiner's prefix");
+                    black_box(pushes);
+                }
+                total
+            });
+        });
+    }
     g.finish();
 }
 

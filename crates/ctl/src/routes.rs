@@ -75,7 +75,8 @@ pub struct RouteEngine {
     prefixes_of_row: Vec<Vec<usize>>,
     /// Prefix id → the row index of each of its origins (aligned with its origins).
     origin_rows: Vec<Vec<usize>>,
-    /// Router → prefix id → next hops (empty: no route).
+    /// Prefix id → router → next hops (empty: no route). Prefix-major: a full computation
+    /// fills one prefix at a time reading only its origins' rows.
     entries: Vec<Vec<Hops>>,
 }
 
@@ -99,6 +100,22 @@ impl RouteEngine {
     /// The topology.
     pub fn topology(&self) -> &Topology {
         &self.topo
+    }
+
+    /// Adds a router without links (or finds it by name); its id. Its entries start empty;
+    /// its links then come as [`RouteEngine::report_link`]s, each an incremental change.
+    pub fn add_router(&mut self, name: &str) -> NodeId {
+        let before = self.topo.len();
+        let id = self.topo.add_router(name);
+        if self.topo.len() > before {
+            for column in &mut self.entries {
+                column.push(Hops::new());
+            }
+            for (_, row) in &mut self.rows {
+                row.push(INF);
+            }
+        }
+        id
     }
 
     /// Sets the ECMP limit (call [`RouteEngine::compute_all`] after).
@@ -163,25 +180,52 @@ impl RouteEngine {
             })
             .collect();
         let n = self.topo.len();
-        self.entries = (0..n)
-            .map(|r| {
-                let r = NodeId::try_from(r).unwrap_or(NodeId::MAX);
-                (0..self.prefixes.len())
-                    .map(|pid| self.next_hops(r, pid))
-                    .collect()
-            })
+        let mut entries = Vec::with_capacity(self.prefixes.len());
+        for pid in 0..self.prefixes.len() {
+            let mut column = Vec::with_capacity(n);
+            let view = self.view(pid);
+            for r in 0..n {
+                column.push(view.hops_at(NodeId::try_from(r).unwrap_or(NodeId::MAX)));
+            }
+            entries.push(column);
+        }
+        self.entries = entries;
+    }
+
+    /// What prefix `pid`'s entries read: its origins and their rows.
+    fn view(&self, pid: usize) -> PrefixView<'_> {
+        let origins = self
+            .prefixes
+            .get(pid)
+            .map_or(&[][..], |(_, o)| o.as_slice());
+        let rows = self
+            .origin_rows
+            .get(pid)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .map(|&ri| self.rows.get(ri).map_or(&[][..], |(_, row)| row.as_slice()))
             .collect();
+        PrefixView {
+            topo: &self.topo,
+            origins,
+            rows,
+            max_nexthops: self.max_nexthops,
+        }
     }
 
     /// The FIB of router `r` as last computed.
     pub fn fib(&self, r: NodeId) -> Option<Fib> {
-        let entries = self.entries.get(r as usize)?;
+        if r as usize >= self.topo.len() {
+            return None;
+        }
         Some(
-            entries
+            self.entries
                 .iter()
                 .zip(&self.prefixes)
-                .filter(|(hops, _)| !hops.is_empty())
-                .map(|(hops, (name, _))| (name.clone(), hops.to_vec()))
+                .filter_map(|(column, (name, _))| {
+                    let hops = column.get(r as usize).filter(|h| !h.is_empty())?;
+                    Some((name.clone(), hops.to_vec()))
+                })
                 .collect(),
         )
     }
@@ -194,8 +238,8 @@ impl RouteEngine {
     /// Router `r`'s next hops for prefix `pid` as last computed (empty: no route).
     pub fn hops(&self, r: NodeId, pid: PrefixId) -> &[NextHop] {
         self.entries
-            .get(r as usize)
-            .and_then(|e| e.get(pid))
+            .get(pid)
+            .and_then(|e| e.get(r as usize))
             .map_or(&[], |h| h.as_slice())
     }
 
@@ -203,7 +247,7 @@ impl RouteEngine {
     pub fn entry(&self, r: NodeId, prefix: &Name) -> &[NextHop] {
         self.prefix_ids
             .get(prefix)
-            .and_then(|&pid| self.entries.get(r as usize)?.get(pid))
+            .and_then(|&pid| self.entries.get(pid)?.get(r as usize))
             .map_or(&[], |h| h.as_slice())
     }
 
@@ -275,9 +319,7 @@ impl RouteEngine {
         self.prefix_ids.insert(prefix.clone(), pid);
         self.prefixes.push((prefix, Vec::new()));
         self.origin_rows.push(Vec::new());
-        for e in &mut self.entries {
-            e.push(Hops::new());
-        }
+        self.entries.push(vec![Hops::new(); self.topo.len()]);
         pid
     }
 
@@ -320,17 +362,16 @@ impl RouteEngine {
             *slot = rows;
         }
         let mut changed = Vec::new();
-        for r in 0..self.entries.len() {
-            let r = NodeId::try_from(r).unwrap_or(NodeId::MAX);
-            let hops = self.next_hops(r, pid);
-            if let Some(slot) = self
-                .entries
-                .get_mut(r as usize)
-                .and_then(|e| e.get_mut(pid))
-            {
+        let view = self.view(pid);
+        let fresh: Vec<Hops> = (0..self.topo.len())
+            .map(|r| view.hops_at(NodeId::try_from(r).unwrap_or(NodeId::MAX)))
+            .collect();
+        drop(view);
+        if let Some(column) = self.entries.get_mut(pid) {
+            for (r, (slot, hops)) in column.iter_mut().zip(fresh).enumerate() {
                 if *slot != hops {
                     *slot = hops;
-                    changed.push((r, pid));
+                    changed.push((NodeId::try_from(r).unwrap_or(NodeId::MAX), pid));
                 }
             }
         }
@@ -375,11 +416,11 @@ impl RouteEngine {
         }
         let mut changed = Vec::new();
         for (r, pid) in work {
-            let hops = self.next_hops(r, pid);
+            let hops = self.view(pid).hops_at(r);
             let Some(slot) = self
                 .entries
-                .get_mut(r as usize)
-                .and_then(|e| e.get_mut(pid))
+                .get_mut(pid)
+                .and_then(|e| e.get_mut(r as usize))
             else {
                 continue;
             };
@@ -390,13 +431,22 @@ impl RouteEngine {
         }
         changed
     }
+}
 
-    fn next_hops(&self, r: NodeId, pid: usize) -> Hops {
-        let (Some((_, origins)), Some(rows)) = (self.prefixes.get(pid), self.origin_rows.get(pid))
-        else {
-            return Hops::new();
-        };
-        let mut hops: Hops = origins
+/// One prefix as its entries read it: its origins and, aligned with them, their rows.
+struct PrefixView<'a> {
+    topo: &'a Topology,
+    origins: &'a [Origin],
+    rows: SmallVec<[&'a [u64]; 2]>,
+    max_nexthops: usize,
+}
+
+impl PrefixView<'_> {
+    /// Router `r`'s next hops: its own faces when it is an origin, else every neighbour on
+    /// an equal-cost shortest path to the nearest origin(s), cheapest first, capped.
+    fn hops_at(&self, r: NodeId) -> Hops {
+        let mut hops: Hops = self
+            .origins
             .iter()
             .filter(|o| o.router == r)
             .map(|o| NextHop {
@@ -405,23 +455,22 @@ impl RouteEngine {
             })
             .collect();
         if hops.is_empty() {
-            let dist = |ri: usize, n: NodeId| {
-                self.rows
-                    .get(ri)
-                    .and_then(|(_, row)| row.get(n as usize))
-                    .copied()
-                    .unwrap_or(INF)
-            };
-            let best = rows.iter().map(|&ri| dist(ri, r)).min().unwrap_or(INF);
+            let dist = |row: &[u64], n: NodeId| row.get(n as usize).copied().unwrap_or(INF);
+            let best = self
+                .rows
+                .iter()
+                .map(|row| dist(row, r))
+                .min()
+                .unwrap_or(INF);
             if best == INF {
                 return hops;
             }
-            for &ri in rows {
-                if dist(ri, r) != best {
+            for row in &self.rows {
+                if dist(row, r) != best {
                     continue;
                 }
                 for adj in self.topo.adjacencies(r) {
-                    if adj.cost.saturating_add(dist(ri, adj.to)) == best {
+                    if adj.cost.saturating_add(dist(row, adj.to)) == best {
                         hops.push(NextHop {
                             face: adj.face,
                             cost: best,

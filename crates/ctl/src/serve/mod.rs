@@ -503,7 +503,6 @@ async fn state_task(
     mut feed: Feed,
 ) {
     let registry = &shared.registry;
-    let mut names: HashMap<ConnId, nameway_wire::Name> = HashMap::new();
     let mut stored = withdrawn::Stored::default();
     let mut state = ControllerState::new(config.max_nexthops);
     let mut conns: HashMap<ConnId, mpsc::UnboundedSender<Message>> = HashMap::new();
@@ -546,7 +545,6 @@ async fn state_task(
         };
         let pushes = match event {
             Event::Connected { conn, admitted, tx } => {
-                names.insert(conn, admitted.router.clone());
                 state.connected(&admitted.router, admitted.link_key, conn);
                 keys.connected(conn, admitted.router.clone());
                 conns.insert(conn, tx);
@@ -554,7 +552,7 @@ async fn state_task(
                 Vec::new()
             }
             Event::Report(conn, report) => {
-                if let Some(router) = names.get(&conn) {
+                if let Some(router) = state.router_on(conn) {
                     feed.tell(|| feed::Local::Links(router.clone(), report.neighbours.clone()));
                 }
                 let pushes = state.report(conn, report);
@@ -570,14 +568,14 @@ async fn state_task(
                 Vec::new()
             }
             Event::Gone(conn) => {
-                if let Some(router) = names.remove(&conn) {
-                    if !names.values().any(|n| *n == router) {
-                        feed.tell(|| feed::Local::Gone(router));
-                    }
-                }
+                let router = state.router_on(conn).cloned();
                 conns.remove(&conn);
                 keys.gone(conn);
-                state.disconnected(conn)
+                let pushes = state.disconnected(conn);
+                if let Some(router) = router.filter(|r| !state.has_connection(r)) {
+                    feed.tell(|| feed::Local::Gone(router));
+                }
+                pushes
             }
         };
         send(&shared, &conns, pushes);

@@ -1,8 +1,10 @@
 //! [`Routing`]: the topology and the route engine that `serve` keeps between events.
 //!
-//! Built whole ([`Routing::rebuild`]) when the set of connected routers changes (a router
-//! joins, comes back on a new connection, or leaves: the neighbours' reports then name
-//! another set of link keys). Between such events one router's new report is applied as the
+//! Built whole ([`Routing::rebuild`]) at the start and when many routers join at once.
+//! When the set of connected routers changes otherwise (a router joins, comes back on a new
+//! connection, or leaves: the neighbours' reports then name another set of link keys),
+//! [`Routing::sync`] adds the new routers and applies every report again as a difference:
+//! link additions and withdrawals, no full computation. Otherwise one router's new report is applied as the
 //! difference from its previous one ([`Routing::update`]): each link report that changed is
 //! one [`RouteEngine::report_link`] / [`RouteEngine::withdraw_link`] (a repair of the
 //! shortest-path rows, the FIB entries that depend on a moved distance recomputed), each
@@ -123,6 +125,45 @@ impl Routing {
         self.engine.compute_all();
     }
 
+    /// Brings the topology in line with `routers` without a full computation: a router not
+    /// seen before is added (no links), the connected routers' keys are taken again, and
+    /// every router's report (none: an empty one) is applied as the difference from the one
+    /// applied before. A router joining is so a few link additions and registrations; one
+    /// leaving, the withdrawal of its links (its own and its neighbours' reports about it)
+    /// and registrations. The (router, prefix) entries that changed, sorted, each once.
+    pub(super) fn sync<'a>(&mut self, routers: impl Iterator<Item = RouterInput<'a>>) -> Changed {
+        let routers: Vec<RouterInput<'a>> = routers.collect();
+        for r in &routers {
+            if !self.ids.contains_key(r.name) {
+                let id = self.engine.add_router(&r.name.to_string());
+                self.names.push(r.name.clone());
+                self.ids.insert(r.name.clone(), id);
+                self.applied.push(Applied::default());
+            }
+        }
+        self.by_key = routers
+            .iter()
+            .filter(|r| r.connected)
+            .filter_map(|r| {
+                let id = *self.ids.get(r.name)?;
+                Some((Bytes::copy_from_slice(r.link_key?), id))
+            })
+            .collect();
+        let none = Report::default();
+        let mut changed = BTreeSet::new();
+        for r in &routers {
+            if let Some(c) = self.update(r.name, r.report.unwrap_or(&none)) {
+                changed.extend(c);
+            }
+        }
+        changed.into_iter().collect()
+    }
+
+    /// How many of `routers` are not in the topology yet.
+    pub(super) fn unknown<'a>(&self, routers: impl Iterator<Item = &'a Name>) -> usize {
+        routers.filter(|r| !self.ids.contains_key(*r)).count()
+    }
+
     /// Applies `router`'s new `report` as the difference from the one applied before; the
     /// (router, prefix) entries that changed (sorted, each once; an entry changed and changed
     /// back is listed too). `None`: the router is not in the topology (a rebuild is needed).
@@ -176,20 +217,23 @@ impl Routing {
         self.engine.fib(id).unwrap_or_default()
     }
 
-    /// Usable links: (a, b, cost), sorted in the routers' (names') order, `a` before `b`.
+    /// Usable links: (a, b, cost), sorted in the routers' (names') order, `a` before `b`
+    /// (ids follow the names' order only until a router joins without a rebuild).
     pub(super) fn links(&self) -> Vec<(String, String, u64)> {
         let topo = self.engine.topology();
         let mut out = Vec::new();
         for a in 0..u32::try_from(topo.len()).unwrap_or(u32::MAX) {
             for adj in topo.adjacencies(a) {
-                if a < adj.to {
-                    out.push((a, adj.to, adj.cost));
+                if let (Some(x), Some(y)) = (self.name(a), self.name(adj.to)) {
+                    if x < y {
+                        out.push((x, y, a, adj.to, adj.cost));
+                    }
                 }
             }
         }
-        out.sort_unstable();
+        out.sort_unstable_by(|p, q| (p.0, p.1).cmp(&(q.0, q.1)));
         out.into_iter()
-            .map(|(a, b, cost)| (topo.name(a).to_owned(), topo.name(b).to_owned(), cost))
+            .map(|(_, _, a, b, cost)| (topo.name(a).to_owned(), topo.name(b).to_owned(), cost))
             .collect()
     }
 

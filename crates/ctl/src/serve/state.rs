@@ -5,7 +5,9 @@
 //! Routes are recomputed incrementally (`serve/routing.rs`): a connected router's new report
 //! (links up, down or re-costed, registrations added or withdrawn) updates only the FIB
 //! entries it touches, and only the routers whose FIB changed are published to. A router
-//! joining, coming back on a new connection or leaving rebuilds everything once.
+//! joining, coming back on a new connection or leaving is applied the same way (its links
+//! added or withdrawn, its registrations added or dropped); everything is rebuilt once only
+//! when many routers are new (the start).
 //!
 //! Publishing costs what changed: the engine lists the (router, prefix) entries it changed,
 //! each router's FIB is updated in place from that list and the diff pushed is built from
@@ -13,7 +15,7 @@
 //! version last sent on the connection (the agent applies them in order), a new connection
 //! gets a snapshot, so no FIB history is kept.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -118,10 +120,14 @@ pub fn longest_match<'f>(fib: &'f Fib, name: &Name) -> Option<(&'f Name, &'f [Ne
 pub struct StateCounters {
     /// Reports taken.
     pub reports: u64,
-    /// Full route computations (a router joined, came back or left).
+    /// Full route computations (the start: many routers new at once; or every change, when
+    /// recomputing everything is the mode).
     pub computations: u64,
-    /// Reports applied incrementally (only the FIB entries they touch recomputed).
+    /// Reports applied incrementally (only the FIB entries they touch recomputed), routers
+    /// joining and leaving included.
     pub incremental: u64,
+    /// Of those, routers joining, coming back or leaving without a full computation.
+    pub syncs: u64,
     /// Objects produced (snapshots and diffs).
     pub objects: u64,
     /// Acknowledgements taken.
@@ -134,6 +140,9 @@ pub struct StateCounters {
 #[derive(Debug)]
 pub struct ControllerState {
     routers: BTreeMap<Name, RouterState>,
+    /// Every open connection → its router (an older connection a router replaced stays
+    /// until it closes; the router's own `conn` names the one in use).
+    on_conn: HashMap<ConnId, Name>,
     max_nexthops: usize,
     /// The topology and routes as last computed.
     routing: Routing,
@@ -162,6 +171,7 @@ impl ControllerState {
     pub fn new(max_nexthops: usize) -> Self {
         Self {
             routers: BTreeMap::new(),
+            on_conn: HashMap::new(),
             max_nexthops,
             routing: Routing::new(max_nexthops),
             needs_full: true,
@@ -193,22 +203,35 @@ impl ControllerState {
         r.report = None;
         r.sent = false;
         r.cs.new_session();
+        self.on_conn.insert(conn, router.clone());
         self.needs_full = true;
+    }
+
+    /// The router connected on `conn` (until the connection closes, also when the router
+    /// connected again on another).
+    pub fn router_on(&self, conn: ConnId) -> Option<&Name> {
+        self.on_conn.get(&conn)
+    }
+
+    /// Whether `router` has a connection open (the one in use or an older one).
+    pub fn has_connection(&self, router: &Name) -> bool {
+        self.on_conn.values().any(|n| n == router)
     }
 
     /// The connection `conn` closed: its router's links and registrations leave the
     /// topology at once.
     pub fn disconnected(&mut self, conn: ConnId) -> Vec<Push> {
         let mut changed = false;
-        for r in self.routers.values_mut().filter(|r| r.conn == Some(conn)) {
+        if let Some((_, r)) = using(&self.on_conn, &mut self.routers, conn) {
             r.conn = None;
             r.report = None;
             r.sent = false;
             r.cs.new_session();
             changed = true;
         }
+        self.on_conn.remove(&conn);
         if changed {
-            self.recompute()
+            self.membership_changed()
         } else {
             Vec::new()
         }
@@ -225,8 +248,7 @@ impl ControllerState {
         let mut taken = Vec::new();
         for (conn, report) in batch {
             self.counters.reports += 1;
-            let Some((name, r)) = self.routers.iter_mut().find(|(_, r)| r.conn == Some(conn))
-            else {
+            let Some((name, r)) = using(&self.on_conn, &mut self.routers, conn) else {
                 continue;
             };
             let first = r.report.is_none();
@@ -240,7 +262,7 @@ impl ControllerState {
             return Vec::new();
         }
         let mut pushes = if self.needs_full || !self.incremental {
-            self.recompute()
+            self.membership_changed()
         } else {
             self.apply(&taken)
         };
@@ -286,7 +308,7 @@ impl ControllerState {
     /// The router on `conn` applied cache policy `version`.
     pub fn cs_ack(&mut self, conn: ConnId, version: u64) {
         self.counters.acks += 1;
-        let Some(r) = self.routers.values_mut().find(|r| r.conn == Some(conn)) else {
+        let Some((_, r)) = using(&self.on_conn, &mut self.routers, conn) else {
             return;
         };
         if !r.cs.ack(version) {
@@ -319,7 +341,7 @@ impl ControllerState {
     /// The router on `conn` applied `version`.
     pub fn ack(&mut self, conn: ConnId, version: u64) {
         self.counters.acks += 1;
-        let Some(r) = self.routers.values_mut().find(|r| r.conn == Some(conn)) else {
+        let Some((_, r)) = using(&self.on_conn, &mut self.routers, conn) else {
             return;
         };
         if version > r.version {
@@ -346,7 +368,7 @@ impl ControllerState {
             if let Some(r) = self.routers.get_mut(router).filter(|r| r.remote) {
                 r.remote = false;
                 r.report = None;
-                return self.recompute();
+                return self.membership_changed();
             }
             return Vec::new();
         };
@@ -362,7 +384,7 @@ impl ControllerState {
         r.remote = true;
         r.report = Some(report);
         if !was || new_key || self.needs_full || !self.incremental {
-            self.recompute()
+            self.membership_changed()
         } else {
             self.apply(std::slice::from_ref(router))
         }
@@ -421,6 +443,39 @@ impl ControllerState {
             .collect()
     }
 
+    /// The set of connected routers (or a link key) changed: a full computation when
+    /// recomputing everything is the mode or when more than 1/16 of the routers are new (the
+    /// start); else the new routers are added and every report is applied again as a
+    /// difference ([`Routing::sync`]), and what changed is published, with a snapshot to
+    /// each new session.
+    fn membership_changed(&mut self) -> Vec<Push> {
+        let unknown = self.routing.unknown(self.routers.keys());
+        if !self.incremental || unknown > self.routers.len() / 16 + 1 {
+            return self.recompute();
+        }
+        self.needs_full = false;
+        self.counters.incremental += 1;
+        self.counters.syncs += 1;
+        let inputs = self.routers.iter().map(|(n, r)| RouterInput {
+            name: n,
+            link_key: r.link_key.as_deref(),
+            connected: r.conn.is_some() || r.remote,
+            report: r.report.as_ref(),
+        });
+        let mut dirty: BTreeMap<NodeId, BTreeSet<PrefixId>> = BTreeMap::new();
+        for (r, pid) in self.routing.sync(inputs) {
+            dirty.entry(r).or_default().insert(pid);
+        }
+        for (n, r) in &self.routers {
+            if r.conn.is_some() && r.report.is_some() && !r.sent {
+                if let Some(id) = self.routing.id(n) {
+                    dirty.entry(id).or_default();
+                }
+            }
+        }
+        self.publish_changes(dirty)
+    }
+
     /// Rebuilds the topology and the routes from the connected routers' reports, publishes
     /// every changed FIB and returns what to send.
     fn recompute(&mut self) -> Vec<Push> {
@@ -474,6 +529,10 @@ impl ControllerState {
     /// have not had. Costs the entries listed, not the FIBs' size.
     fn publish_changes(&mut self, dirty: BTreeMap<NodeId, BTreeSet<PrefixId>>) -> Vec<Push> {
         let mut pushes = Vec::new();
+        // In the routers' (names') order, as a full computation publishes: ids follow it only
+        // until a router joins without one.
+        let mut dirty: Vec<(NodeId, BTreeSet<PrefixId>)> = dirty.into_iter().collect();
+        dirty.sort_by(|a, b| self.routing.name(a.0).cmp(&self.routing.name(b.0)));
         for (id, pids) in dirty {
             let Some(n) = self.routing.name(id) else {
                 continue;
@@ -484,6 +543,20 @@ impl ControllerState {
             let (Some(conn), Some(_)) = (r.conn, &r.report) else {
                 continue;
             };
+            if !r.sent {
+                // A new session gets a snapshot: the FIB kept for the router missed the
+                // changes made while it was away, so it is read whole.
+                let fib = self.routing.fib(id);
+                let diff = FibDiff::between(&r.fib, &fib);
+                if !diff.is_empty() {
+                    r.fib = Arc::new(fib);
+                }
+                if let Some(object) = next_object(n, r, diff) {
+                    self.counters.objects += 1;
+                    pushes.push(Push { conn, object });
+                }
+                continue;
+            }
             let mut diff = FibDiff::default();
             for pid in pids {
                 let Some((prefix, hops)) = self.routing.entry(id, pid) else {
@@ -514,6 +587,17 @@ impl ControllerState {
         }
         pushes
     }
+}
+
+/// The router using connection `conn`, by a map look-up (no scan of the routers).
+fn using<'a>(
+    on_conn: &'a HashMap<ConnId, Name>,
+    routers: &'a mut BTreeMap<Name, RouterState>,
+    conn: ConnId,
+) -> Option<(&'a Name, &'a mut RouterState)> {
+    let name = on_conn.get(&conn)?;
+    let r = routers.get_mut(name)?;
+    (r.conn == Some(conn)).then_some((name, r))
 }
 
 /// After `r.fib` moved by `diff` (applied already): the next version when it is not empty,

@@ -1,7 +1,8 @@
 //! Property: the incremental path (`ControllerState::new`) holds, publishes and pushes
 //! exactly what recomputing everything on every change does
 //! (`ControllerState::with_full_recomputation`), after any sequence of link changes,
-//! registrations, withdrawals, disconnections and reconnections.
+//! registrations, withdrawals, disconnections, reconnections and routers joining for the
+//! first time.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +16,9 @@ use crate::objects::ConfigBody;
 use crate::routes::Fib;
 
 const ROUTERS: u8 = 7;
+/// The last routers are not connected at the start: their first `Back` is a join (their
+/// neighbours may report links to them before).
+const JOINERS: u8 = 2;
 const PREFIXES: u8 = 5;
 
 #[derive(Clone, Debug)]
@@ -27,7 +31,7 @@ enum Op {
     Toggle(u8, u8, u8),
     /// `a`'s connection closes.
     Gone(u8),
-    /// `a` connects again (a new connection) and reports what it had.
+    /// `a` connects again (a new connection, or its first) and reports what it had.
     Back(u8),
     /// `a` acknowledges the FIB version last pushed to it (or, `false`, one past it).
     Ack(u8, bool),
@@ -164,7 +168,7 @@ fn run(ops: Vec<Op>) {
             deliver(agents, &s.inc, pushes);
         }
     };
-    for a in 0..ROUTERS {
+    for a in 0..ROUTERS - JOINERS {
         m.next_conn += 1;
         m.conn[a as usize] = Some(m.next_conn);
         let c = m.next_conn;
@@ -224,7 +228,7 @@ fn run(ops: Vec<Op>) {
     }
     // The incremental path was taken, and it did not fall back to full computations.
     let (inc, full) = (&s.inc.counters, &s.full.counters);
-    assert_eq!(full.incremental, 0);
+    assert_eq!((full.incremental, full.syncs), (0, 0));
     assert!(inc.computations <= full.computations);
     assert_eq!(inc.computations + inc.incremental, full.computations);
 }
@@ -275,7 +279,7 @@ fn after_the_routers_joined_a_registration_and_a_link_change_need_no_full_comput
         3,
         Report {
             neighbours: vec![nb(1, true)],
-            registrations: vec![reg],
+            registrations: vec![reg.clone()],
             ..Report::default()
         },
     );
@@ -286,4 +290,53 @@ fn after_the_routers_joined_a_registration_and_a_link_change_need_no_full_comput
     // FIB did not change, so only r0 gets an object.
     assert_eq!(pushes.iter().map(|p| p.conn).collect::<Vec<_>>(), vec![1]);
     assert_eq!((s.counters.computations, s.counters.incremental), (1, 4));
+    // A fourth router joins with a link to r2 and registers /q: no full computation; r2 and
+    // the new router report, and every router gains /q.
+    s.connected(&name(3), Some(key(3)), 4);
+    let pushes = s.report(
+        4,
+        Report {
+            neighbours: vec![nb(2, true)],
+            registrations: vec![RegistrationReport {
+                prefix: "/q".parse().unwrap(),
+                face: 1,
+                cost: 0,
+            }],
+            ..Report::default()
+        },
+    );
+    assert_eq!(s.counters.syncs, 1);
+    // The link is half reported yet: /q is routed nowhere else, the new router gets its
+    // snapshot.
+    assert_eq!(pushes.iter().map(|p| p.conn).collect::<Vec<_>>(), vec![4]);
+    let pushes = s.report(
+        3,
+        Report {
+            neighbours: vec![nb(1, true), nb(3, true)],
+            registrations: vec![reg.clone()],
+            ..Report::default()
+        },
+    );
+    // r1 and r2 gain /q, the new router /p (r0's link to r1 is down).
+    assert_eq!(
+        pushes.iter().map(|p| p.conn).collect::<Vec<_>>(),
+        vec![2, 3, 4]
+    );
+    let fib = |s: &ControllerState, r: u8| {
+        s.fibs()
+            .into_iter()
+            .find(|f| f.router == name(r).to_string())
+            .unwrap()
+            .fib
+    };
+    assert!(fib(&s, 1).contains_key(&"/q".parse::<Name>().unwrap()));
+    assert!(fib(&s, 3).contains_key(&"/p".parse::<Name>().unwrap()));
+    // It leaves: its links and registration go, still without a full computation.
+    let pushes = s.disconnected(4);
+    assert_eq!(
+        pushes.iter().map(|p| p.conn).collect::<Vec<_>>(),
+        vec![2, 3]
+    );
+    assert!(!fib(&s, 1).contains_key(&"/q".parse::<Name>().unwrap()));
+    assert_eq!((s.counters.computations, s.counters.syncs), (1, 2));
 }
