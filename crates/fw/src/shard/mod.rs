@@ -6,6 +6,7 @@
 //!   the Data that answers it.
 //! - [`ring`]: bounded single-producer single-consumer rings between every ordered pair of
 //!   shards, filled in batches; a full ring drops and counts.
+//! - [`local_hops`]: among next hops of equal cost, those homed on the shard go first.
 //! - [`control`]: management changes (faces, next hops, strategy choices) broadcast to every
 //!   shard in order and applied between bursts.
 //! - [`totals`]: the other shards' counters, added to the management shard's answers.
@@ -43,6 +44,7 @@
 pub mod control;
 mod core;
 pub mod dispatch;
+pub mod local_hops;
 pub mod ring;
 pub mod span;
 #[cfg(test)]

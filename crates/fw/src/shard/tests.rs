@@ -741,3 +741,103 @@ fn management_names_go_to_shard_zero() {
         .count();
     assert!(elsewhere > 0);
 }
+
+#[test]
+fn each_shard_forwards_to_the_producer_face_homed_on_it_among_equal_costs() {
+    let (mut shards, mut control) = shards(2);
+    // A second connection of the producer, homed on the other shard (ids: 303 % 2 = 1,
+    // 304 % 2 = 0), registering the same prefix at the same cost.
+    let second = FaceId(304);
+    assert_ne!(
+        local_hops::face_home(PRODUCER, 2),
+        local_hops::face_home(second, 2)
+    );
+    let (scope, link_type) = (FaceScope::NonLocal, LinkType::PointToPoint);
+    control
+        .send(ControlOp::AddFace {
+            id: second,
+            scope,
+            link_type,
+        })
+        .unwrap();
+    control
+        .send(ControlOp::AddNexthop {
+            prefix: Name::root(),
+            face: second,
+            cost: 0,
+        })
+        .unwrap();
+    shards.iter_mut().for_each(|s| {
+        s.apply_control();
+    });
+    let mut per_shard = [0; 2];
+    for i in 0..40u32 {
+        let n = format!("/app/item{i}/v1");
+        let now = Time::from_millis(u64::from(i));
+        let wire = interest(&n, 5000 + i, false);
+        let owner = owner(&shards, &wire);
+        shards[owner].handle_packet(now, if owner == 0 { APP2 } else { APP1 }, wire);
+        let out = settle(&mut shards, now);
+        let up: Vec<_> = out
+            .iter()
+            .filter(|(_, t)| t.kind == Kind::Interest)
+            .map(|(s, t)| (*s, t.face))
+            .collect();
+        assert_eq!(up.len(), 1, "{n}: one upstream Interest");
+        let (sent_by, face) = up[0];
+        assert_eq!(sent_by, owner);
+        assert_eq!(
+            local_hops::face_home(face, 2),
+            owner,
+            "{n}: the owner's own producer face"
+        );
+        per_shard[owner] += 1;
+        // The Data comes back on that face, read by the owner: nothing crosses.
+        shards[owner].handle_packet(now, face, data(&n));
+        let out = settle(&mut shards, now);
+        assert_eq!(out.iter().filter(|(_, t)| t.kind == Kind::Data).count(), 1);
+    }
+    assert!(per_shard.iter().all(|&n| n > 5), "{per_shard:?}");
+    let handed: u64 = shards.iter().map(|s| s.counters().n_handed_off).sum();
+    assert_eq!(handed, 0, "no packet crossed shards");
+}
+
+#[test]
+fn with_one_shard_the_first_next_hop_of_equal_cost_is_kept() {
+    let (mut shards, mut control) = shards(1);
+    let second = FaceId(304);
+    let (scope, link_type) = (FaceScope::NonLocal, LinkType::PointToPoint);
+    control
+        .send(ControlOp::AddFace {
+            id: second,
+            scope,
+            link_type,
+        })
+        .unwrap();
+    control
+        .send(ControlOp::AddNexthop {
+            prefix: Name::root(),
+            face: second,
+            cost: 0,
+        })
+        .unwrap();
+    shards[0].apply_control();
+    let hops: Vec<_> = shards[0]
+        .forwarder()
+        .fib_nexthops(&Name::root())
+        .unwrap()
+        .iter()
+        .map(|h| h.face)
+        .collect();
+    assert_eq!(hops.len(), 2);
+    for i in 0..10u32 {
+        let n = format!("/app/item{i}/v1");
+        shards[0].handle_packet(Time::ZERO, APP1, interest(&n, 7000 + i, false));
+        let out = settle(&mut shards, Time::ZERO);
+        assert_eq!(
+            to(hops[0], Kind::Interest, &out),
+            [0],
+            "{n}: the FIB's first"
+        );
+    }
+}
