@@ -464,6 +464,11 @@ fn unix_producer(mut c: Conn, face: u64, prefix: &str) -> std::thread::JoinHandl
         ..ControlParameters::default()
     };
     assert_eq!(command(&mut c, "fib/add-nexthop", &params), 200);
+    serve(c)
+}
+
+/// Answers every Interest on `c` with a Data of 100 bytes until the daemon closes it.
+fn serve(mut c: Conn) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 65536];
         c.s.set_read_timeout(None).unwrap();
@@ -839,4 +844,68 @@ fn a_consumer_is_placed_on_the_shard_of_its_first_interest() {
             "consumer {k}: face {id} is not on shard {shard}, which owns its names: {homes:?}"
         );
     }
+}
+
+/// A producer that opens one connection per forwarding thread and registers the same prefix
+/// on each (`rib/register`, its first packet): with `placement = "traffic"` the two
+/// connections land one per shard (a one-component prefix names no shard: round robin), and
+/// each shard forwards the Interests it owns to the connection homed on it, so consumers
+/// placed on the shard of their names exchange without a packet crossing threads.
+#[test]
+fn a_producer_with_a_connection_per_shard_is_served_shard_locally() {
+    let http = free_port();
+    let d = Daemon::start(
+        &config(http, "").replace("threads = 2\n", "threads = 2\nplacement = \"traffic\"\n"),
+    );
+    let mut producers = Vec::new();
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let before = faces_of(http, "fd://");
+        let mut c = Conn::open(&d);
+        let params = ControlParameters {
+            name: Some("/own".parse().unwrap()),
+            ..ControlParameters::default()
+        };
+        assert_eq!(command(&mut c, "rib/register", &params), 200);
+        ids.extend(
+            faces_of(http, "fd://")
+                .into_iter()
+                .filter(|i| !before.contains(i)),
+        );
+        producers.push(serve(c));
+    }
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert_ne!(
+        ids[0] % 2,
+        ids[1] % 2,
+        "one producer connection per shard: {ids:?}"
+    );
+    let mut consumers: Vec<Conn> = (0..6).map(|_| Conn::open(&d)).collect();
+    // First Interests place the consumers (not counted).
+    for (k, c) in consumers.iter_mut().enumerate() {
+        assert!(
+            c.fetch(&format!("/own/{k}/first"), 1).is_some(),
+            "{}",
+            d.log()
+        );
+    }
+    let before = handed_total(http);
+    let shards_before = shard_packets(http);
+    for (k, c) in consumers.iter_mut().enumerate() {
+        for i in 0..50u32 {
+            let name = format!("/own/{k}/{i}");
+            assert!(c.fetch(&name, 10 + i).is_some(), "{name}\n{}", d.log());
+        }
+    }
+    let grew: Vec<u64> = shard_packets(http)
+        .iter()
+        .zip(&shards_before)
+        .map(|(a, b)| a - b)
+        .collect();
+    assert!(
+        grew.iter().all(|&g| g >= 100),
+        "both shards forwarded: {grew:?}"
+    );
+    let handed = handed_total(http) - before;
+    assert_eq!(handed, 0, "600 packets, none crossed shards: {grew:?}");
 }

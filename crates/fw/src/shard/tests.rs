@@ -841,3 +841,59 @@ fn with_one_shard_the_first_next_hop_of_equal_cost_is_kept() {
         );
     }
 }
+
+/// Reads `count` Interests `names(i)` on shard 0's APP1 (rings drained as it goes); returns
+/// the skew reports the shard gave.
+fn feed(shards: &mut [Shard], count: u32, names: impl Fn(u32) -> String) -> Vec<skew::SkewReport> {
+    let mut reports = Vec::new();
+    for i in 0..count {
+        let now = Time::from_millis(u64::from(i / 64));
+        shards[0].handle_packet(now, APP1, interest(&names(i), 100_000 + i, false));
+        if i % 64 == 63 {
+            settle(shards, now);
+        }
+        reports.extend(shards[0].take_skew_report());
+    }
+    reports
+}
+
+const WINDOW: u32 = skew::SAMPLE_EVERY * skew::WINDOW_SAMPLES;
+
+#[test]
+fn a_dominating_dispatch_key_is_reported_with_the_entry_that_spreads_it() {
+    let (mut shards, _) = shards(2);
+    let reports = feed(&mut shards, 2 * WINDOW, |i| format!("/video/title/seg={i}"));
+    assert_eq!(reports.len(), 2, "both windows skewed: {reports:?}");
+    let r = &reports[0];
+    assert_eq!(r.prefix, name("/video/title"));
+    assert_eq!((r.k, r.recommended_k()), (2, 3));
+    assert!(r.shard_permille == 1000 && r.key_permille >= 900, "{r:?}");
+    assert_eq!(shards[0].counters().n_skewed_windows, 2);
+
+    // The recommended entry spreads the same load: no skew, both shards own names.
+    let mut table = DispatchTable::new(HASHER, 2).unwrap();
+    table.set(&name("/video/title"), r.recommended_k()).unwrap();
+    let (mut shards, _) = set_up(2, table, Config::default());
+    let reports = feed(&mut shards, 2 * WINDOW, |i| format!("/video/title/seg={i}"));
+    assert!(reports.is_empty(), "{reports:?}");
+    assert_eq!(shards[0].counters().n_skewed_windows, 0);
+    let received = shards[1].counters().n_received;
+    let local = shards[0].counters().n_local;
+    assert!(
+        received > u64::from(WINDOW) / 2 && local > u64::from(WINDOW) / 2,
+        "{local} {received}"
+    );
+}
+
+#[test]
+fn spread_traffic_and_one_shard_are_not_reported() {
+    let (mut two, _) = shards(2);
+    let reports = feed(&mut two, 2 * WINDOW, |i| format!("/app{}/item/{i}", i % 50));
+    assert!(reports.is_empty(), "{reports:?}");
+    let (mut one, _) = shards(1);
+    let reports = feed(&mut one, 2 * WINDOW, |i| format!("/video/title/seg={i}"));
+    assert!(
+        reports.is_empty(),
+        "one shard has nothing to spread to: {reports:?}"
+    );
+}
