@@ -7,8 +7,11 @@
 # report with the ratio threads=2 / threads=1 (target: CPU per exchange at most 1.10).
 # `2p` is threads = 2 with `placement = "traffic"` (each consumer's face on the shard its names
 # belong to), in the same rounds.
+# PRODUCERS producer connections register the bench prefix (default 2: a producer with one
+# connection per forwarding thread; with threads = 2 each shard then prefers the one homed on
+# it). Every daemon, threads = 1 included, gets the SAME load (the same PRODUCERS).
 #
-#   bash scripts/bench-threads.sh [EXCHANGES=200000] [RUNS=3] [CONSUMERS=4]
+#   bash scripts/bench-threads.sh [EXCHANGES=200000] [RUNS=3] [CONSUMERS=4] [PRODUCERS=2]
 #   NAMEWAY_NO_BUILD=1 use target/release as it is
 #   NAMEWAY_BASELINE=/path/to/namewayd also run that binary (threads 1 and 2) in each round,
 #     right after this tree's, and report its medians and ratio too (a change against its
@@ -17,6 +20,7 @@ set -euo pipefail
 exchanges="${1:-200000}"
 runs="${2:-3}"
 consumers="${3:-4}"
+producers="${4:-2}"
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
 bench_init
@@ -34,14 +38,15 @@ udp = []
 threads = ${1%p}
 $placement"
     target/release/nameway --transport "unix://$dir/nfd.sock" bench --consumers "$consumers" \
+        --producers "$producers" \
         --interests "$exchanges" --window 16 --components 4 --payload 100 --runs 1 \
         --daemon-pid "$pid" --json 2>/dev/null \
         | python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print(r["daemon_cpu_us_per_exchange"], r["median_exchanges_per_s"])'
     stop_namewayd
 }
 
-printf 'nameway bench over Unix, %d consumers, window 16, 100-B payloads, %d exchanges per run\n' \
-    "$consumers" "$exchanges"
+printf 'nameway bench over Unix, %d consumers, %d producer connections, window 16, 100-B payloads, %d exchanges per run\n' \
+    "$consumers" "$producers" "$exchanges"
 printf '%-8s %-8s %-4s %14s %14s\n' binary threads run "CPU µs/exch" "exchanges/s"
 bins="this"
 [ -z "${NAMEWAY_BASELINE:-}" ] || bins="this baseline"

@@ -10,11 +10,14 @@
 # graphs (`perf record -g`) and prints the top of `perf report --no-children` per run. The
 # third run, `2p`, is threads = 2 with `placement = "traffic"`.
 #
-#   bash scripts/profile-threads.sh [EXCHANGES=100000] [CONSUMERS=4]
+# PRODUCERS producer connections register the bench prefix (default 2, as bench-threads.sh).
+#
+#   bash scripts/profile-threads.sh [EXCHANGES=100000] [CONSUMERS=4] [PRODUCERS=2]
 #   NAMEWAY_NO_BUILD=1 use target/release as it is
 set -euo pipefail
 exchanges="${1:-100000}"
 consumers="${2:-4}"
+producers="${3:-2}"
 warm=1000
 # shellcheck source=scripts/bench-lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/bench-lib.sh"
@@ -48,6 +51,7 @@ listen = \"127.0.0.1:$http\""
     bench_pids="$perf_pid $record_pid"
     sleep 0.3
     target/release/nameway --transport "unix://$dir/nfd.sock" bench --consumers "$consumers" \
+        --producers "$producers" \
         --interests "$exchanges" --warm-up "$warm" --window 16 --components 4 --payload 100 \
         --runs 1 --json > "$dir/bench$t"
     kill -INT "$perf_pid" $record_pid

@@ -1,8 +1,8 @@
 //! `nameway bench`: Interest/Data exchanges per second and latency through a running forwarder,
 //! with the forwarder's CPU time per exchange.
 //!
-//! One producer connection registers a prefix and answers every Interest with a pre-built Data
-//! ([`bench_load`]). For each consumer count, N consumer connections each keep W Interests in
+//! One producer connection (or `--producers N`, each registering the same prefix) registers a
+//! prefix and answers every Interest with a pre-built Data ([`bench_load`]). For each consumer count, N consumer connections each keep W Interests in
 //! flight over distinct names, so the Content Store cannot answer them (or, with
 //! `--cache-hit`, over a small pool of names fetched once, so it does). A warm-up run is not
 //! measured; then R runs are, and the median rate is reported with latency percentiles over
@@ -38,6 +38,10 @@ pub(crate) struct ForwarderBenchArgs {
     /// consumers' transport when it is local, else the default transport.
     #[arg(long, value_name = "URI")]
     producer_transport: Option<String>,
+    /// Producer connections, each registering the prefix and answering what reaches it (a
+    /// producer with one connection per forwarding thread: see docs/performance.md).
+    #[arg(long, default_value_t = 1)]
+    producers: usize,
     /// Consumer connections; a comma-separated list runs each count in turn.
     #[arg(long, value_delimiter = ',', default_value = "1")]
     consumers: Vec<usize>,
@@ -87,6 +91,7 @@ pub(crate) struct ForwarderBenchArgs {
 struct Report {
     transport: String,
     producer_transport: String,
+    producers: usize,
     prefix: String,
     mode: &'static str,
     payload: usize,
@@ -156,6 +161,8 @@ pub(crate) fn run(transport: Option<&str>, args: &ForwarderBenchArgs) -> anyhow:
 
 /// Largest `--consumers` count.
 const MAX_CONSUMERS: usize = 4096;
+/// Largest `--producers` count.
+const MAX_PRODUCERS: usize = 64;
 /// Largest `--threads`.
 const MAX_THREADS: usize = 1024;
 /// Largest `--window` (per consumer).
@@ -165,13 +172,16 @@ fn check(args: &ForwarderBenchArgs) -> anyhow::Result<()> {
     if args.consumers.is_empty() || args.consumers.contains(&0) {
         bail!("--consumers needs counts of at least 1");
     }
-    if args.window == 0 || args.runs == 0 || args.interests == 0 {
-        bail!("--window, --runs and --interests must be at least 1");
+    if args.window == 0 || args.runs == 0 || args.interests == 0 || args.producers == 0 {
+        bail!("--window, --runs, --interests and --producers must be at least 1");
     }
     // Beyond these a run only exhausts memory or file descriptors (a window or a thread
     // count of 2^64 aborted on allocation).
     if let Some(n) = args.consumers.iter().find(|&&n| n > MAX_CONSUMERS) {
         bail!("--consumers {n} is more connections than a benchmark can open: use at most {MAX_CONSUMERS}");
+    }
+    if args.producers > MAX_PRODUCERS {
+        bail!("--producers {} is more connections than a benchmark needs: use at most {MAX_PRODUCERS}", args.producers);
     }
     if args.threads > MAX_THREADS {
         bail!(
@@ -205,33 +215,38 @@ async fn bench(transport: Option<&str>, args: &ForwarderBenchArgs) -> anyhow::Re
     };
     let (daemon_pid, daemon_note) = find_daemon(args.daemon_pid);
     let freshness = if args.cache_hit { 3_600_000 } else { 1000 };
-    let mut producer = Client::connect(producer_transport.clone()).await?;
-    producer
-        .register(&prefix)
-        .await
-        .with_context(|| format!("registering the producer prefix {prefix}"))?;
     let served = Arc::new(AtomicU64::new(0));
     let data = DataGen::new(args.payload, freshness, args.sign);
-    let producer_task = tokio::spawn(bench_load::produce(
-        producer.into_conn(),
-        data,
-        served.clone(),
-    ));
+    let mut producer_tasks = Vec::with_capacity(args.producers);
+    for _ in 0..args.producers {
+        let mut producer = Client::connect(producer_transport.clone()).await?;
+        producer
+            .register(&prefix)
+            .await
+            .with_context(|| format!("registering the producer prefix {prefix}"))?;
+        producer_tasks.push(tokio::spawn(bench_load::produce(
+            producer.into_conn(),
+            data.clone(),
+            served.clone(),
+        )));
+    }
+    let stop_producers = || producer_tasks.iter().for_each(|t| t.abort());
     let mut results = Vec::new();
     for &n in &args.consumers {
         let r = measure(&consumer_transport, &prefix, n, args, daemon_pid, &served).await;
         match r {
             Ok(r) => results.push(r),
             Err(e) => {
-                producer_task.abort();
+                stop_producers();
                 return Err(e);
             }
         }
     }
-    producer_task.abort();
+    stop_producers();
     let report = Report {
         transport: consumer_transport.to_string(),
         producer_transport: producer_transport.to_string(),
+        producers: args.producers,
         prefix: prefix.to_string(),
         mode: if args.cache_hit {
             "cache-hit"
@@ -483,9 +498,10 @@ fn stat_cpu(stat: &str) -> Option<f64> {
 
 fn print_report(r: &Report) -> std::io::Result<()> {
     outln!(
-        "nameway bench: {} mode, consumers over {}, producer over {}",
+        "nameway bench: {} mode, consumers over {}, {} producer connection(s) over {}",
         r.mode,
         r.transport,
+        r.producers,
         r.producer_transport
     )?;
     outln!(

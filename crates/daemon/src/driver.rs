@@ -630,9 +630,10 @@ impl Driver {
     fn shard_turn(&mut self) {
         let now = self.now();
         let mut fenced = Vec::new();
-        if let (Core::Sharded(s), Some(shards)) = (&mut self.fw, &self.shards) {
+        if let (Core::Sharded(s), Some(shards)) = (&mut self.fw, &mut self.shards) {
             s.flush();
             shards.wake(s.take_woken());
+            shards.skew_log.check(s);
             // Taken first: the hand-offs below hold the last packets of these faces.
             fenced = shards.take_fenced();
             while s.handle_handoffs(now, 4096) > 0 && !fenced.is_empty() {}

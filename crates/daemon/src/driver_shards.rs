@@ -16,6 +16,8 @@
 //! shard 0, its packets to its home shard) is parked until the change arrives, at most
 //! [`PARK_LIMIT`] packets for [`PARK_TIME`]; past that it is dropped and counted.
 
+mod skew_log;
+
 use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -92,6 +94,9 @@ crate::stats! {
         pub handed_off: u64 = counter("nameway_shard_packets", "kind" = "handed_off"),
         /// Packets received from other shards.
         pub received: u64 = counter("nameway_shard_packets", "kind" = "received"),
+        /// Sampling windows in which one dispatch key kept this shard busy while others idled.
+        pub skewed_windows: u64 = counter("nameway_shard_skewed_windows")
+            help "Sampling windows in which one dispatch key (a name's first K components) kept a forwarding shard busy while the others idled; the log names the key and the [[forwarder.dispatch]] entry that spreads it",
         /// Hand-offs dropped because the destination's ring was full.
         pub ring_full: u64 = counter("nameway_shard_drops", "reason" = "ring-full")
             help "Packets a forwarding shard dropped before its forwarder saw them, by reason",
@@ -230,6 +235,8 @@ pub struct Shards {
     pending: VecDeque<ControlOp>,
     board: Arc<Board>,
     threads: Vec<std::thread::JoinHandle<()>>,
+    /// Shard 0's skew reports, logged.
+    pub(crate) skew_log: skew_log::SkewLog,
 }
 
 impl Shards {
@@ -333,6 +340,7 @@ impl Shards {
         let stat = |c: &ShardCounters, parked: u64, pit: usize| ShardStats {
             local: c.n_local,
             handed_off: c.n_handed_off,
+            skewed_windows: c.n_skewed_windows,
             received: c.n_received,
             ring_full: c.n_ring_full,
             parked_dropped: parked,
@@ -393,6 +401,7 @@ pub fn start(
             parked: VecDeque::new(),
             parked_dropped: 0,
             fences: Vec::new(),
+            skew_log: skew_log::SkewLog::default(),
         };
         let name = format!("nameway-shard-{}", worker.shard.index());
         // The thread builds its runtime and hands back a handle, on which the face system
@@ -425,6 +434,7 @@ pub fn start(
         pending: VecDeque::new(),
         board,
         threads,
+        skew_log: skew_log::SkewLog::default(),
     })
 }
 
@@ -443,6 +453,7 @@ struct Worker {
     parked_dropped: u64,
     /// Faces gone down, with the events still to read before their last packet is read.
     fences: Vec<(u64, usize)>,
+    skew_log: skew_log::SkewLog,
 }
 
 impl Worker {
@@ -577,6 +588,7 @@ impl Worker {
         }
         self.shard.flush();
         self.board.wake(self.shard.take_woken());
+        self.skew_log.check(&mut self.shard);
         // Again before the hand-offs: another shard may have read a packet after a change that
         // this shard had not seen at the start of its turn.
         self.shard.apply_control_at(now);

@@ -464,6 +464,11 @@ fn unix_producer(mut c: Conn, face: u64, prefix: &str) -> std::thread::JoinHandl
         ..ControlParameters::default()
     };
     assert_eq!(command(&mut c, "fib/add-nexthop", &params), 200);
+    serve(c)
+}
+
+/// Answers every Interest on `c` with a Data of 100 bytes until the daemon closes it.
+fn serve(mut c: Conn) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let mut buf = vec![0u8; 65536];
         c.s.set_read_timeout(None).unwrap();
@@ -837,6 +842,96 @@ fn a_consumer_is_placed_on_the_shard_of_its_first_interest() {
             (id % 2) as usize,
             shard,
             "consumer {k}: face {id} is not on shard {shard}, which owns its names: {homes:?}"
+        );
+    }
+}
+
+/// A producer that opens one connection per forwarding thread and registers the same prefix
+/// on each (`rib/register`, its first packet): with `placement = "traffic"` the two
+/// connections land one per shard (a one-component prefix names no shard: round robin), and
+/// each shard forwards the Interests it owns to the connection homed on it, so consumers
+/// placed on the shard of their names exchange without a packet crossing threads.
+#[test]
+fn a_producer_with_a_connection_per_shard_is_served_shard_locally() {
+    let http = free_port();
+    let d = Daemon::start(
+        &config(http, "[mgmt]\nrequire_signed_rib_commands = false\n")
+            .replace("threads = 2\n", "threads = 2\nplacement = \"traffic\"\n"),
+    );
+    let mut producers = Vec::new();
+    let mut ids = Vec::new();
+    for n in 0..2u64 {
+        let before = faces_of(http, "fd://");
+        let mut c = Conn::open(&d);
+        // Unsigned commands of equal parameters have equal names, and the second would be
+        // answered from the content store: an hour's expiry, a millisecond apart.
+        let params = ControlParameters {
+            name: Some("/own".parse().unwrap()),
+            expiration_period: Some(3_600_000 + n),
+            ..ControlParameters::default()
+        };
+        assert_eq!(command(&mut c, "rib/register", &params), 200);
+        ids.extend(
+            faces_of(http, "fd://")
+                .into_iter()
+                .filter(|i| !before.contains(i)),
+        );
+        producers.push(serve(c));
+    }
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert_ne!(
+        ids[0] % 2,
+        ids[1] % 2,
+        "one producer connection per shard: {ids:?}"
+    );
+    // Each consumer, placed by its first Interest, fetches 50 names of its own prefix; at
+    // least 6 of them, until both shards own some (the hash key is drawn per process).
+    let mut seen: Vec<(u32, u64, Vec<u64>, u64)> = Vec::new();
+    for k in 0..24u32 {
+        let owners = |s: &[(u32, u64, Vec<u64>, u64)]| -> Vec<bool> {
+            s.iter().map(|(_, _, g, _)| g[1] > g[0]).collect()
+        };
+        let o = owners(&seen);
+        if k >= 6 && o.contains(&true) && o.contains(&false) {
+            break;
+        }
+        let before_faces = faces_of(http, "fd://");
+        let (before, shards_before) = (handed_total(http), shard_packets(http));
+        let mut c = Conn::open(&d);
+        for i in 0..50u32 {
+            let name = format!("/own/{k}/{i}");
+            assert!(c.fetch(&name, 10 + i).is_some(), "{name}\n{}", d.log());
+        }
+        let grew: Vec<u64> = shard_packets(http)
+            .iter()
+            .zip(&shards_before)
+            .map(|(a, b)| a - b)
+            .collect();
+        let id = faces_of(http, "fd://")
+            .into_iter()
+            .find(|i| !before_faces.contains(i))
+            .expect("the consumer's face");
+        seen.push((k, id, grew, handed_total(http) - before));
+    }
+    let owners: Vec<usize> = seen
+        .iter()
+        .map(|(_, _, g, _)| usize::from(g[1] > g[0]))
+        .collect();
+    assert!(
+        owners.contains(&0) && owners.contains(&1),
+        "both shards own names: {seen:?}"
+    );
+    let routes = api_status(http)["routes"].to_string();
+    assert!(
+        routes.contains(&format!("\"face\":{}", ids[0]))
+            && routes.contains(&format!("\"face\":{}", ids[1])),
+        "both connections registered /own: {routes}"
+    );
+    for (k, id, grew, handed) in &seen {
+        assert_eq!(
+            *handed, 0,
+            "consumer {k} (face {id}, per-shard packets {grew:?}): nothing crosses shards \
+             (producers {ids:?}; all: {seen:?})"
         );
     }
 }

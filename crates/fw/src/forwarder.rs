@@ -136,6 +136,9 @@ pub struct Forwarder {
     /// Set while handling packets another shard read: their face's rate limit was applied
     /// there ([`Forwarder::admit_handoff`]), not again here.
     pub(crate) handing_off: bool,
+    /// Reused buffer for next hops reordered shard-local first
+    /// ([`crate::shard::local_hops`]).
+    pub(crate) local_hops: SmallVec<[NextHop; 4]>,
 }
 
 impl fmt::Debug for Forwarder {
@@ -180,6 +183,7 @@ impl Forwarder {
             peers: None,
             cs_share: (0, 1, config.cs_capacity),
             handing_off: false,
+            local_hops: SmallVec::new(),
             hasher,
             config,
         }
@@ -756,6 +760,8 @@ impl Forwarder {
             strategy_choice,
             hasher,
             resolution,
+            cs_share,
+            local_hops,
             ..
         } = self;
         let Some(entry) = pit.get_mut(id) else {
@@ -773,6 +779,12 @@ impl Forwarder {
             )
         } else {
             &[]
+        };
+        let (index, n, _) = *cs_share;
+        let nexthops = if crate::shard::local_hops::prefer_local(nexthops, index, n, local_hops) {
+            &local_hops[..]
+        } else {
+            nexthops
         };
         let Some(strategy) = strategy_choice.instance_mut(entry.strategy) else {
             return;

@@ -9,6 +9,7 @@ use rtrb::Consumer;
 use super::control::ControlOp;
 use super::dispatch::{Dispatcher, Route};
 use super::ring::{HandOff, Inlet, Outlet};
+use super::skew::{SkewMonitor, SkewReport};
 use crate::forwarder::Forwarder;
 use crate::pipeline::Transmit;
 use crate::table::face_table::FaceId;
@@ -32,6 +33,9 @@ pub struct ShardCounters {
     /// Management changes this shard's forwarder refused (the same in every shard, since
     /// every shard applies the same changes in the same order).
     pub n_control_refused: u64,
+    /// Sampling windows in which one dispatch key kept one shard busy while others idled
+    /// ([`super::skew`]).
+    pub n_skewed_windows: u64,
 }
 
 /// One shard of a sharded forwarder. `Send`: each runs on its own thread.
@@ -56,6 +60,8 @@ pub struct Shard {
     /// shard when the removal arrived are forwarded (per inlet, how many are left): the last
     /// packets a face sent before it went down are not dropped as from an unknown face.
     removing: Vec<(FaceId, Vec<usize>)>,
+    /// Samples the packets read here for a dominating dispatch key.
+    skew: SkewMonitor,
 }
 
 impl Shard {
@@ -67,6 +73,7 @@ impl Shard {
         inlets: Vec<Inlet>,
         control: Consumer<ControlOp>,
     ) -> Self {
+        let skew = SkewMonitor::new(dispatcher.shards());
         Self {
             index,
             fw,
@@ -77,6 +84,7 @@ impl Shard {
             counters: ShardCounters::default(),
             woken: 0,
             removing: Vec::new(),
+            skew,
         }
     }
 
@@ -108,6 +116,13 @@ impl Shard {
         self.fw.handle_packet(now, face, wire);
     }
 
+    /// The dominating dispatch key of the last skewed sampling window since the last call
+    /// ([`super::skew`]): a driver logs it with the `[[forwarder.dispatch]]` entry that would
+    /// spread it.
+    pub fn take_skew_report(&mut self) -> Option<SkewReport> {
+        self.skew.take_report()
+    }
+
     /// This shard's dispatch and hand-off counters.
     pub fn counters(&self) -> &ShardCounters {
         &self.counters
@@ -126,6 +141,9 @@ impl Shard {
             Route::Local => 1 << self.index,
             Route::Shards(mask) => mask,
         };
+        if self.skew.on_routed(&self.dispatcher, &wire) {
+            self.counters.n_skewed_windows = self.skew.skewed_windows;
+        }
         self.counters.n_data_copies += u64::from(mask.count_ones().saturating_sub(1));
         let mut rest = mask & !(1 << self.index);
         // The face's rate limit is applied by the shard that reads it, whichever owns the name.

@@ -183,6 +183,19 @@ impl DispatchTable {
     }
 }
 
+/// What an Interest is dispatched by ([`Dispatcher::interest_key`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DispatchKey {
+    /// The hashed prefix of the name (its first `min(K, len)` components).
+    pub prefix: Name,
+    /// The prefix's hash.
+    pub hash: u64,
+    /// The `K` that applied.
+    pub k: usize,
+    /// The shard the hash selects.
+    pub shard: usize,
+}
+
 /// Where a packet goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Route {
@@ -316,6 +329,31 @@ impl Dispatcher {
             }
         }
         Route::Shards(mask)
+    }
+
+    /// The key an Interest is dispatched by: the prefix whose hash chooses its shard (its
+    /// first `min(K, len)` components), that `K`, and the shard. `None` for anything
+    /// [`Dispatcher::route`] does not route by an Interest's name, and for management names.
+    /// It parses the name again: for sampling ([`super::skew`]), not for every packet.
+    pub fn interest_key(&self, wire: &Bytes) -> Option<DispatchKey> {
+        let name = interest_name(wire)?;
+        if is_management(&name) {
+            return None;
+        }
+        let hashes = self.table.hasher.prefix_hashes(&name);
+        let len = match name.last() {
+            Some(c) if c.typ() == types::IMPLICIT_SHA256_DIGEST_COMPONENT => name.len() - 1,
+            _ => name.len(),
+        };
+        let k = self.table.k_for(&name, len, &hashes);
+        let m = k.min(len);
+        let hash = hashes.get(m)?;
+        Some(DispatchKey {
+            prefix: name.prefix(m),
+            hash,
+            k,
+            shard: self.shard_of_hash(hash),
+        })
     }
 
     /// The span filter (for counters and tests).

@@ -6,6 +6,8 @@
 //!   the Data that answers it.
 //! - [`ring`]: bounded single-producer single-consumer rings between every ordered pair of
 //!   shards, filled in batches; a full ring drops and counts.
+//! - [`local_hops`]: among next hops of equal cost, those homed on the shard go first.
+//! - [`skew`]: sampling for a dispatch key that keeps one shard busy while others idle.
 //! - [`control`]: management changes (faces, next hops, strategy choices) broadcast to every
 //!   shard in order and applied between bursts.
 //! - [`totals`]: the other shards' counters, added to the management shard's answers.
@@ -43,7 +45,9 @@
 pub mod control;
 mod core;
 pub mod dispatch;
+pub mod local_hops;
 pub mod ring;
+pub mod skew;
 pub mod span;
 #[cfg(test)]
 mod tests;
@@ -54,9 +58,10 @@ use std::sync::Arc;
 pub use self::core::{Shard, ShardCounters};
 pub use control::{Control, ControlError, ControlOp, CONTROL_RING_CAPACITY};
 pub use dispatch::{
-    DispatchError, DispatchTable, Dispatcher, Route, DEFAULT_DISPATCH_K, MAX_SHARDS,
+    DispatchError, DispatchKey, DispatchTable, Dispatcher, Route, DEFAULT_DISPATCH_K, MAX_SHARDS,
 };
 pub use ring::{HandOff, DEFAULT_RING_CAPACITY, HANDOFF_BATCH};
+pub use skew::SkewReport;
 pub use span::SpanFilter;
 pub use totals::PeerTotals;
 

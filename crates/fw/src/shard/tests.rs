@@ -741,3 +741,159 @@ fn management_names_go_to_shard_zero() {
         .count();
     assert!(elsewhere > 0);
 }
+
+#[test]
+fn each_shard_forwards_to_the_producer_face_homed_on_it_among_equal_costs() {
+    let (mut shards, mut control) = shards(2);
+    // A second connection of the producer, homed on the other shard (ids: 303 % 2 = 1,
+    // 304 % 2 = 0), registering the same prefix at the same cost.
+    let second = FaceId(304);
+    assert_ne!(
+        local_hops::face_home(PRODUCER, 2),
+        local_hops::face_home(second, 2)
+    );
+    let (scope, link_type) = (FaceScope::NonLocal, LinkType::PointToPoint);
+    control
+        .send(ControlOp::AddFace {
+            id: second,
+            scope,
+            link_type,
+        })
+        .unwrap();
+    control
+        .send(ControlOp::AddNexthop {
+            prefix: Name::root(),
+            face: second,
+            cost: 0,
+        })
+        .unwrap();
+    shards.iter_mut().for_each(|s| {
+        s.apply_control();
+    });
+    let mut per_shard = [0; 2];
+    for i in 0..40u32 {
+        let n = format!("/app/item{i}/v1");
+        let now = Time::from_millis(u64::from(i));
+        let wire = interest(&n, 5000 + i, false);
+        let owner = owner(&shards, &wire);
+        shards[owner].handle_packet(now, if owner == 0 { APP2 } else { APP1 }, wire);
+        let out = settle(&mut shards, now);
+        let up: Vec<_> = out
+            .iter()
+            .filter(|(_, t)| t.kind == Kind::Interest)
+            .map(|(s, t)| (*s, t.face))
+            .collect();
+        assert_eq!(up.len(), 1, "{n}: one upstream Interest");
+        let (sent_by, face) = up[0];
+        assert_eq!(sent_by, owner);
+        assert_eq!(
+            local_hops::face_home(face, 2),
+            owner,
+            "{n}: the owner's own producer face"
+        );
+        per_shard[owner] += 1;
+        // The Data comes back on that face, read by the owner: nothing crosses.
+        shards[owner].handle_packet(now, face, data(&n));
+        let out = settle(&mut shards, now);
+        assert_eq!(out.iter().filter(|(_, t)| t.kind == Kind::Data).count(), 1);
+    }
+    assert!(per_shard.iter().all(|&n| n > 5), "{per_shard:?}");
+    let handed: u64 = shards.iter().map(|s| s.counters().n_handed_off).sum();
+    assert_eq!(handed, 0, "no packet crossed shards");
+}
+
+#[test]
+fn with_one_shard_the_first_next_hop_of_equal_cost_is_kept() {
+    let (mut shards, mut control) = shards(1);
+    let second = FaceId(304);
+    let (scope, link_type) = (FaceScope::NonLocal, LinkType::PointToPoint);
+    control
+        .send(ControlOp::AddFace {
+            id: second,
+            scope,
+            link_type,
+        })
+        .unwrap();
+    control
+        .send(ControlOp::AddNexthop {
+            prefix: Name::root(),
+            face: second,
+            cost: 0,
+        })
+        .unwrap();
+    shards[0].apply_control();
+    let hops: Vec<_> = shards[0]
+        .forwarder()
+        .fib_nexthops(&Name::root())
+        .unwrap()
+        .iter()
+        .map(|h| h.face)
+        .collect();
+    assert_eq!(hops.len(), 2);
+    for i in 0..10u32 {
+        let n = format!("/app/item{i}/v1");
+        shards[0].handle_packet(Time::ZERO, APP1, interest(&n, 7000 + i, false));
+        let out = settle(&mut shards, Time::ZERO);
+        assert_eq!(
+            to(hops[0], Kind::Interest, &out),
+            [0],
+            "{n}: the FIB's first"
+        );
+    }
+}
+
+/// Reads `count` Interests `names(i)` on shard 0's APP1 (rings drained as it goes); returns
+/// the skew reports the shard gave.
+fn feed(shards: &mut [Shard], count: u32, names: impl Fn(u32) -> String) -> Vec<skew::SkewReport> {
+    let mut reports = Vec::new();
+    for i in 0..count {
+        let now = Time::from_millis(u64::from(i / 64));
+        shards[0].handle_packet(now, APP1, interest(&names(i), 100_000 + i, false));
+        if i % 64 == 63 {
+            settle(shards, now);
+        }
+        reports.extend(shards[0].take_skew_report());
+    }
+    reports
+}
+
+const WINDOW: u32 = skew::SAMPLE_EVERY * skew::WINDOW_SAMPLES;
+
+#[test]
+fn a_dominating_dispatch_key_is_reported_with_the_entry_that_spreads_it() {
+    let (mut shards, _) = shards(2);
+    let reports = feed(&mut shards, 2 * WINDOW, |i| format!("/video/title/seg={i}"));
+    assert_eq!(reports.len(), 2, "both windows skewed: {reports:?}");
+    let r = &reports[0];
+    assert_eq!(r.prefix, name("/video/title"));
+    assert_eq!((r.k, r.recommended_k()), (2, 3));
+    assert!(r.shard_permille == 1000 && r.key_permille >= 900, "{r:?}");
+    assert_eq!(shards[0].counters().n_skewed_windows, 2);
+
+    // The recommended entry spreads the same load: no skew, both shards own names.
+    let mut table = DispatchTable::new(HASHER, 2).unwrap();
+    table.set(&name("/video/title"), r.recommended_k()).unwrap();
+    let (mut shards, _) = set_up(2, table, Config::default());
+    let reports = feed(&mut shards, 2 * WINDOW, |i| format!("/video/title/seg={i}"));
+    assert!(reports.is_empty(), "{reports:?}");
+    assert_eq!(shards[0].counters().n_skewed_windows, 0);
+    let received = shards[1].counters().n_received;
+    let local = shards[0].counters().n_local;
+    assert!(
+        received > u64::from(WINDOW) / 2 && local > u64::from(WINDOW) / 2,
+        "{local} {received}"
+    );
+}
+
+#[test]
+fn spread_traffic_and_one_shard_are_not_reported() {
+    let (mut two, _) = shards(2);
+    let reports = feed(&mut two, 2 * WINDOW, |i| format!("/app{}/item/{i}", i % 50));
+    assert!(reports.is_empty(), "{reports:?}");
+    let (mut one, _) = shards(1);
+    let reports = feed(&mut one, 2 * WINDOW, |i| format!("/video/title/seg={i}"));
+    assert!(
+        reports.is_empty(),
+        "one shard has nothing to spread to: {reports:?}"
+    );
+}
