@@ -350,8 +350,8 @@ impl PostgresStore {
     }
 }
 
-/// A connection of its own that `LISTEN`s on [`CHANNEL`]: what wakes a change feed at once
-/// instead of at its next poll ([`PostgresStore::listener`]).
+/// A connection of its own that `LISTEN`s on the change channel (`nameway_change`): what
+/// wakes a change feed at once instead of at its next poll ([`ListenerSource::listener`]).
 pub struct Listener {
     client: postgres::Client,
     target: String,
