@@ -193,10 +193,24 @@ impl Shard {
     }
 
     /// Forwards up to `budget` packets from each other shard's ring; returns how many.
+    ///
+    /// The management changes sent so far are applied after a ring's packets are seen and
+    /// before they are forwarded: a change recorded before a command's reply was published
+    /// before any packet read after that reply, so once such a packet is visible here, so is
+    /// the change. (Applying them only before this call left a window: a change and a packet
+    /// read after its reply could both arrive between the two, and the packet met the old
+    /// FIB.)
     pub fn handle_handoffs(&mut self, now: Time, budget: usize) -> usize {
         let mut n = 0;
-        for (k, inlet) in self.inlets.iter_mut().enumerate() {
-            let take = inlet.slots().min(budget);
+        for k in 0..self.inlets.len() {
+            let take = self.inlets.get(k).map_or(0, Inlet::slots).min(budget);
+            if take == 0 {
+                continue;
+            }
+            self.apply_control_at(now);
+            let Some(inlet) = self.inlets.get_mut(k) else {
+                continue;
+            };
             let Ok(chunk) = inlet.read_chunk(take) else {
                 continue;
             };

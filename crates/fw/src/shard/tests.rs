@@ -897,3 +897,56 @@ fn spread_traffic_and_one_shard_are_not_reported() {
         "one shard has nothing to spread to: {reports:?}"
     );
 }
+
+/// A change sent to the shards before a packet is handed off reaches the receiving shard
+/// before that packet, even when the shard last looked at its control ring before the change
+/// was sent (management's reply goes out after the change is sent, so a packet read after
+/// the reply must meet it: the daemon's `a_route_removed_under_load_is_not_used_after_the_reply`).
+#[test]
+fn a_handed_off_packet_meets_a_change_sent_before_it() {
+    const PRODUCER2: FaceId = FaceId(304);
+    let (mut shards, mut control) = shards(2);
+    control
+        .send(ControlOp::AddFace {
+            id: PRODUCER2,
+            scope: FaceScope::NonLocal,
+            link_type: LinkType::PointToPoint,
+        })
+        .unwrap();
+    for s in &mut shards {
+        assert_eq!(s.apply_control(), 1);
+    }
+    // A name that shard 1 owns, read on shard 0.
+    let wire = (0..)
+        .map(|i| interest(&format!("/app/item{i}/v1"), 7, false))
+        .find(|w| owner(&shards, w) == 1)
+        .unwrap();
+    // Shard 1 has just looked at its control ring (nothing there), as at the start of a turn.
+    assert_eq!(shards[1].apply_control(), 0);
+    // Management moves the route to PRODUCER2, then the packet is read and handed off.
+    control
+        .send(ControlOp::RemoveNexthop {
+            prefix: Name::root(),
+            face: PRODUCER,
+        })
+        .unwrap();
+    control
+        .send(ControlOp::AddNexthop {
+            prefix: Name::root(),
+            face: PRODUCER2,
+            cost: 0,
+        })
+        .unwrap();
+    assert_eq!(shards[0].apply_control(), 2);
+    shards[0].handle_packet(Time::ZERO, APP1, wire);
+    shards[0].flush();
+    assert_eq!(shards[1].handle_handoffs(Time::ZERO, 64), 1);
+    let out: Vec<(usize, Transmit)> = std::iter::from_fn(|| shards[1].poll_transmit())
+        .map(|t| (1, t))
+        .collect();
+    assert_eq!(to(PRODUCER2, Kind::Interest, &out), vec![1], "{out:?}");
+    assert!(
+        to(PRODUCER, Kind::Interest, &out).is_empty(),
+        "the removed next hop was used"
+    );
+}
