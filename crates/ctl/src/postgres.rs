@@ -293,13 +293,11 @@ impl PostgresStore {
     /// Decodes one row of `registrations` (the columns `load_registrations` selects).
     pub(crate) fn registration(&self, row: &postgres::Row) -> Result<Registration, StoreError> {
         let get = |e: postgres::Error| self.err(e);
-        let prefix: Vec<u8> = row.try_get(0).map_err(get)?;
-        let prefix = Name::from_value(Bytes::from(prefix), 0)
-            .map_err(|e| self.corrupt(format!("registration prefix does not decode: {e}")))?;
+        let RegistrationKey { prefix, node, face } = self.registration_key(row)?;
         Ok(Registration {
             prefix,
-            node: row.try_get(1).map_err(get)?,
-            face: to_u64(row.try_get(2).map_err(get)?),
+            node,
+            face,
             origin: to_u32(row.try_get(3).map_err(get)?),
             cost: to_u32(row.try_get(4).map_err(get)?),
             flags: to_u32(row.try_get(5).map_err(get)?),

@@ -511,12 +511,7 @@ impl ControllerState {
             let (Some(conn), Some(_)) = (r.conn, &r.report) else {
                 continue;
             };
-            let fib = self.routing.fib(id);
-            let diff = FibDiff::between(&r.fib, &fib);
-            if !diff.is_empty() {
-                r.fib = Arc::new(fib);
-            }
-            if let Some(object) = next_object(n, r, diff) {
+            if let Some(object) = whole_fib_object(&self.routing, id, n, r) {
                 self.counters.objects += 1;
                 pushes.push(Push { conn, object });
             }
@@ -546,12 +541,7 @@ impl ControllerState {
             if !r.sent {
                 // A new session gets a snapshot: the FIB kept for the router missed the
                 // changes made while it was away, so it is read whole.
-                let fib = self.routing.fib(id);
-                let diff = FibDiff::between(&r.fib, &fib);
-                if !diff.is_empty() {
-                    r.fib = Arc::new(fib);
-                }
-                if let Some(object) = next_object(n, r, diff) {
+                if let Some(object) = whole_fib_object(&self.routing, id, n, r) {
                     self.counters.objects += 1;
                     pushes.push(Push { conn, object });
                 }
@@ -603,6 +593,22 @@ fn using<'a>(
 /// After `r.fib` moved by `diff` (applied already): the next version when it is not empty,
 /// and the object `r`'s session needs: a snapshot on a new session, else the diff from the
 /// version last sent (nothing when nothing changed).
+/// Reads `id`'s whole computed FIB, keeps it as what `r` holds when it changed, and gives the
+/// object `r`'s session has not had (the diff, or a snapshot for a new session).
+fn whole_fib_object(
+    routing: &Routing,
+    id: NodeId,
+    router: &Name,
+    r: &mut RouterState,
+) -> Option<ConfigObject> {
+    let fib = routing.fib(id);
+    let diff = FibDiff::between(&r.fib, &fib);
+    if !diff.is_empty() {
+        r.fib = Arc::new(fib);
+    }
+    next_object(router, r, diff)
+}
+
 fn next_object(router: &Name, r: &mut RouterState, diff: FibDiff) -> Option<ConfigObject> {
     let changed = !diff.is_empty();
     if changed {
