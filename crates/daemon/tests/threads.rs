@@ -344,16 +344,20 @@ fn a_route_removed_under_load_is_not_used_after_the_reply() {
     let phase = Arc::new(AtomicUsize::new(0));
     let stop = Arc::new(AtomicBool::new(false));
     let answered = Arc::new(AtomicUsize::new(0));
+    // The phase of the fetch each consumer has under way.
+    let started: Arc<Vec<AtomicUsize>> = Arc::new((0..4).map(|_| AtomicUsize::new(0)).collect());
     // Several consumers, each with a window of one: names /m/<consumer>-<i>/<phase>, spread
     // over both shards by their second component.
     let consumers: Vec<_> = (0..4u32)
         .map(|k| {
             let (phase, stop, answered) = (phase.clone(), stop.clone(), answered.clone());
+            let started = started.clone();
             let mut app = Conn::open(&d);
             std::thread::spawn(move || {
                 let mut i = 0u32;
                 while !stop.load(Ordering::Acquire) {
                     let ph = phase.load(Ordering::Acquire);
+                    started[k as usize].store(ph, Ordering::Release);
                     let name = format!("/m/{k}-{i}/phase{ph}");
                     if app.fetch(&name, k * 1_000_000 + i).is_some() {
                         answered.fetch_add(1, Ordering::Relaxed);
@@ -380,8 +384,16 @@ fn a_route_removed_under_load_is_not_used_after_the_reply() {
     assert_eq!(command(&mut mgmt, "fib/remove-nexthop", &remove), 200);
     phase.store(1, Ordering::Release);
     wait_for(200);
-    // Interests sent while the next command is under way may meet either FIB: phase 2.
+    // Interests sent while the next command is under way may meet either FIB: phase 2. A
+    // consumer may have read phase 1 just before this and send its Interest later: the command
+    // waits until each has started a phase-2 fetch (a window of one: its last phase-1 fetch is
+    // over).
     phase.store(2, Ordering::Release);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while started.iter().any(|s| s.load(Ordering::Acquire) < 2) {
+        assert!(Instant::now() < deadline, "consumers stalled\n{}", d.log());
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let add = ControlParameters {
         cost: Some(0),
         ..remove.clone()
