@@ -97,6 +97,26 @@ fn to(face: FaceId, kind: Kind, out: &[(usize, Transmit)]) -> Vec<usize> {
         .collect()
 }
 
+/// Sends the change that adds `face` (non-local, point-to-point) as a second producer next hop
+/// of `/` at cost 0.
+fn add_producer_face(control: &mut Control, face: FaceId) {
+    let (scope, link_type) = (FaceScope::NonLocal, LinkType::PointToPoint);
+    control
+        .send(ControlOp::AddFace {
+            id: face,
+            scope,
+            link_type,
+        })
+        .unwrap();
+    control
+        .send(ControlOp::AddNexthop {
+            prefix: Name::root(),
+            face,
+            cost: 0,
+        })
+        .unwrap();
+}
+
 fn owner(shards: &[Shard], wire: &Bytes) -> usize {
     match shards[0].dispatcher().route(Time::ZERO, wire) {
         Route::Shards(mask) => {
@@ -752,21 +772,7 @@ fn each_shard_forwards_to_the_producer_face_homed_on_it_among_equal_costs() {
         local_hops::face_home(PRODUCER, 2),
         local_hops::face_home(second, 2)
     );
-    let (scope, link_type) = (FaceScope::NonLocal, LinkType::PointToPoint);
-    control
-        .send(ControlOp::AddFace {
-            id: second,
-            scope,
-            link_type,
-        })
-        .unwrap();
-    control
-        .send(ControlOp::AddNexthop {
-            prefix: Name::root(),
-            face: second,
-            cost: 0,
-        })
-        .unwrap();
+    add_producer_face(&mut control, second);
     shards.iter_mut().for_each(|s| {
         s.apply_control();
     });
@@ -806,21 +812,7 @@ fn each_shard_forwards_to_the_producer_face_homed_on_it_among_equal_costs() {
 fn with_one_shard_the_first_next_hop_of_equal_cost_is_kept() {
     let (mut shards, mut control) = shards(1);
     let second = FaceId(304);
-    let (scope, link_type) = (FaceScope::NonLocal, LinkType::PointToPoint);
-    control
-        .send(ControlOp::AddFace {
-            id: second,
-            scope,
-            link_type,
-        })
-        .unwrap();
-    control
-        .send(ControlOp::AddNexthop {
-            prefix: Name::root(),
-            face: second,
-            cost: 0,
-        })
-        .unwrap();
+    add_producer_face(&mut control, second);
     shards[0].apply_control();
     let hops: Vec<_> = shards[0]
         .forwarder()
