@@ -147,6 +147,11 @@ pub struct ForwarderConfig {
     pub dispatch: Vec<DispatchRule>,
     /// Which shard an accepted Unix or TCP connection's face lives on with `threads` > 1.
     pub placement: Placement,
+    /// With `threads` > 1: a dispatch key that keeps one shard busy while the others idle
+    /// (three sampling windows in a row) is split by one component more, every shard at once
+    /// (`nameway_fw::shard::split`). Off: the key is only logged with the
+    /// `[[forwarder.dispatch]]` entry that would spread it.
+    pub auto_split: bool,
 }
 
 /// `[forwarder] placement`: how accepted connections are spread over the shards.
@@ -191,6 +196,7 @@ pub fn dispatch_table(f: &ForwarderConfig) -> anyhow::Result<nameway_fw::shard::
     let hasher = *nameway_wire::NameHasher::process();
     let mut table = nameway_fw::shard::DispatchTable::new(hasher, f.dispatch_k)
         .map_err(|e| anyhow::anyhow!("forwarder.dispatch_k: {e}"))?;
+    table.set_auto_split(f.auto_split);
     for r in &f.dispatch {
         let prefix: nameway_wire::Name = r
             .prefix
@@ -525,6 +531,7 @@ impl Default for ForwarderConfig {
             dispatch_k: nameway_fw::shard::DEFAULT_DISPATCH_K,
             dispatch: Vec::new(),
             placement: Placement::RoundRobin,
+            auto_split: true,
         }
     }
 }

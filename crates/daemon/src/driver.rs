@@ -637,6 +637,9 @@ impl Driver {
             // Taken first: the hand-offs below hold the last packets of these faces.
             fenced = shards.take_fenced();
             while s.handle_handoffs(now, 4096) > 0 && !fenced.is_empty() {}
+            // Interests of a draining split key may have been handed on.
+            s.flush();
+            shards.wake(s.take_woken());
         }
         for face in fenced {
             self.face_down(face);

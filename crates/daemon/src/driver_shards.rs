@@ -97,6 +97,14 @@ crate::stats! {
         /// Sampling windows in which one dispatch key kept this shard busy while others idled.
         pub skewed_windows: u64 = counter("nameway_shard_skewed_windows")
             help "Sampling windows in which one dispatch key (a name's first K components) kept a forwarding shard busy while the others idled; the log names the key and the [[forwarder.dispatch]] entry that spreads it",
+        /// Dominating dispatch keys this shard split.
+        pub splits: u64 = counter("nameway_shard_splits")
+            help "Dispatch keys a forwarding shard split by one component more after they kept it busy while the others idled ([forwarder] auto_split)",
+        /// Interests of a draining split key kept by their old shard (it knew them).
+        pub drain_kept: u64 = counter("nameway_shard_drain_interests", "action" = "kept")
+            help "Interests of a just-split dispatch key seen by its old shard: kept there (its PIT or dead-nonce list knew them) or moved to the new shard",
+        /// Interests of a draining split key moved to their new shard.
+        pub drain_moved: u64 = counter("nameway_shard_drain_interests", "action" = "moved"),
         /// Hand-offs dropped because the destination's ring was full.
         pub ring_full: u64 = counter("nameway_shard_drops", "reason" = "ring-full")
             help "Packets a forwarding shard dropped before its forwarder saw them, by reason",
@@ -341,6 +349,9 @@ impl Shards {
             local: c.n_local,
             handed_off: c.n_handed_off,
             skewed_windows: c.n_skewed_windows,
+            splits: c.n_splits,
+            drain_kept: c.n_drain_kept,
+            drain_moved: c.n_drain_moved,
             received: c.n_received,
             ring_full: c.n_ring_full,
             parked_dropped: parked,

@@ -25,6 +25,24 @@ impl SkewLog {
             return;
         };
         let now = Instant::now();
+        if r.split {
+            tracing::info!(
+                shard = shard.index(),
+                prefix = %r.prefix,
+                k = r.recommended_k(),
+                windows = r.windows_in_a_row,
+                "one dispatch key kept one shard busy for {} sampling windows in a row: names \
+                 under {} are now dispatched by their first {} components (to keep it after a \
+                 restart add [[forwarder.dispatch]] prefix = \"{}\" k = {})",
+                r.windows_in_a_row,
+                r.prefix,
+                r.recommended_k(),
+                r.prefix,
+                r.recommended_k(),
+            );
+            self.last = Some((r.prefix, now));
+            return;
+        }
         if let Some((prefix, at)) = &self.last {
             if *prefix == r.prefix && now.duration_since(*at) < REPEAT_AFTER {
                 return;

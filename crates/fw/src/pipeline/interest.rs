@@ -15,6 +15,32 @@ use crate::table::pit::{PitEntry, PitEntryId, PitFull, Refused};
 use crate::time::Time;
 
 impl Forwarder {
+    /// Whether this forwarder already met the Interest `wire` carries (bare or in an
+    /// LpPacket): its PIT holds an entry for it, or its dead-nonce or straggler list knows its
+    /// Nonce. A shard draining a split dispatch key keeps such an Interest (aggregation and
+    /// loop detection happen where its first copy went, [`crate::shard::split`]) and hands
+    /// the others to the key's new shard.
+    pub fn knows_interest(&mut self, now: Time, wire: &Bytes) -> bool {
+        let fragment = match nameway_wire::Packet::classify(wire.clone()) {
+            Ok(nameway_wire::Packet::Interest(w)) => w,
+            Ok(nameway_wire::Packet::Lp(lp)) => match lp.fragment {
+                Some(f) => f,
+                None => return false,
+            },
+            _ => return false,
+        };
+        let Ok(interest) = InterestView::new_checked(fragment) else {
+            return false;
+        };
+        let hash = self.hasher.hash_name(interest.name());
+        if let Some(nonce) = interest.nonce() {
+            if self.dnl.has(now, hash, nonce) || self.stragglers.has(now, hash, nonce) {
+                return true;
+            }
+        }
+        self.pit.contains(&interest, hash)
+    }
+
     /// NFD `onIncomingInterest`.
     pub(crate) fn on_incoming_interest(
         &mut self,

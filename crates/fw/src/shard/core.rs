@@ -36,6 +36,12 @@ pub struct ShardCounters {
     /// Sampling windows in which one dispatch key kept one shard busy while others idled
     /// ([`super::skew`]).
     pub n_skewed_windows: u64,
+    /// Dominating keys this shard split ([`super::split`]).
+    pub n_splits: u64,
+    /// Interests of a draining split key this shard kept because it already knew them.
+    pub n_drain_kept: u64,
+    /// Interests of a draining split key this shard handed to the key's new shard.
+    pub n_drain_moved: u64,
 }
 
 /// One shard of a sharded forwarder. `Send`: each runs on its own thread.
@@ -140,9 +146,12 @@ impl Shard {
         let mask = match self.dispatcher.route(now, &wire) {
             Route::Local => 1 << self.index,
             Route::Shards(mask) => mask,
+            Route::Drain { at, then } if at == self.index => 1 << self.drain(now, &wire, then),
+            Route::Drain { at, .. } => 1 << at,
         };
         if self.skew.on_routed(&self.dispatcher, &wire) {
             self.counters.n_skewed_windows = self.skew.skewed_windows;
+            self.split_if_persistent(now);
         }
         self.counters.n_data_copies += u64::from(mask.count_ones().saturating_sub(1));
         let mut rest = mask & !(1 << self.index);
@@ -161,15 +170,48 @@ impl Shard {
         }
     }
 
-    fn hand_off(&mut self, to: usize, face: FaceId, wire: Bytes) {
-        let Some(Some(outlet)) = self.outlets.get_mut(to) else {
+    /// Where an Interest of a draining split key goes from the old rule's shard (this one):
+    /// here if this forwarder already knows it, else the new rule's shard `then`.
+    fn drain(&mut self, now: Time, wire: &Bytes, then: usize) -> usize {
+        if self.fw.knows_interest(now, wire) {
+            self.counters.n_drain_kept += 1;
+            self.index
+        } else {
+            self.counters.n_drain_moved += 1;
+            then
+        }
+    }
+
+    /// Splits the key of the last skewed window when it dominated enough windows in a row and
+    /// automatic splits are on ([`super::split`]).
+    fn split_if_persistent(&mut self, now: Time) {
+        let splits = self.dispatcher.splits();
+        let Some(r) = self.skew.report_mut() else {
             return;
         };
-        self.counters.n_handed_off += 1;
-        self.woken |= 1 << to;
-        if outlet.push(HandOff { face, wire }) {
-            self.counters.n_ring_full += outlet.publish() as u64;
+        if !splits.enabled()
+            || r.windows_in_a_row < super::split::SKEWED_IN_A_ROW
+            || !r.spreadable()
+        {
+            return;
         }
+        if splits
+            .split(r.hash, r.prefix.len(), r.recommended_k(), now)
+            .is_ok()
+        {
+            r.split = true;
+            self.counters.n_splits += 1;
+        }
+    }
+
+    fn hand_off(&mut self, to: usize, face: FaceId, wire: Bytes) {
+        push_to(
+            &mut self.outlets,
+            &mut self.counters,
+            &mut self.woken,
+            to,
+            HandOff { face, wire },
+        );
     }
 
     /// The fewest free slots of the rings toward other shards (batches not yet published
@@ -216,9 +258,25 @@ impl Shard {
             };
             self.fw.handing_off = true;
             let read = chunk.len();
+            let draining = self.dispatcher.splits().draining(now);
             for h in chunk {
-                self.fw.handle_packet(now, h.face, h.wire);
                 n += 1;
+                if draining {
+                    // An Interest of a draining key handed here as its old shard: kept if
+                    // this forwarder knows it, else on to the new shard.
+                    if let Route::Drain { at, then } = self.dispatcher.route(now, &h.wire) {
+                        if at == self.index && !self.fw.knows_interest(now, &h.wire) {
+                            self.counters.n_drain_moved += 1;
+                            let (outlets, counters) = (&mut self.outlets, &mut self.counters);
+                            push_to(outlets, counters, &mut self.woken, then, h);
+                            continue;
+                        }
+                        if at == self.index {
+                            self.counters.n_drain_kept += 1;
+                        }
+                    }
+                }
+                self.fw.handle_packet(now, h.face, h.wire);
             }
             self.fw.handing_off = false;
             for (_, left) in &mut self.removing {
@@ -334,5 +392,23 @@ impl Shard {
     /// The next packet this shard sends.
     pub fn poll_transmit(&mut self) -> Option<Transmit> {
         self.fw.poll_transmit()
+    }
+}
+
+/// Queues `h` for shard `to` (published at the batch size or by [`Shard::flush`]).
+fn push_to(
+    outlets: &mut [Option<Outlet>],
+    counters: &mut ShardCounters,
+    woken: &mut u64,
+    to: usize,
+    h: HandOff,
+) {
+    let Some(Some(outlet)) = outlets.get_mut(to) else {
+        return;
+    };
+    counters.n_handed_off += 1;
+    *woken |= 1 << to;
+    if outlet.push(h) {
+        counters.n_ring_full += outlet.publish() as u64;
     }
 }

@@ -27,6 +27,7 @@ use nameway_wire::tlv::{self, types};
 use nameway_wire::{Name, NameHasher, Packet, PrefixHashes};
 
 use super::span::SpanFilter;
+use super::split::Splits;
 use crate::pipeline::is_localhost;
 
 /// `08 08 "localhop" 08 03 "nfd"`: the prefix of the management commands a neighbour sends.
@@ -101,6 +102,8 @@ pub struct DispatchTable {
     /// Components of the longest entry prefix.
     depth: usize,
     hasher: NameHasher,
+    /// Whether a dominating key is split automatically ([`super::split`]).
+    auto_split: bool,
 }
 
 impl DispatchTable {
@@ -118,7 +121,14 @@ impl DispatchTable {
             extended: HashTable::new(),
             depth: 0,
             hasher,
+            auto_split: false,
         })
+    }
+
+    /// Lets the shards split a dominating key by themselves ([`super::split`]); off by
+    /// default (then a skewed window is only reported).
+    pub fn set_auto_split(&mut self, on: bool) {
+        self.auto_split = on;
     }
 
     /// Hashes the first `k` components for names under `prefix` (`k >= prefix.len()`).
@@ -194,7 +204,13 @@ pub struct DispatchKey {
     pub k: usize,
     /// The shard the hash selects.
     pub shard: usize,
+    /// Hashes of the name's next [`DEEPER`] prefixes (one, two... components longer than the
+    /// key; `None` past the name's end): where names under a dominating key differ.
+    pub deeper: [Option<u64>; DEEPER],
 }
+
+/// Prefixes longer than the key that [`DispatchKey::deeper`] holds.
+pub const DEEPER: usize = 4;
 
 /// Where a packet goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -205,6 +221,15 @@ pub enum Route {
     /// Not routable by name (undecodable, fragmented, idle): the shard that read it handles it,
     /// so its forwarder counts the drop on the face.
     Local,
+    /// An Interest of a key split moments ago ([`super::split`]): to shard `at` (the old
+    /// rule's), which forwards it if its PIT or dead-nonce list knows it, else hands it to
+    /// shard `then` (the new rule's).
+    Drain {
+        /// The old rule's shard.
+        at: usize,
+        /// The new rule's shard.
+        then: usize,
+    },
 }
 
 /// Applies the [`DispatchTable`] for a fixed number of shards. Shared read-only by every shard
@@ -214,6 +239,7 @@ pub struct Dispatcher {
     table: DispatchTable,
     n: usize,
     span: SpanFilter,
+    splits: Splits,
 }
 
 /// What the dispatcher reads of an Interest.
@@ -232,10 +258,12 @@ impl Dispatcher {
         if n == 0 || n > MAX_SHARDS {
             return Err(DispatchError::ShardCount(n));
         }
+        let splits = Splits::new(table.auto_split);
         Ok(Self {
             table,
             n,
             span: SpanFilter::new(),
+            splits,
         })
     }
 
@@ -296,16 +324,31 @@ impl Dispatcher {
             Some(c) if c.typ() == types::IMPLICIT_SHA256_DIGEST_COMPONENT => name.len() - 1,
             _ => name.len(),
         };
-        let k = self.table.k_for(name, len, &hashes);
+        let mut k = self.table.k_for(name, len, &hashes);
         let m = k.min(len);
-        let Some(h) = hashes.get(m) else {
+        let Some(mut h) = hashes.get(m) else {
             return Route::Local;
         };
+        let (mut drain, mut copy) = (None, 0);
+        if let Some(r) = self.splits.resolve(&hashes, len, m, h, k, now) {
+            (k, h) = (r.k, r.hash);
+            drain = r.draining_from.map(|old| self.shard_of_hash(old));
+            copy = r
+                .copying_from
+                .map_or(0, |old| 1u64 << self.shard_of_hash(old));
+        }
         let spanning = || len < k || self.table.is_extended(hashes.get(len).unwrap_or(h));
         if note_span && key.can_be_prefix && spanning() {
             self.span.note(h, now.add_millis(key.lifetime_ms));
         }
-        Route::Shards(1 << self.shard_of_hash(h))
+        let shard = self.shard_of_hash(h);
+        match drain {
+            Some(at) if at != shard && note_span => Route::Drain { at, then: shard },
+            // A Nack goes where its Interest may be pending: after a split, to both shards
+            // while the old one may still hold entries (the other drops it as unsolicited).
+            _ if !note_span => Route::Shards((1 << shard) | copy),
+            _ => Route::Shards(1 << shard),
+        }
     }
 
     fn route_data(&self, now: Time, wire: &Bytes) -> Route {
@@ -317,10 +360,18 @@ impl Dispatcher {
         }
         let hashes = self.table.hasher.prefix_hashes(&name);
         let k = self.table.k_for(&name, name.len(), &hashes);
-        let Some(h) = hashes.get(k.min(name.len())) else {
+        let m = k.min(name.len());
+        let Some(mut h) = hashes.get(m) else {
             return Route::Local;
         };
-        let mut mask = 1u64 << self.shard_of_hash(h);
+        let mut copy = 0;
+        if let Some(r) = self.splits.resolve(&hashes, name.len(), m, h, k, now) {
+            h = r.hash;
+            copy = r
+                .copying_from
+                .map_or(0, |old| 1u64 << self.shard_of_hash(old));
+        }
+        let mut mask = (1u64 << self.shard_of_hash(h)) | copy;
         if self.span.any_live(now) {
             for &p in hashes.as_slice() {
                 if self.span.live(p, now) {
@@ -345,15 +396,28 @@ impl Dispatcher {
             Some(c) if c.typ() == types::IMPLICIT_SHA256_DIGEST_COMPONENT => name.len() - 1,
             _ => name.len(),
         };
-        let k = self.table.k_for(&name, len, &hashes);
-        let m = k.min(len);
-        let hash = hashes.get(m)?;
+        let mut k = self.table.k_for(&name, len, &hashes);
+        let mut m = k.min(len);
+        let mut hash = hashes.get(m)?;
+        if let Some(r) = self.splits.resolve(&hashes, len, m, hash, k, Time::ZERO) {
+            (k, m, hash) = (r.k, r.m, r.hash);
+        }
+        let mut deeper = [None; DEEPER];
+        for (i, d) in deeper.iter_mut().enumerate() {
+            *d = hashes.get(m + 1 + i).filter(|_| m + 1 + i <= len);
+        }
         Some(DispatchKey {
             prefix: name.prefix(m),
             hash,
             k,
             shard: self.shard_of_hash(hash),
+            deeper,
         })
+    }
+
+    /// The automatic splits of dominating keys ([`super::split`]).
+    pub fn splits(&self) -> &Splits {
+        &self.splits
     }
 
     /// The span filter (for counters and tests).

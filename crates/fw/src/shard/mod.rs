@@ -8,6 +8,8 @@
 //!   shards, filled in batches; a full ring drops and counts.
 //! - [`local_hops`]: among next hops of equal cost, those homed on the shard go first.
 //! - [`skew`]: sampling for a dispatch key that keeps one shard busy while others idle.
+//! - [`split`]: splitting such a key by one component more, every shard at once, without
+//!   losing what is in flight (automatic when the dispatch table allows it).
 //! - [`control`]: management changes (faces, next hops, strategy choices) broadcast to every
 //!   shard in order and applied between bursts.
 //! - [`totals`]: the other shards' counters, added to the management shard's answers.
@@ -49,8 +51,11 @@ pub mod local_hops;
 pub mod ring;
 pub mod skew;
 pub mod span;
+pub mod split;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_split;
 pub mod totals;
 
 use std::sync::Arc;
@@ -63,6 +68,7 @@ pub use dispatch::{
 pub use ring::{HandOff, DEFAULT_RING_CAPACITY, HANDOFF_BATCH};
 pub use skew::SkewReport;
 pub use span::SpanFilter;
+pub use split::{SplitRefused, Splits};
 pub use totals::PeerTotals;
 
 use crate::forwarder::{Config, Forwarder};

@@ -10,13 +10,12 @@
 //! `[[forwarder.dispatch]]` entry for that prefix with `k` one longer, so its names spread
 //! over the shards by their next component.
 //!
-//! Detection only: the dispatch rule is not changed automatically (that needs every shard to
-//! switch at once and the PIT entries made under the old rule to be met; see
-//! docs/performance.md, "Skew").
+//! When the same key dominates [`super::split::SKEWED_IN_A_ROW`] windows in a row and automatic
+//! splits are on, the shard splits it ([`super::split`]); otherwise the report is only logged.
 
 use nameway_wire::Name;
 
-use super::dispatch::{DispatchKey, Dispatcher};
+use super::dispatch::{DispatchKey, Dispatcher, DEEPER};
 use bytes::Bytes;
 
 /// One packet read in this many is looked at (sampled when it is an Interest).
@@ -43,12 +42,78 @@ pub struct SkewReport {
     pub shard_permille: u32,
     /// The key's share of the window's sampled Interests, per mille (a lower bound).
     pub key_permille: u32,
+    /// The key's hash (of its first `prefix.len()` components).
+    pub hash: u64,
+    /// Skewed windows in a row that this key dominated, this one included.
+    pub windows_in_a_row: u32,
+    /// Whether the shard split the key on this report ([`super::split`]).
+    pub split: bool,
+    /// The fewest components at which the sampled names under the key differed (seen from
+    /// the key's second skewed window in a row on); `Some(prefix.len())` when none did
+    /// within [`DEEPER`] more components: the key cannot be spread.
+    pub spread_k: Option<usize>,
 }
 
 impl SkewReport {
-    /// The `k` of the recommended `[[forwarder.dispatch]]` entry for [`SkewReport::prefix`].
+    /// The `k` of the recommended `[[forwarder.dispatch]]` entry for [`SkewReport::prefix`]:
+    /// where its names were seen to differ, else one component more.
     pub fn recommended_k(&self) -> usize {
-        self.k + 1
+        self.spread_k
+            .filter(|&k| k > self.prefix.len())
+            .unwrap_or(self.prefix.len() + 1)
+            .max(self.k + 1)
+    }
+
+    /// Whether splitting the key would spread its names: they were seen to differ within
+    /// [`DEEPER`] more components.
+    pub fn spreadable(&self) -> bool {
+        self.spread_k.is_some_and(|k| k > self.prefix.len())
+    }
+}
+
+/// Distinct prefixes at one depth below a key that make its names spreadable there: a
+/// component that takes only a few values (a version, a run tag) would leave most names on
+/// one shard after the split.
+pub const SPREAD_DISTINCT: usize = 8;
+
+/// How the sampled names under one key differ below it: the distinct prefix hashes seen at
+/// each depth, up to [`SPREAD_DISTINCT`].
+#[derive(Clone, Copy, Debug)]
+struct Variety {
+    key: u64,
+    seen: [[u64; SPREAD_DISTINCT]; DEEPER],
+    count: [usize; DEEPER],
+}
+
+impl Variety {
+    fn new(key: &DispatchKey) -> Self {
+        Self {
+            key: key.hash,
+            seen: [[0; SPREAD_DISTINCT]; DEEPER],
+            count: [0; DEEPER],
+        }
+    }
+
+    fn add(&mut self, key: &DispatchKey) {
+        for ((seen, count), d) in self.seen.iter_mut().zip(&mut self.count).zip(key.deeper) {
+            let Some(h) = d else { break };
+            if *count >= SPREAD_DISTINCT || seen.get(..*count).is_some_and(|k| k.contains(&h)) {
+                continue;
+            }
+            if let Some(slot) = seen.get_mut(*count) {
+                *slot = h;
+                *count += 1;
+            }
+        }
+    }
+
+    /// The fewest components (key length `m` plus one or more) at which names took at least
+    /// [`SPREAD_DISTINCT`] values; `m` when none did.
+    fn spread_k(&self, m: usize) -> usize {
+        self.count
+            .iter()
+            .position(|&c| c >= SPREAD_DISTINCT)
+            .map_or(m, |i| m + 1 + i)
     }
 }
 
@@ -63,6 +128,10 @@ pub(crate) struct SkewMonitor {
     /// Heavy-hitter candidates: key and count.
     slots: [(Option<DispatchKey>, u32); SLOTS],
     report: Option<SkewReport>,
+    /// The key of the last window if it was skewed, and how many in a row it dominated.
+    streak: Option<(u64, u32)>,
+    /// How the names under the streak's key differ (sampled while the streak lasts).
+    variety: Option<Variety>,
     /// Windows judged skewed.
     pub(crate) skewed_windows: u64,
 }
@@ -75,6 +144,8 @@ impl SkewMonitor {
             per_shard: vec![0; n],
             slots: Default::default(),
             report: None,
+            streak: None,
+            variety: None,
             skewed_windows: 0,
         }
     }
@@ -100,6 +171,9 @@ impl SkewMonitor {
             *c += 1;
         }
         self.samples += 1;
+        if let Some(v) = self.variety.as_mut().filter(|v| v.key == key.hash) {
+            v.add(&key);
+        }
         // Misra-Gries: count a tracked key, else take a free slot, else decrement all.
         if let Some(slot) = self
             .slots
@@ -134,18 +208,41 @@ impl SkewMonitor {
             .iter()
             .filter_map(|(k, c)| k.as_ref().map(|k| (k, *c)))
             .max_by_key(|&(_, c)| c);
-        if self.per_shard.len() > 1 && permille(busiest) >= SHARD_SHARE_PERMILLE {
-            if let Some((key, count)) = top.filter(|&(_, c)| permille(c) >= KEY_SHARE_PERMILLE) {
-                self.skewed_windows += 1;
-                self.report = Some(SkewReport {
-                    prefix: key.prefix.clone(),
-                    k: key.k,
-                    shard,
-                    shard_permille: permille(busiest),
-                    key_permille: permille(count),
-                });
+        let skewed = (self.per_shard.len() > 1 && permille(busiest) >= SHARD_SHARE_PERMILLE)
+            .then_some(top)
+            .flatten()
+            .filter(|&(_, c)| permille(c) >= KEY_SHARE_PERMILLE);
+        let mut streak = None;
+        if let Some((key, count)) = skewed {
+            self.skewed_windows += 1;
+            let in_a_row = match self.streak {
+                Some((h, n)) if h == key.hash => n + 1,
+                _ => 1,
+            };
+            streak = Some((key.hash, in_a_row));
+            let spread_k = self
+                .variety
+                .filter(|v| v.key == key.hash)
+                .map(|v| v.spread_k(key.prefix.len()));
+            self.report = Some(SkewReport {
+                prefix: key.prefix.clone(),
+                k: key.k,
+                shard,
+                shard_permille: permille(busiest),
+                key_permille: permille(count),
+                hash: key.hash,
+                windows_in_a_row: in_a_row,
+                split: false,
+                spread_k,
+            });
+            if self.variety.is_none_or(|v| v.key != key.hash) {
+                self.variety = Some(Variety::new(key));
             }
         }
+        if streak.is_none() {
+            self.variety = None;
+        }
+        self.streak = streak;
         self.samples = 0;
         self.per_shard.iter_mut().for_each(|c| *c = 0);
         self.slots = Default::default();
@@ -154,5 +251,10 @@ impl SkewMonitor {
     /// The last skewed window's report, once.
     pub(crate) fn take_report(&mut self) -> Option<SkewReport> {
         self.report.take()
+    }
+
+    /// The last skewed window's report, not taken.
+    pub(crate) fn report_mut(&mut self) -> Option<&mut SkewReport> {
+        self.report.as_mut()
     }
 }

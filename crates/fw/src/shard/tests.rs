@@ -15,30 +15,30 @@ use crate::table::face_table::{FaceId, FaceScope, LinkType};
 use crate::time::Time;
 use crate::NackReason;
 
-const HASHER: NameHasher = NameHasher::with_seed(11);
+pub(super) const HASHER: NameHasher = NameHasher::with_seed(11);
 /// Two applications and a producer.
-const APP1: FaceId = FaceId(301);
-const APP2: FaceId = FaceId(302);
-const PRODUCER: FaceId = FaceId(303);
+pub(super) const APP1: FaceId = FaceId(301);
+pub(super) const APP2: FaceId = FaceId(302);
+pub(super) const PRODUCER: FaceId = FaceId(303);
 
-fn name(s: &str) -> Name {
+pub(super) fn name(s: &str) -> Name {
     s.parse().unwrap()
 }
 
-fn interest(n: &str, nonce: u32, can_be_prefix: bool) -> Bytes {
+pub(super) fn interest(n: &str, nonce: u32, can_be_prefix: bool) -> Bytes {
     let mut i = Interest::new(name(n));
     i.nonce = Some(nonce);
     i.can_be_prefix = can_be_prefix;
     i.encode()
 }
 
-fn data(n: &str) -> Bytes {
+pub(super) fn data(n: &str) -> Bytes {
     let mut d = Data::new(name(n), Bytes::from_static(b"payload"));
     d.signature_value = Bytes::from(vec![0; 32]);
     d.encode()
 }
 
-fn set_up(n: usize, table: DispatchTable, config: Config) -> (Vec<Shard>, Control) {
+pub(super) fn set_up(n: usize, table: DispatchTable, config: Config) -> (Vec<Shard>, Control) {
     let (mut shards, mut control) = build(config, table, n, 256).unwrap();
     for (id, scope) in [
         (APP1, FaceScope::Local),
@@ -73,7 +73,7 @@ fn shards(n: usize) -> (Vec<Shard>, Control) {
 
 /// Plays turns (publish, receive, transmit) until no shard has anything left; returns every
 /// transmit with the shard that sent it.
-fn settle(shards: &mut [Shard], now: Time) -> Vec<(usize, Transmit)> {
+pub(super) fn settle(shards: &mut [Shard], now: Time) -> Vec<(usize, Transmit)> {
     let mut out = Vec::new();
     loop {
         shards.iter_mut().for_each(Shard::flush);
@@ -90,7 +90,7 @@ fn settle(shards: &mut [Shard], now: Time) -> Vec<(usize, Transmit)> {
     }
 }
 
-fn to(face: FaceId, kind: Kind, out: &[(usize, Transmit)]) -> Vec<usize> {
+pub(super) fn to(face: FaceId, kind: Kind, out: &[(usize, Transmit)]) -> Vec<usize> {
     out.iter()
         .filter(|(_, t)| t.face == face && t.kind == kind)
         .map(|(s, _)| *s)
@@ -117,13 +117,14 @@ fn add_producer_face(control: &mut Control, face: FaceId) {
         .unwrap();
 }
 
-fn owner(shards: &[Shard], wire: &Bytes) -> usize {
+pub(super) fn owner(shards: &[Shard], wire: &Bytes) -> usize {
     match shards[0].dispatcher().route(Time::ZERO, wire) {
         Route::Shards(mask) => {
             assert_eq!(mask.count_ones(), 1);
             mask.trailing_zeros() as usize
         }
         Route::Local => panic!("not routable"),
+        Route::Drain { .. } => panic!("a draining split"),
     }
 }
 
@@ -292,7 +293,7 @@ fn spread(table: DispatchTable, n: usize, names: &[String]) -> Vec<usize> {
     for (i, x) in names.iter().enumerate() {
         match d.route(Time::ZERO, &interest(x, i as u32, false)) {
             Route::Shards(m) => counts[m.trailing_zeros() as usize] += 1,
-            Route::Local => panic!(),
+            Route::Local | Route::Drain { .. } => panic!(),
         }
     }
     counts
@@ -836,7 +837,11 @@ fn with_one_shard_the_first_next_hop_of_equal_cost_is_kept() {
 
 /// Reads `count` Interests `names(i)` on shard 0's APP1 (rings drained as it goes); returns
 /// the skew reports the shard gave.
-fn feed(shards: &mut [Shard], count: u32, names: impl Fn(u32) -> String) -> Vec<skew::SkewReport> {
+pub(super) fn feed(
+    shards: &mut [Shard],
+    count: u32,
+    names: impl Fn(u32) -> String,
+) -> Vec<skew::SkewReport> {
     let mut reports = Vec::new();
     for i in 0..count {
         let now = Time::from_millis(u64::from(i / 64));
@@ -849,7 +854,7 @@ fn feed(shards: &mut [Shard], count: u32, names: impl Fn(u32) -> String) -> Vec<
     reports
 }
 
-const WINDOW: u32 = skew::SAMPLE_EVERY * skew::WINDOW_SAMPLES;
+pub(super) const WINDOW: u32 = skew::SAMPLE_EVERY * skew::WINDOW_SAMPLES;
 
 #[test]
 fn a_dominating_dispatch_key_is_reported_with_the_entry_that_spreads_it() {

@@ -166,6 +166,19 @@ impl Pit {
     /// The entry for (name, CanBePrefix, MustBeFresh) of `interest`; `hash` is the name's.
     #[inline(always)]
     pub(crate) fn find(&mut self, interest: &InterestView, hash: u64) -> Option<PitEntryId> {
+        let s = self.slot_of(interest, hash)?;
+        let gen = self.slots.get(s as usize)?.gen;
+        self.hits += 1;
+        Some(PitEntryId { slot: s, gen })
+    }
+
+    /// Whether an entry for `interest` exists (not counted as a hit).
+    pub(crate) fn contains(&self, interest: &InterestView, hash: u64) -> bool {
+        self.slot_of(interest, hash).is_some()
+    }
+
+    #[inline(always)]
+    fn slot_of(&self, interest: &InterestView, hash: u64) -> Option<u32> {
         let (name, cbp, mbf) = (
             interest.name(),
             interest.can_be_prefix(),
@@ -173,12 +186,9 @@ impl Pit {
         );
         let slots = &self.slots;
         let value = name.value_bytes();
-        let s = self.index.find(hash, |s| {
+        self.index.find(hash, |s| {
             entry_at(slots, s).is_some_and(|e| e.matches_interest(hash, value, cbp, mbf))
-        })?;
-        let gen = self.slots.get(s as usize)?.gen;
-        self.hits += 1;
-        Some(PitEntryId { slot: s, gen })
+        })
     }
 
     /// Creates the entry for `interest`, which must not exist yet.
