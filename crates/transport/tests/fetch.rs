@@ -573,12 +573,16 @@ async fn manifests_are_all_asked_for_when_a_wide_window_runs_ahead_of_them() {
         let report = report.unwrap_or_else(|e| panic!("{kind}: {e}"));
         assert!(out == data, "{kind}: content differs");
         assert_eq!(report.manifests, 50, "{kind}");
-        assert_eq!(report.retransmissions, 0, "{kind}");
+        // Each asked for once, apart from the fetch's own retransmissions: none on an idle
+        // machine, but a tail loss probe fires after 2 SRTT (10 ms at least) without Data, as
+        // on a machine loaded enough to stall the producer task (seen in CI).
         assert_eq!(
             count.load(Ordering::Relaxed),
-            400 + 50,
-            "{kind}: each asked for once"
+            400 + 50 + report.retransmissions,
+            "{kind}: each asked for once ({} retransmissions)",
+            report.retransmissions
         );
+        assert!(report.retransmissions <= 2, "{kind}: {report:?}");
     }
 }
 
