@@ -24,8 +24,6 @@ use nameway_wire::Name;
 
 #[cfg(feature = "server")]
 use crate::group_keys::{group_key_infos, sealed_for, GroupKeyError};
-#[cfg(feature = "server")]
-use crate::sqlite::SqliteStore;
 
 const GRANT: u32 = 0xB0;
 const LEVEL: u32 = 0xB1;
@@ -162,8 +160,8 @@ pub fn decode_trust(body: &Bytes) -> Result<Vec<[u8; 32]>, String> {
 /// # Errors
 /// A database failure, a malformed key row, a prefix or level that does not parse.
 #[cfg(feature = "server")]
-pub fn grants_for(
-    store: &mut SqliteStore,
+pub fn grants_for<S: crate::ca_store::CaStore + ?Sized>(
+    store: &mut S,
     router: &str,
     now_ms: u64,
 ) -> Result<Vec<Grant>, GroupKeyError> {
