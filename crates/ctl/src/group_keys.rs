@@ -274,4 +274,37 @@ mod tests {
             .unwrap_err();
         assert!(matches!(e, GroupKeyError::NoKemKey(_)), "{e:?}");
     }
+    #[test]
+    fn migration_3_moves_the_levels_kept_in_meta_into_the_keys_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("k.db");
+        let mut store = SqliteStore::open(&path, Durability::Full).unwrap();
+        let pair = KemKeyPair::generate().unwrap();
+        store
+            .put_node(&NodeRecord {
+                name: "/ex/r1".into(),
+                pubkey: vec![1],
+                kem_pubkey: Some(pair.public().to_vec()),
+                cert: None,
+                enrolled_ms: 0,
+                last_seen_ms: 0,
+            })
+            .unwrap();
+        let id = create_group_key(&mut store, "/ex/a", "aes-256-gcm", &["/ex/r1"], 0, 9).unwrap();
+        // Back to version 2 as an older build left it: the level a `meta` row.
+        store
+            .conn()
+            .execute_batch(&format!(
+                "ALTER TABLE keys DROP COLUMN level; \
+                 INSERT INTO meta (key, value) VALUES ('key_level {id}', 'aes-256-gcm'); \
+                 PRAGMA user_version = 2;"
+            ))
+            .unwrap();
+        drop(store);
+        let mut store = SqliteStore::open(&path, Durability::Full).unwrap();
+        assert_eq!(store.schema_version().unwrap(), 3);
+        let infos = group_key_infos(&mut store).unwrap();
+        assert_eq!(infos[0].level, "aes-256-gcm");
+        assert_eq!(store.meta(&format!("key_level {id}")).unwrap(), None);
+    }
 }
