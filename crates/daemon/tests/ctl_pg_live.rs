@@ -464,4 +464,24 @@ fn a_forwarder_admitted_nowhere_gets_no_link_and_a_router_denied_at_a_is_dropped
         ctl_b.api("/api/topology"),
         logs()
     );
+    // r1 no longer reports r2 at all (its session with r2 ended: no neighbour, up or down),
+    // though r2's unprotected hellos may still cross the face in the clear.
+    let r1_reports_r2 = || {
+        ctl_a.api("/api/topology")["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| {
+                (l["a"] == r1.name.as_str() && l["b"] == r2.name.as_str() && !l["a_up"].is_null())
+                    || (l["b"] == r1.name.as_str()
+                        && l["a"] == r2.name.as_str()
+                        && !l["b_up"].is_null())
+            })
+    };
+    assert!(
+        wait(Duration::from_secs(10), || !r1_reports_r2()),
+        "r1 still reports the denied r2: A {}: {}",
+        ctl_a.api("/api/topology"),
+        logs()
+    );
 }
