@@ -104,7 +104,7 @@ pub fn sealed_for<S: CaStore + ?Sized>(
 
 /// The key sealed to `router` in a `sealed_per_node` blob (`None` inside: not a member;
 /// `None` outside: the blob is malformed).
-fn sealed_in<'a>(blob: &'a [u8], router: &str) -> Option<Option<&'a [u8]>> {
+pub(crate) fn sealed_in<'a>(blob: &'a [u8], router: &str) -> Option<Option<&'a [u8]>> {
     let mut rest = blob;
     while !rest.is_empty() {
         let (len, tail) = rest.split_first_chunk::<2>()?;
