@@ -15,4 +15,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds="${1:-50}"
 NAMEWAY_PG_LIVE_ROUNDS="$rounds" bash scripts/postgres-test-server.sh -- \
-    cargo test -p namewayd --test ctl_pg_live -- --nocapture 2>&1 | grep -E '^pg-live:|test result'
+    cargo test -p namewayd --test ctl_pg_live two_controllers_on_one_postgresql -- --nocapture 2>&1 | grep -E '^pg-live:|test result'

@@ -15,15 +15,13 @@ use nameway_wire::name::Component;
 use nameway_wire::security::verify_data_wire;
 use nameway_wire::signature::ValidityPeriod;
 use nameway_wire::{Data, DataView, MetaInfo, Name};
-#[cfg(feature = "server")]
-use rusqlite::{params, OptionalExtension as _};
 use sha2::{Digest as _, Sha256};
 
+#[cfg(feature = "server")]
+use crate::ca_store::{CaStore, TokenUse};
 use crate::error::StoreError;
 #[cfg(feature = "server")]
-use crate::sqlite::SqliteStore;
-#[cfg(feature = "server")]
-use crate::store::{NodeRecord, RegistryStore};
+use crate::store::NodeRecord;
 
 /// How long a router certificate is valid: 7 days (renewed at 2/3 of that).
 pub const ROUTER_CERT_DAYS: u64 = 7;
@@ -388,8 +386,8 @@ pub fn verify_router_cert(
 ///
 /// # Errors
 /// The RNG or the database failed.
-pub fn create_token(
-    store: &mut SqliteStore,
+pub fn create_token<S: CaStore + ?Sized>(
+    store: &mut S,
     router: &Name,
     ttl_ms: u64,
     now_ms: u64,
@@ -400,64 +398,37 @@ pub fn create_token(
         .encode(&raw)
         .to_ascii_lowercase();
     let hash: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-    let expires = i64::try_from(now_ms.saturating_add(ttl_ms)).unwrap_or(i64::MAX);
     let r = router.to_string();
-    store
-        .conn()
-        .execute(
-            "INSERT INTO tokens (hash, router, expires, used) VALUES (?1, ?2, ?3, NULL)",
-            params![&hash[..], r, expires],
-        )
-        .map_err(|e| store.err(e))?;
+    store.put_token(&hash, &r, now_ms.saturating_add(ttl_ms))?;
     store.audit(now_ms, "operator", "token", &r)?;
     Ok(token)
 }
 
 #[cfg(feature = "server")]
-/// Consumes `token` for `router` (single use: a second redemption fails).
+/// Consumes `token` for `router` (single use: a second redemption fails, also at another
+/// controller on the same database).
 ///
 /// # Errors
 /// [`CaError::UnknownToken`], [`CaError::TokenUsed`], [`CaError::TokenExpired`],
 /// [`CaError::WrongRouter`], a database failure.
-pub fn redeem_token(
-    store: &mut SqliteStore,
+pub fn redeem_token<S: CaStore + ?Sized>(
+    store: &mut S,
     token: &str,
     router: &Name,
     now_ms: u64,
 ) -> Result<(), CaError> {
     let hash: [u8; 32] = Sha256::digest(token.trim().to_ascii_lowercase().as_bytes()).into();
-    let now = i64::try_from(now_ms).unwrap_or(i64::MAX);
     let presented = router.to_string();
-    let conn = store.conn();
-    let run = || -> rusqlite::Result<Result<(), CaError>> {
-        let tx = conn.unchecked_transaction()?;
-        let row: Option<(String, i64, Option<i64>)> = tx
-            .query_row(
-                "SELECT router, expires, used FROM tokens WHERE hash = ?1",
-                [&hash[..]],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()?;
-        let verdict = match row {
-            None => Err(CaError::UnknownToken),
-            Some((_, _, Some(_))) => Err(CaError::TokenUsed),
-            Some((_, expires, None)) if expires <= now => Err(CaError::TokenExpired),
-            Some((issued_for, _, None)) if issued_for != presented => Err(CaError::WrongRouter {
-                issued_for,
-                presented: presented.clone(),
-            }),
-            Some(_) => {
-                tx.execute(
-                    "UPDATE tokens SET used = ?1 WHERE hash = ?2",
-                    params![now, &hash[..]],
-                )?;
-                Ok(())
-            }
-        };
-        tx.commit()?;
-        Ok(verdict)
+    let verdict = match store.consume_token(&hash, &presented, now_ms)? {
+        TokenUse::Consumed => Ok(()),
+        TokenUse::Unknown => Err(CaError::UnknownToken),
+        TokenUse::Used => Err(CaError::TokenUsed),
+        TokenUse::Expired => Err(CaError::TokenExpired),
+        TokenUse::WrongRouter(issued_for) => Err(CaError::WrongRouter {
+            issued_for,
+            presented: presented.clone(),
+        }),
     };
-    let verdict = run().map_err(|e| store.err(e))?;
     store.audit(
         now_ms,
         &presented,
@@ -475,20 +446,14 @@ pub fn redeem_token(
 ///
 /// # Errors
 /// A database failure.
-pub fn deny(
-    store: &mut SqliteStore,
+pub fn deny<S: CaStore + ?Sized>(
+    store: &mut S,
     name: &Name,
     reason: &str,
     now_ms: u64,
 ) -> Result<(), CaError> {
     let n = name.to_string();
-    store
-        .conn()
-        .execute(
-            "INSERT OR REPLACE INTO deny (name, added, reason) VALUES (?1, ?2, ?3)",
-            params![n, i64::try_from(now_ms).unwrap_or(i64::MAX), reason],
-        )
-        .map_err(|e| store.err(e))?;
+    store.put_deny(&n, now_ms, reason)?;
     store.audit(now_ms, "operator", "deny", &n)?;
     Ok(())
 }
@@ -498,20 +463,14 @@ pub fn deny(
 ///
 /// # Errors
 /// A database failure, or a stored name that does not parse.
-pub fn denied(store: &mut SqliteStore) -> Result<Vec<Name>, CaError> {
-    let conn = store.conn();
-    let run = || -> rusqlite::Result<Vec<String>> {
-        let mut q = conn.prepare("SELECT name FROM deny ORDER BY name")?;
-        let rows = q.query_map([], |r| r.get(0))?;
-        rows.collect()
-    };
-    let names = run().map_err(|e| store.err(e))?;
-    names
+pub fn denied<S: CaStore + ?Sized>(store: &mut S) -> Result<Vec<Name>, CaError> {
+    store
+        .deny_names()?
         .iter()
         .map(|n| {
             n.parse().map_err(|_| {
                 CaError::Store(StoreError::Corrupt {
-                    path: store.path().to_owned(),
+                    path: "deny".to_owned(),
                     detail: format!("deny list entry {n:?} is not a name"),
                 })
             })
@@ -525,8 +484,8 @@ pub fn denied(store: &mut SqliteStore) -> Result<Vec<Name>, CaError> {
 ///
 /// # Errors
 /// As [`redeem_token`] and [`Authority::issue_router_cert`]; [`CaError::Denied`].
-pub fn enrol(
-    store: &mut SqliteStore,
+pub fn enrol<S: CaStore + ?Sized>(
+    store: &mut S,
     ca: &Authority,
     token: &str,
     router: &Name,
@@ -568,8 +527,8 @@ pub fn enrol(
 ///
 /// # Errors
 /// [`CaError::WrongDomain`].
-pub fn check_domain(store: &mut SqliteStore, domain: &Name) -> Result<(), CaError> {
-    let found = store.meta("domain")?;
+pub fn check_domain<S: CaStore + ?Sized>(store: &mut S, domain: &Name) -> Result<(), CaError> {
+    let found = store.meta_value("domain")?;
     if found.as_deref() == Some(domain.to_string().as_str()) {
         Ok(())
     } else {

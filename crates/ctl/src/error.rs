@@ -83,6 +83,9 @@ pub enum StoreError {
     /// The group-commit writer failed to commit the batch holding this request.
     #[error("commit failed: {0}")]
     CommitFailed(String),
+    /// The CA's store was closed (the service is stopping).
+    #[error("the CA's store is closed")]
+    Closed,
 }
 
 /// A PostgreSQL client error with its cause on one line (the client's `Display` gives only

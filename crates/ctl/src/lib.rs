@@ -25,6 +25,8 @@
 #![forbid(unsafe_code)]
 
 pub mod ca;
+#[cfg(feature = "server")]
+pub mod ca_store;
 pub mod cache_policy;
 pub mod channel;
 #[cfg(feature = "server")]
@@ -38,6 +40,8 @@ mod name_tree;
 pub mod objects;
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(feature = "postgres")]
+mod postgres_ca;
 #[cfg(feature = "postgres")]
 mod postgres_feed;
 #[cfg(feature = "server")]

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context as _};
 use clap::{Parser, Subcommand};
 use nameway_ctl::ca::{self, anchor_cert_path, anchor_key_path, Authority, CaError};
+use nameway_ctl::ca_store::{BoxedCaStore, CaStore};
 use nameway_ctl::serve::BoxedStore;
 use nameway_ctl::{
     now_ms, parse_topology, Durability, GroupCommitConfig, NodeId, Registration, RegistrationKey,
@@ -44,9 +45,12 @@ enum Command {
         /// Lifetime: 90s, 30m, 1h, 7d.
         #[arg(long, default_value = "1h")]
         ttl: String,
-        /// The database file.
+        /// The database file, or the PostgreSQL database the controllers share.
         #[arg(long)]
         db: PathBuf,
+        /// With a PostgreSQL --db: the CA's file (`namewayctl init`) whose anchor it uses.
+        #[arg(long)]
+        ca: Option<PathBuf>,
     },
     /// Enrols a router with its token and public key; writes its certificate.
     Enrol {
@@ -104,9 +108,12 @@ enum Command {
         /// made (both open meanwhile), then expire.
         #[arg(long, default_value = "30s")]
         overlap: String,
-        /// The database file.
+        /// The database file, or the PostgreSQL database the controllers share.
         #[arg(long)]
         db: PathBuf,
+        /// With a PostgreSQL --db: the CA's file (`namewayctl init`) whose anchor it uses.
+        #[arg(long)]
+        ca: Option<PathBuf>,
     },
     /// Adds a router (or certificate) name to the deny list; with --out, writes the whole
     /// list signed by the anchor (Data `<domain>/32=ctl/deny/v=<ms>`).
@@ -119,9 +126,12 @@ enum Command {
         /// Where to write the signed deny list.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// The database file.
+        /// The database file, or the PostgreSQL database the controllers share.
         #[arg(long)]
         db: PathBuf,
+        /// With a PostgreSQL --db: the CA's file (`namewayctl init`) whose anchor it uses.
+        #[arg(long)]
+        ca: Option<PathBuf>,
     },
     /// Writes a consistent copy of the database (safe while it is in use).
     Backup {
@@ -135,12 +145,13 @@ enum Command {
     /// Runs the controller: agents connect on --listen (Noise, pinned anchor), their reports
     /// become routes, and every forwarder gets its FIB as signed objects.
     Serve {
-        /// The database file (`namewayctl init`), or a PostgreSQL database for the registry
-        /// (`postgres://...`, `host=... dbname=...`; then `--ca` names the CA's file).
+        /// The database file (`namewayctl init`), or a PostgreSQL database the controllers
+        /// share (`postgres://...`, `host=... dbname=...`; then `--ca` names the CA's file).
         #[arg(long)]
         db: PathBuf,
-        /// The CA's local SQLite file (`namewayctl init`: anchor, tokens, certificates, deny
-        /// list) when `--db` is a PostgreSQL database.
+        /// When `--db` is a PostgreSQL database: the CA's file (`namewayctl init`), whose
+        /// anchor key and certificate beside it this controller signs with; tokens,
+        /// certificates, the deny list and group keys are in the shared database.
         #[arg(long)]
         ca: Option<PathBuf>,
         /// Where agents connect, e.g. 0.0.0.0:7400.
@@ -293,10 +304,15 @@ fn run(command: Command) -> anyhow::Result<()> {
             serve(config, registry, live)
         }
         Command::Init { domain, db } => init(&domain, &db),
-        Command::Token { router, ttl, db } => {
-            let mut store = open_full(&db)?;
+        Command::Token {
+            router,
+            ttl,
+            db,
+            ca,
+        } => {
+            let (mut store, _) = ca_store(&db, ca.as_deref())?;
             let router = parse_name(&router)?;
-            domain_of(&mut store, &router)?;
+            domain_of(&mut store, &db, &router)?;
             let token = ca::create_token(&mut store, &router, parse_duration(&ttl)?, now_ms())?;
             println!("{token}");
             Ok(())
@@ -345,9 +361,9 @@ fn run(command: Command) -> anyhow::Result<()> {
             level,
             overlap,
             db,
+            ca,
         } => {
-            exists(&db)?;
-            let mut store = open_full(&db)?;
+            let (mut store, _) = ca_store(&db, ca.as_deref())?;
             let scope = parse_name(&scope)?.to_string();
             let lv: nameway_wire::lp::SecurityLevel = level
                 .parse()
@@ -368,11 +384,11 @@ fn run(command: Command) -> anyhow::Result<()> {
             let id = nameway_ctl::group_keys::create_group_key(
                 &mut store,
                 &scope,
+                lv.name(),
                 &refs,
                 now,
                 now.saturating_add(parse_duration(&ttl)?),
             )?;
-            nameway_ctl::group_keys::set_level(&mut store, &id, lv.name())?;
             let retired = nameway_ctl::group_keys::retire_others(
                 &mut store,
                 &scope,
@@ -389,22 +405,26 @@ fn run(command: Command) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Keys {
-            group: None, db, ..
-        } => keys(&db),
+            group: None,
+            db,
+            ca,
+            ..
+        } => keys(&db, ca.as_deref()),
         Command::Deny {
             name,
             reason,
             out,
             db,
+            ca,
         } => {
-            exists(&db)?;
-            let mut store = open_full(&db)?;
+            let (mut store, anchor) = ca_store(&db, ca.as_deref())?;
             let name = parse_name(&name)?;
-            domain_of(&mut store, &name)?;
+            domain_of(&mut store, &db, &name)?;
             ca::deny(&mut store, &name, &reason, now_ms())?;
             let names = ca::denied(&mut store)?;
             if let Some(out) = out {
-                let authority = Authority::load(&anchor_key_path(&db), &anchor_cert_path(&db))?;
+                let authority =
+                    Authority::load(&anchor_key_path(&anchor), &anchor_cert_path(&anchor))?;
                 let wire = authority.sign_deny_list(&names, now_ms())?;
                 std::fs::write(&out, &wire)
                     .with_context(|| format!("cannot write {}", out.display()))?;
@@ -558,9 +578,9 @@ fn routes(prefix: &str, topology: &Path, db: Option<&Path>) -> anyhow::Result<()
     Ok(())
 }
 
-fn keys(db: &Path) -> anyhow::Result<()> {
-    let mut store = open(db)?;
-    let authority = Authority::load(&anchor_key_path(db), &anchor_cert_path(db))?;
+fn keys(db: &Path, ca: Option<&Path>) -> anyhow::Result<()> {
+    let (mut store, anchor) = ca_store(db, ca)?;
+    let authority = Authority::load(&anchor_key_path(&anchor), &anchor_cert_path(&anchor))?;
     let (nb, na) = authority.certificate().validity();
     println!("anchor  {}  {nb} .. {na}", authority.certificate().name());
     for n in store.nodes()? {
@@ -585,8 +605,9 @@ fn keys(db: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `serve`'s CA file and, when `--db` is PostgreSQL, the registry's two connections.
-type ServeStores = (PathBuf, Option<(BoxedStore, BoxedStore)>);
+/// `serve`'s CA file and, when `--db` is PostgreSQL, its two connections: the registry's
+/// and the CA's.
+type ServeStores = (PathBuf, Option<(BoxedStore, BoxedCaStore)>);
 
 fn serve_stores(db: PathBuf, ca: Option<PathBuf>) -> anyhow::Result<ServeStores> {
     match (is_postgres(&db), ca) {
@@ -595,21 +616,21 @@ fn serve_stores(db: PathBuf, ca: Option<PathBuf>) -> anyhow::Result<ServeStores>
             bail!("--ca is for a PostgreSQL --db; with an SQLite --db the CA is in that file")
         }
         (true, None) => bail!(
-            "{}: a PostgreSQL database holds the registry, not the CA: give the CA's SQLite \
-             file (namewayctl init) with --ca",
+            "{}: the anchor's key is not in the PostgreSQL database: give the CA's SQLite \
+             file (namewayctl init), beside which the anchor's key is, with --ca",
             db.display()
         ),
         (true, Some(ca)) => {
             let registry = open_registry(&db)?;
-            let nodes = open_registry(&db)?;
-            Ok((ca, Some((registry, nodes))))
+            let (ca_store, _) = ca_store(&db, Some(&ca))?;
+            Ok((ca, Some((registry, ca_store))))
         }
     }
 }
 
 fn serve(
     config: nameway_ctl::serve::ServeConfig,
-    registry: Option<(BoxedStore, BoxedStore)>,
+    registry: Option<(BoxedStore, BoxedCaStore)>,
     live: Option<String>,
 ) -> anyhow::Result<()> {
     #[cfg(feature = "postgres")]
@@ -714,9 +735,52 @@ fn exists(db: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn domain_of(store: &mut SqliteStore, router: &Name) -> anyhow::Result<Name> {
-    let Some(d) = store.meta("domain")? else {
-        bail!("{}: not initialised (run namewayctl init)", store.path());
+/// The CA's records named by `--db`: the SQLite file itself, or with a PostgreSQL `--db`
+/// the shared database (its domain set to the anchor's of `--ca` on first use); and the
+/// path beside which the anchor's key and certificate are.
+fn ca_store(db: &Path, ca: Option<&Path>) -> anyhow::Result<(BoxedCaStore, PathBuf)> {
+    if !is_postgres(db) {
+        if ca.is_some() {
+            bail!("--ca is for a PostgreSQL --db; with an SQLite --db the CA is in that file");
+        }
+        exists(db)?;
+        return Ok((Box::new(open_full(db)?), db.to_owned()));
+    }
+    let Some(ca) = ca else {
+        bail!(
+            "{}: give the CA's file (namewayctl init) with --ca: the anchor's key is not in \
+             the shared database",
+            db.display()
+        );
+    };
+    exists(ca)?;
+    let anchor = Authority::load(&anchor_key_path(ca), &anchor_cert_path(ca))?;
+    let mut store = open_shared_ca(db)?;
+    if store.meta_value("domain")?.is_none() {
+        store.put_meta("domain", &anchor.domain().to_string())?;
+    }
+    ca::check_domain(&mut store, anchor.domain())?;
+    Ok((store, ca.to_owned()))
+}
+
+#[cfg(feature = "postgres")]
+fn open_shared_ca(db: &Path) -> anyhow::Result<BoxedCaStore> {
+    Ok(Box::new(nameway_ctl::PostgresStore::connect(
+        &db.to_string_lossy(),
+    )?))
+}
+
+#[cfg(not(feature = "postgres"))]
+fn open_shared_ca(db: &Path) -> anyhow::Result<BoxedCaStore> {
+    bail!(
+        "{}: this namewayctl is built without PostgreSQL (cargo feature `postgres`)",
+        db.display()
+    )
+}
+
+fn domain_of<S: CaStore + ?Sized>(store: &mut S, db: &Path, router: &Name) -> anyhow::Result<Name> {
+    let Some(d) = store.meta_value("domain")? else {
+        bail!("{}: not initialised (run namewayctl init)", db.display());
     };
     let domain = parse_name(&d)?;
     if !domain.is_prefix_of(router) || domain.len() == router.len() {

@@ -43,7 +43,7 @@ const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Migration `i` takes the schema from version `i` to `i + 1` (PostgreSQL's types; the same
 /// tables and indexes as SQLite's; version 2 is the change feed, `crate::postgres_feed`).
-const MIGRATIONS: &[&str] = &[V1, crate::postgres_feed::V2];
+const MIGRATIONS: &[&str] = &[V1, crate::postgres_feed::V2, crate::schema::V3];
 
 /// Our tables, in the order a restore creates and fills them.
 const TABLES: &[(&str, &str)] = &[
@@ -62,7 +62,7 @@ const TABLES: &[(&str, &str)] = &[
     ("policies", "prefix, security_level, cs_admit, cs_priority"),
     (
         "keys",
-        "key_id, scope, not_before, not_after, sealed_per_node",
+        "key_id, scope, not_before, not_after, sealed_per_node, level",
     ),
     ("tokens", "hash, router, expires, used"),
     ("deny", "name, added, reason"),

@@ -10,10 +10,6 @@ use nameway_wire::Name;
 use crate::ca::CaError;
 #[cfg(feature = "server")]
 use crate::ca::{self, Authority};
-#[cfg(feature = "server")]
-use crate::sqlite::SqliteStore;
-#[cfg(feature = "server")]
-use crate::store::RegistryStore as _;
 
 /// What a router signs with its certified key to ask for a renewal: a context string and
 /// the session's Noise handshake hash (so a proof is bound to one session).
@@ -39,6 +35,12 @@ pub enum RenewError {
     Ca(#[from] CaError),
 }
 
+impl From<crate::StoreError> for RenewError {
+    fn from(e: crate::StoreError) -> Self {
+        Self::Ca(CaError::Store(e))
+    }
+}
+
 impl RenewError {
     /// The counter label of this refusal.
     pub const fn reason(&self) -> &'static str {
@@ -58,8 +60,8 @@ impl RenewError {
 /// # Errors
 /// [`RenewError`].
 #[cfg(feature = "server")]
-pub fn renew(
-    store: &mut SqliteStore,
+pub fn renew<S: crate::ca_store::CaStore + ?Sized>(
+    store: &mut S,
     authority: &Authority,
     router: &Name,
     handshake_hash: &[u8],
@@ -135,7 +137,8 @@ pub fn not_after_s(cert: &Certificate) -> Option<u64> {
 mod tests {
     use super::*;
     use crate::ca::{anchor_cert_path, anchor_key_path};
-    use crate::sqlite::Durability;
+    use crate::sqlite::{Durability, SqliteStore};
+    use crate::store::RegistryStore as _;
     use nameway_transport::cert::iso8601;
     use nameway_transport::{SignatureKind, SigningKey};
 

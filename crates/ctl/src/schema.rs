@@ -13,15 +13,27 @@
 pub const APPLICATION_ID: i32 = 0x4E57_4354;
 
 /// The newest schema version.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Migration `i` takes the schema from version `i` to `i + 1`.
-pub(crate) const MIGRATIONS: &[&str] = &[V1, V2];
+pub(crate) const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 /// Version 2 is PostgreSQL's change feed (`crate::postgres_feed`), for several controllers
 /// on one database; an SQLite file has one controller, so nothing changes here (the
 /// version moves so that both stores number their schemas alike).
 const V2: &str = "-- no change on SQLite\n";
+
+/// Version 3 is the CA on the store (`crate::ca_store`): a group key's security level is a
+/// column of `keys` (it was a `meta` row per key), so that one row says all a controller
+/// sharing the database needs. The same statements run on PostgreSQL
+/// (`crate::postgres`). A build older than version 3 refuses the database: it would keep
+/// its CA apart from the other controllers'.
+pub(crate) const V3: &str = "
+ALTER TABLE keys ADD COLUMN level TEXT NOT NULL DEFAULT 'chacha20-poly1305';
+UPDATE keys SET level = (SELECT value FROM meta WHERE meta.key = 'key_level ' || keys.key_id)
+    WHERE EXISTS (SELECT 1 FROM meta WHERE meta.key = 'key_level ' || keys.key_id);
+DELETE FROM meta WHERE substr(key, 1, 10) = 'key_level ';
+";
 
 const V1: &str = "
 CREATE TABLE nodes (

@@ -23,9 +23,7 @@ use nameway_wire::tlv::{put_nni_tlv, put_tlv, Reader};
 use nameway_wire::Name;
 
 #[cfg(feature = "server")]
-use crate::group_keys::{group_key_infos, sealed_for, GroupKeyError};
-#[cfg(feature = "server")]
-use crate::sqlite::SqliteStore;
+use crate::group_keys::{sealed_in, GroupKeyError};
 
 const GRANT: u32 = 0xB0;
 const LEVEL: u32 = 0xB1;
@@ -157,30 +155,30 @@ pub fn decode_trust(body: &Bytes) -> Result<Vec<[u8; 32]>, String> {
 }
 
 /// The grants `router` must hold at `now_ms`: every key it is a member of that has not
-/// expired, oldest first.
+/// expired, oldest first (the keys read in one query).
 ///
 /// # Errors
 /// A database failure, a malformed key row, a prefix or level that does not parse.
 #[cfg(feature = "server")]
-pub fn grants_for(
-    store: &mut SqliteStore,
+pub fn grants_for<S: crate::ca_store::CaStore + ?Sized>(
+    store: &mut S,
     router: &str,
     now_ms: u64,
 ) -> Result<Vec<Grant>, GroupKeyError> {
     let mut out = Vec::new();
-    for k in group_key_infos(store)? {
-        if k.not_after_ms <= now_ms || !k.members.iter().any(|m| m == router) {
+    for k in store.group_key_rows()? {
+        let bad = || GroupKeyError::Malformed(k.key_id.clone());
+        if k.not_after_ms <= now_ms {
             continue;
         }
-        let Some(sealed) = sealed_for(store, &k.key_id, router)? else {
+        let Some(sealed) = sealed_in(&k.sealed_per_node, router).ok_or_else(bad)? else {
             continue;
         };
-        let bad = || GroupKeyError::Malformed(k.key_id.clone());
         out.push(Grant {
             prefix: k.scope.parse().map_err(|_| bad())?,
             level: k.level.parse().map_err(|_| bad())?,
             key_id: k.key_id.clone(),
-            sealed: Bytes::from(sealed),
+            sealed: Bytes::copy_from_slice(sealed),
             not_before_ms: k.not_before_ms,
             not_after_ms: k.not_after_ms,
         });

@@ -471,11 +471,37 @@ fn namewayctl_takes_a_postgres_conninfo() {
         psql(&db, &["-c", "SELECT action FROM audit ORDER BY ts"]).trim(),
         "registry add\nregistry remove"
     );
-    // The CA's commands keep the local SQLite file: refused in one line, nothing written.
+    // The CA's commands need the anchor's file (--ca): refused in one line without it.
     let (code, _, err) = ctl(&["keys", "--db", &db]);
     assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("local SQLite file"), "{err}");
+    assert!(err.contains("--ca"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
+    // With it, tokens and the deny list go to the shared database.
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.db");
+    let ca = ca.to_str().unwrap();
+    let (code, _, err) = ctl(&["init", "--domain", "/example", "--db", ca]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, token, err) = ctl(&["token", "--router", "/example/r1", "--db", &db, "--ca", ca]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!token.trim().is_empty());
+    assert_eq!(
+        psql(&db, &["-c", "SELECT router FROM tokens"]).trim(),
+        "/example/r1"
+    );
+    let (code, _, err) = ctl(&["deny", "/example/r9", "--db", &db, "--ca", ca]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, out, err) = ctl(&["keys", "--db", &db, "--ca", ca]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("denied  /example/r9"), "{out}");
+    // The database is the anchor's domain now: another domain's anchor is refused.
+    let other = dir.path().join("other.db");
+    let other = other.to_str().unwrap();
+    let (code, _, err) = ctl(&["init", "--domain", "/elsewhere", "--db", other]);
+    assert_eq!(code, Some(0), "{err}");
+    let (code, _, err) = ctl(&["keys", "--db", &db, "--ca", other]);
+    assert_ne!(code, Some(0), "{err}");
+    assert!(err.contains("/example"), "{err}");
     // Another application's database: exit 3 and one line.
     let Some(foreign) = fresh_db("cli_foreign") else {
         return;

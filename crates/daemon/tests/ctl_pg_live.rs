@@ -1,7 +1,11 @@
-//! Two controllers on one PostgreSQL database route each other's registrations live, with
-//! real processes: two `namewayctl serve` (A and B, one domain: B's CA file is a copy of
-//! A's), two `namewayd` (r1 the agent of A, r2 the agent of B) joined by a secure UDP link
-//! that each end reports to its own controller, `nameway put` at r1 and `nameway get` at r2.
+//! Two controllers on one PostgreSQL database route each other's registrations live and
+//! share one CA, with real processes: two `namewayctl serve` (A and B, one domain: B's CA
+//! file is a copy of A's, for the anchor's key; tokens, certificates, the deny list and group
+//! keys are in the database), two `namewayd` (r1 the agent of A, r2 the agent of B) joined by
+//! a secure UDP link that each end reports to its own controller and that comes up on the
+//! domain's trust alone, `nameway put` at r1 and `nameway get` at r2. A second test: a
+//! forwarder admitted by no controller cannot bring a secure link up, and a router denied
+//! through A loses its session at B and its link everywhere.
 //!
 //! Runs against the server of `scripts/postgres-test-server.sh` (`NAMEWAY_TEST_POSTGRES`);
 //! skipped without it, failed without it under `NAMEWAY_REQUIRE_INTEROP` (CI).
@@ -64,23 +68,52 @@ impl Router {
         }
     }
 
-    /// Starts the daemon: a secure face to `peer`, the agent of `ctl`.
-    fn start(&mut self, peer: &Router, ctl: &Controller, dir: &Path) {
+    /// Starts the daemon: a secure face to each of `peers`, trusting only the keys in
+    /// `trusted` by configuration (the domain's trust comes from the controller), the agent
+    /// of `ctl` with `token` when given.
+    fn start(
+        &mut self,
+        peers: &[&Router],
+        trusted: &[&Router],
+        ctl: Option<(&Controller, String)>,
+        dir: &Path,
+    ) {
         let state = dir.join(format!("state-{}", self.name.replace('/', "_")));
-        let cfg = format!(
-            "[security]\nidentity = {:?}\ntrusted_peers = [{:?}]\n\
-             [[face]]\nuri = \"udp4://127.0.0.1:{}\"\nsecure = true\n\
-             [controller]\nuri = \"tcp://{}\"\nkey = {:?}\nname = {:?}\ntoken = {:?}\n\
-             state_dir = {state:?}\nreport_interval_ms = 50\n",
+        let trusted: Vec<String> = trusted
+            .iter()
+            .map(|r| format!("{:?}", r.link_key))
+            .collect();
+        let mut cfg = format!(
+            "[security]\nidentity = {:?}\ntrusted_peers = [{}]\n",
             self.identity,
-            peer.link_key,
-            peer.udp,
-            ctl.listen,
-            ctl.pin,
-            self.name,
-            ctl.token(&self.name),
+            trusted.join(", ")
         );
+        for p in peers {
+            cfg += &format!(
+                "[[face]]\nuri = \"udp4://127.0.0.1:{}\"\nsecure = true\n",
+                p.udp
+            );
+        }
+        if let Some((ctl, token)) = ctl {
+            cfg += &format!(
+                "[controller]\nuri = \"tcp://{}\"\nkey = {:?}\nname = {:?}\ntoken = {:?}\n\
+                 state_dir = {state:?}\nreport_interval_ms = 50\n",
+                ctl.listen, ctl.pin, self.name, token,
+            );
+        }
         self.d = Some(Daemon::start_on(&bin("namewayd"), self.tcp, self.udp, &cfg));
+    }
+
+    /// The state of this forwarder's secure link to `peer` (`established`, `refused`, ...),
+    /// if there is one.
+    fn link_state(&self, peer: &Router) -> Option<String> {
+        let v: Value =
+            serde_json::from_str(&self.nameway(&["neighbour", "list", "--json"])).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["peer"] == peer.link_key.as_str())
+            .and_then(|n| n["state"].as_str().map(str::to_owned))
     }
 
     fn d(&self) -> &Daemon {
@@ -166,6 +199,25 @@ fn two_cas(dir: &Path) -> (PathBuf, PathBuf) {
     (ca, b.join("ctl.db"))
 }
 
+/// A one-time token for `router`, made with `namewayctl token` on the shared database
+/// through the CA file `ca` (the token is a row of the database, usable at any controller).
+fn token(pg: &str, ca: &Path, router: &str) -> String {
+    run(
+        "namewayctl",
+        &[
+            "token",
+            "--router",
+            router,
+            "--db",
+            pg,
+            "--ca",
+            ca.to_str().unwrap(),
+        ],
+    )
+    .trim()
+    .to_owned()
+}
+
 fn percentile(sorted: &[Duration], p: usize) -> Duration {
     sorted[(sorted.len() * p / 100).min(sorted.len() - 1)]
 }
@@ -191,8 +243,11 @@ fn two_controllers_on_one_postgresql_route_each_others_registrations_live() {
 
     let mut r1 = Router::new(dir.path(), 1);
     let mut r2 = Router::new(dir.path(), 2);
-    r1.start(&r2, &ctl_a, dir.path());
-    r2.start(&r1, &ctl_b, dir.path());
+    // Both tokens are made through A's CA file: r2's enrols at B (one shared CA). Neither
+    // forwarder trusts the other by configuration: only the domain's trust objects.
+    let (t1, t2) = (token(&db, &ca_a, &r1.name), token(&db, &ca_a, &r2.name));
+    r1.start(&[&r2], &[], Some((&ctl_a, t1)), dir.path());
+    r2.start(&[&r1], &[], Some((&ctl_b, t2)), dir.path());
     let logs = || {
         format!(
             "A: {}\nB: {}\nB topology: {}\nr2: {}",
@@ -210,6 +265,18 @@ fn two_controllers_on_one_postgresql_route_each_others_registrations_live() {
             .as_array()
             .is_some_and(|l| l.iter().any(|l| l["up"] == true))),
         "B never saw the link: {}",
+        logs()
+    );
+
+    // r2, admitted by B, is trusted by r1, admitted by A (and back): the secure link is
+    // established on the domain's trust alone.
+    assert!(
+        wait(Duration::from_secs(10), || r1.link_state(&r2).as_deref()
+            == Some("established")
+            && r2.link_state(&r1).as_deref() == Some("established")),
+        "r1-r2 never established: r1 {:?}, r2 {:?}: {}",
+        r1.link_state(&r2),
+        r2.link_state(&r1),
         logs()
     );
 
@@ -294,4 +361,127 @@ fn two_controllers_on_one_postgresql_route_each_others_registrations_live() {
         logs()
     );
     drop(again);
+}
+
+/// Whether the controller sees a usable link.
+fn any_link_up(ctl: &Controller) -> bool {
+    ctl.api("/api/topology")["links"]
+        .as_array()
+        .is_some_and(|l| l.iter().any(|l| l["up"] == true))
+}
+
+#[test]
+fn a_forwarder_admitted_nowhere_gets_no_link_and_a_router_denied_at_a_is_dropped_at_b() {
+    let Some(base) = pg::server("ca_trust_live") else {
+        return;
+    };
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let db = pg::fresh_db(&base, "nw_trust_live");
+    let dir = tempfile::tempdir().unwrap();
+    let (ca_a, ca_b) = two_cas(dir.path());
+    let ctl_a = serve(&db, &ca_a);
+    let ctl_b = serve(&db, &ca_b);
+    let mut r1 = Router::new(dir.path(), 1);
+    let mut r2 = Router::new(dir.path(), 2);
+    // r3 has an identity but was admitted by no controller; it trusts r1 by configuration,
+    // so only r1's side can refuse.
+    let mut r3 = Router::new(dir.path(), 3);
+    let (t1, t2) = (token(&db, &ca_a, &r1.name), token(&db, &ca_b, &r2.name));
+    r1.start(&[&r2, &r3], &[], Some((&ctl_a, t1)), dir.path());
+    r2.start(&[&r1], &[], Some((&ctl_b, t2)), dir.path());
+    r3.start(&[&r1], &[&r1], None, dir.path());
+    let logs = || {
+        format!(
+            "A: {}\nB: {}\nr1: {}\nr2: {}",
+            ctl_a.log(),
+            ctl_b.log(),
+            r1.d().log(),
+            r2.d().log()
+        )
+    };
+    assert!(
+        wait(Duration::from_secs(15), || r1.link_state(&r2).as_deref()
+            == Some("established")),
+        "r1-r2 never established: {}",
+        logs()
+    );
+    assert!(
+        wait(Duration::from_secs(10), || any_link_up(&ctl_a)),
+        "A never saw r1-r2 up: {}",
+        logs()
+    );
+
+    // r3: refused by r1, and in no controller's topology.
+    assert!(
+        wait(Duration::from_secs(10), || r1.link_state(&r3).as_deref()
+            == Some("refused")),
+        "r1 did not refuse r3: {:?}: {}",
+        r1.link_state(&r3),
+        logs()
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    // (r3's own view may say established: an initiator installs its keys on the response,
+    // before the responder's Finish check refuses it; r1 then holds no session with r3.)
+    assert_ne!(r1.link_state(&r3).as_deref(), Some("established"));
+    for ctl in [&ctl_a, &ctl_b] {
+        let topo = ctl.api("/api/topology");
+        let text = topo.to_string();
+        assert!(!text.contains("/example/r3"), "{text}");
+        let links = topo["links"].as_array().unwrap();
+        assert_eq!(links.len(), 1, "{text}");
+    }
+
+    // r2, admitted by B, is denied through A: B ends its session, r1 stops trusting it
+    // (A's next trust object), the link goes down at both controllers.
+    run(
+        "namewayctl",
+        &[
+            "deny",
+            &r2.name,
+            "--db",
+            &db,
+            "--ca",
+            ca_a.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        wait(Duration::from_secs(10), || ctl_b
+            .metric("namewayctl_agents_total{result=\"ended_denied\"} ")
+            >= 1),
+        "B kept r2's session: {}",
+        logs()
+    );
+    assert!(
+        wait(Duration::from_secs(10), || r1.link_state(&r2).as_deref()
+            != Some("established")
+            && !any_link_up(&ctl_a)
+            && !any_link_up(&ctl_b)),
+        "r2's link outlived its denial: r1 {:?}, A {}, B {}: {}",
+        r1.link_state(&r2),
+        ctl_a.api("/api/topology"),
+        ctl_b.api("/api/topology"),
+        logs()
+    );
+    // r1 no longer reports r2 at all (its session with r2 ended: no neighbour, up or down),
+    // though r2's unprotected hellos may still cross the face in the clear.
+    let r1_reports_r2 = || {
+        ctl_a.api("/api/topology")["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| {
+                (l["a"] == r1.name.as_str() && l["b"] == r2.name.as_str() && !l["a_up"].is_null())
+                    || (l["b"] == r1.name.as_str()
+                        && l["a"] == r2.name.as_str()
+                        && !l["b_up"].is_null())
+            })
+    };
+    assert!(
+        wait(Duration::from_secs(10), || !r1_reports_r2()),
+        "r1 still reports the denied r2: A {}: {}",
+        ctl_a.api("/api/topology"),
+        logs()
+    );
 }

@@ -8,10 +8,10 @@ use bytes::Bytes;
 use nameway_wire::Name;
 
 use crate::ca::{self, Authority, CaError, DenyList};
+use crate::ca_store::{BoxedCaStore, CaStore};
 use crate::channel::{self, messages::router_proof, Credential, Hello};
 use crate::renew::{self, RenewError};
-use crate::sqlite::SqliteStore;
-use crate::store::RegistryStore as _;
+use crate::StoreError;
 
 /// A forwarder admitted: its name, its secure-link key, and the certificate issued now (on
 /// enrolment).
@@ -86,6 +86,8 @@ pub struct AuthCounters {
     pub renew_refused_unknown: AtomicU64,
     /// Renewals refused: the database or signing failed.
     pub renew_refused_store: AtomicU64,
+    /// Sessions ended because their router was denied after it connected.
+    pub sessions_ended_denied: AtomicU64,
 }
 
 impl AuthCounters {
@@ -115,6 +117,7 @@ impl AuthCounters {
             ("refused_signature", &self.refused_signature),
             ("refused_malformed", &self.refused_malformed),
             ("refused_store", &self.refused_store),
+            ("ended_denied", &self.sessions_ended_denied),
         ]
         .into_iter()
         .map(|(n, c)| (n, c.load(Ordering::Relaxed)))
@@ -136,23 +139,68 @@ impl AuthCounters {
     }
 }
 
-/// The CA and its database connection (tokens, nodes, deny list).
-#[derive(Debug)]
+impl From<StoreError> for Refusal {
+    fn from(e: StoreError) -> Self {
+        Self::Store(e.to_string())
+    }
+}
+
+/// The CA and its store's connection (tokens, nodes, deny list, group keys): the
+/// controller's SQLite file, or the PostgreSQL database the controllers share.
 pub struct Auth {
     /// The domain's anchor.
     pub ca: Authority,
-    store: Mutex<SqliteStore>,
+    /// `None` once dropped (see `Drop`).
+    store: Mutex<Option<BoxedCaStore>>,
     /// Counters.
     pub counters: AuthCounters,
 }
 
+impl std::fmt::Debug for Auth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Auth")
+            .field("ca", &self.ca)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Auth {
+    /// The store goes to a thread of its own to be closed: a synchronous PostgreSQL client
+    /// must not be dropped on a runtime thread.
+    fn drop(&mut self) {
+        let store = self
+            .store
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(store) = store {
+            let _ = std::thread::Builder::new().spawn(move || drop(store));
+        }
+    }
+}
+
 impl Auth {
-    /// Over `store` (opened with `Durability::Full`).
-    pub fn new(ca: Authority, store: SqliteStore) -> Self {
+    /// Over `store` (an SQLite file opened with `Durability::Full`, or PostgreSQL).
+    pub fn new(ca: Authority, store: impl CaStore + Send + 'static) -> Self {
         Self {
             ca,
-            store: Mutex::new(store),
+            store: Mutex::new(Some(Box::new(store))),
             counters: AuthCounters::default(),
+        }
+    }
+
+    /// Runs `f` on the store, one caller at a time (blocking).
+    fn with<R, E: From<StoreError>>(
+        &self,
+        f: impl FnOnce(&mut (dyn CaStore + Send)) -> Result<R, E>,
+    ) -> Result<R, E> {
+        let mut guard = self
+            .store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match guard.as_deref_mut() {
+            Some(store) => f(store),
+            None => Err(StoreError::Closed.into()),
         }
     }
 
@@ -191,18 +239,8 @@ impl Auth {
         signature: &[u8],
         now_ms: u64,
     ) -> Result<nameway_transport::Certificate, RenewError> {
-        let mut store = self
-            .store
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let r = renew::renew(
-            &mut store,
-            &self.ca,
-            router,
-            handshake_hash,
-            signature,
-            now_ms,
-        );
+        let r = self
+            .with(|store| renew::renew(store, &self.ca, router, handshake_hash, signature, now_ms));
         let c = match &r {
             Ok(_) => &self.counters.renewed,
             Err(RenewError::Denied(_)) => &self.counters.renew_refused_denied,
@@ -223,11 +261,7 @@ impl Auth {
         router: &Name,
         now_ms: u64,
     ) -> Result<Vec<crate::security_object::Grant>, crate::group_keys::GroupKeyError> {
-        let mut store = self
-            .store
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        crate::security_object::grants_for(&mut store, &router.to_string(), now_ms)
+        self.with(|store| crate::security_object::grants_for(store, &router.to_string(), now_ms))
     }
 
     /// The secure-link keys of every enrolled router whose certificate is valid at `now_ms`
@@ -236,16 +270,9 @@ impl Auth {
     /// # Errors
     /// A database failure.
     pub fn trusted_link_keys(&self, now_ms: u64) -> Result<Vec<[u8; 32]>, CaError> {
-        let mut store = self
-            .store
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let deny = DenyList {
-            version: 0,
-            names: ca::denied(&mut store)?,
-        };
-        let mut keys: Vec<[u8; 32]> = store
-            .nodes()?
+        let (nodes, names) = self.nodes()?;
+        let deny = DenyList { version: 0, names };
+        let mut keys: Vec<[u8; 32]> = nodes
             .into_iter()
             .filter(|n| {
                 let Some(cert) = &n.cert else { return false };
@@ -280,14 +307,29 @@ impl Auth {
         ),
         String,
     > {
-        let mut store = self
-            .store
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let keys = crate::group_keys::group_key_infos(&mut store).map_err(|e| e.to_string())?;
-        let nodes = store.nodes().map_err(|e| e.to_string())?;
-        let denied = ca::denied(&mut store).map_err(|e| e.to_string())?;
+        let keys = self
+            .with(|store| crate::group_keys::group_key_infos(store))
+            .map_err(|e| e.to_string())?;
+        let (nodes, denied) = self.nodes().map_err(|e| e.to_string())?;
         Ok((keys, nodes, denied))
+    }
+
+    /// Records that `router` was admitted now (`nodes.last_seen`; blocking: database).
+    ///
+    /// # Errors
+    /// A database failure.
+    pub fn seen(&self, router: &Name, now_ms: u64) -> Result<(), StoreError> {
+        let name = router.to_string();
+        self.with(|store| {
+            let node = store.nodes()?.into_iter().find(|n| n.name == name);
+            match node {
+                Some(mut n) => {
+                    n.last_seen_ms = now_ms;
+                    store.put_node(&n)
+                }
+                None => Ok(()),
+            }
+        })
     }
 
     /// The enrolled routers and the deny list (blocking: database).
@@ -295,21 +337,25 @@ impl Auth {
     /// # Errors
     /// A database failure.
     pub fn nodes(&self) -> Result<(Vec<crate::store::NodeRecord>, Vec<Name>), CaError> {
-        let mut store = self
-            .store
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let nodes = store.nodes()?;
-        let denied = ca::denied(&mut store)?;
-        Ok((nodes, denied))
+        self.with(|store| {
+            let nodes = store.nodes()?;
+            let denied = ca::denied(store)?;
+            Ok((nodes, denied))
+        })
     }
 
     fn check(&self, hello: &Hello, hh: &[u8], now_ms: u64) -> Result<Admitted, Refusal> {
+        self.with(|store| self.check_on(store, hello, hh, now_ms))
+    }
+
+    fn check_on(
+        &self,
+        store: &mut (dyn CaStore + Send),
+        hello: &Hello,
+        hh: &[u8],
+        now_ms: u64,
+    ) -> Result<Admitted, Refusal> {
         let proof = router_proof(hh);
-        let mut store = self
-            .store
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let store_err = |e: CaError| match e {
             CaError::Store(s) => Refusal::Store(s.to_string()),
             CaError::Denied(d) => Refusal::Denied(d),
@@ -338,7 +384,7 @@ impl Auth {
                     return Err(Refusal::LinkKeyTaken(n.name));
                 }
                 let cert = ca::enrol(
-                    &mut store,
+                    store,
                     &self.ca,
                     token,
                     &hello.router,
@@ -356,7 +402,7 @@ impl Auth {
             Credential::Certificate(wire) => {
                 let deny = DenyList {
                     version: 0,
-                    names: ca::denied(&mut store).map_err(store_err)?,
+                    names: ca::denied(store).map_err(store_err)?,
                 };
                 let cert = ca::verify_router_cert(
                     wire.clone(),
@@ -401,7 +447,7 @@ impl Auth {
 mod tests {
     use super::*;
     use crate::ca::{anchor_cert_path, anchor_key_path};
-    use crate::sqlite::Durability;
+    use crate::sqlite::{Durability, SqliteStore};
 
     #[test]
     fn a_link_key_enrolled_by_one_router_is_refused_to_another() {

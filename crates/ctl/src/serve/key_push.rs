@@ -20,6 +20,8 @@ use crate::security_object::{encode_grants, encode_trust};
 pub(super) struct KeyPusher {
     routers: HashMap<ConnId, (Name, Option<Vec<String>>)>,
     trust_sent: HashMap<ConnId, Vec<[u8; 32]>>,
+    /// Sessions told they are refused (their router denied since it connected).
+    ended: std::collections::HashSet<ConnId>,
     version: u64,
 }
 
@@ -31,6 +33,39 @@ impl KeyPusher {
     pub(super) fn gone(&mut self, conn: ConnId) {
         self.routers.remove(&conn);
         self.trust_sent.remove(&conn);
+        self.ended.remove(&conn);
+    }
+
+    /// Ends the session of every connected router on the deny list (denied by any
+    /// controller on the store since it connected): it is sent `Refused`, on which the agent
+    /// closes the session (and reconnecting, it is refused).
+    fn end_denied(
+        &mut self,
+        shared: &Shared,
+        conns: &HashMap<ConnId, mpsc::UnboundedSender<Message>>,
+    ) {
+        let denied = match tokio::task::block_in_place(|| shared.auth.nodes()) {
+            Ok((_, d)) => d,
+            Err(e) => {
+                tracing::error!("deny list: {e}");
+                return;
+            }
+        };
+        for (conn, (router, _)) in &self.routers {
+            if self.ended.contains(conn) || !denied.iter().any(|d| d.is_prefix_of(router)) {
+                continue;
+            }
+            if let Some(tx) = conns.get(conn) {
+                tracing::warn!(%router, "router denied: its session ends");
+                let _ = tx.send(Message::Refused(format!("{router} is on the deny list")));
+                shared
+                    .auth
+                    .counters
+                    .sessions_ended_denied
+                    .fetch_add(1, Ordering::Relaxed);
+            }
+            self.ended.insert(*conn);
+        }
     }
 
     /// Sends a `trust` object (the link keys of every router with a valid, non-denied
@@ -79,6 +114,7 @@ impl KeyPusher {
         conns: &HashMap<ConnId, mpsc::UnboundedSender<Message>>,
     ) {
         let now = now_ms();
+        self.end_denied(shared, conns);
         self.push_trust(shared, conns, now);
         for (conn, (router, sent)) in &mut self.routers {
             let grants = match tokio::task::block_in_place(|| shared.auth.grants_for(router, now)) {

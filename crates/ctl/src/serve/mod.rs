@@ -30,6 +30,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
 use crate::ca::{anchor_cert_path, anchor_key_path, Authority, CaError};
+use crate::ca_store::BoxedCaStore;
 use crate::channel::{self, messages::server_proof, Message, Report};
 use crate::registry::Registry;
 use crate::sqlite::{Durability, SqliteStore};
@@ -160,9 +161,6 @@ pub type BoxedStore = Box<dyn RegistryStore + Send>;
 struct Shared {
     auth: Auth,
     registry: Registry<BoxedStore>,
-    /// When the registry is not the CA's SQLite file: the thread that copies the admitted
-    /// routers' records to it (`nodes`).
-    nodes: Option<Mutex<std::sync::mpsc::Sender<crate::store::NodeRecord>>>,
     counters: ServeCounters,
     status: Mutex<Status>,
     /// The operators' API token (`<db>.api-token`), when there is an HTTP listener.
@@ -181,7 +179,6 @@ impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Shared")
             .field("auth", &self.auth)
-            .field("nodes_copied", &self.nodes.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -195,27 +192,36 @@ impl Server {
         Self::bind_with_registry(config, None).await
     }
 
-    /// As [`Server::bind`], with the registry in `registry` instead of the SQLite file
-    /// `config.db` (which keeps the CA: anchor, tokens, certificates, deny list). `registry`
-    /// gives two connections: one for the group-commit writer (registrations), one where
-    /// the routers' records are copied when they are admitted.
+    /// As [`Server::bind`], with the registry and the CA's records in `shared` (a
+    /// PostgreSQL database the controllers share) instead of the SQLite file `config.db`,
+    /// of which only the anchor (its key and certificate files beside it) is used.
+    /// `shared` gives two connections: one for the group-commit writer (registrations), one
+    /// for the CA (tokens, routers' records and certificates, deny list, group keys). The
+    /// database's domain (`meta`) is set to the anchor's on first use, and a database of
+    /// another domain is refused.
     ///
     /// # Errors
     /// [`ServeError`].
     pub async fn bind_with_registry(
         config: ServeConfig,
-        registry: Option<(BoxedStore, BoxedStore)>,
+        shared: Option<(BoxedStore, BoxedCaStore)>,
     ) -> Result<Self, ServeError> {
         if let Some(p) = &config.cache_policy {
             crate::cache_policy::CachePolicy::load(p)?;
         }
         let mut ca = Authority::load(&anchor_key_path(&config.db), &anchor_cert_path(&config.db))?;
         ca.set_router_cert_lifetime(config.cert_lifetime_s);
-        let ca_store = SqliteStore::open(&config.db, Durability::Full)?;
-        let (reg_store, nodes): (BoxedStore, _) = match registry {
-            Some((reg, nodes)) => (reg, Some(Mutex::new(node_copier(nodes)))),
-            // Not a second `open`: see `SqliteStore::open_another`.
-            None => (Box::new(ca_store.open_another(Durability::Normal)?), None),
+        let (reg_store, ca_store): (BoxedStore, BoxedCaStore) = match shared {
+            Some((reg, mut ca_store)) => {
+                tokio::task::block_in_place(|| claim_domain(&mut ca_store, ca.domain()))?;
+                (reg, ca_store)
+            }
+            None => {
+                let ca_store = SqliteStore::open(&config.db, Durability::Full)?;
+                // Not a second `open`: see `SqliteStore::open_another`.
+                let reg = ca_store.open_another(Durability::Normal)?;
+                (Box::new(reg), Box::new(ca_store))
+            }
         };
         // Blocking, and a synchronous PostgreSQL client must not run on a runtime thread.
         let (registry, _) = tokio::task::block_in_place(|| {
@@ -243,7 +249,6 @@ impl Server {
             shared: Arc::new(Shared {
                 auth: Auth::new(ca, ca_store),
                 registry,
-                nodes,
                 counters: ServeCounters::default(),
                 status: Mutex::new(Status::default()),
                 api_token,
@@ -355,7 +360,9 @@ async fn connection(
     };
     let router = admitted.router.clone();
     tracing::info!(%peer, %router, enrolled = admitted.issued.is_some(), "forwarder connected");
-    tokio::task::block_in_place(|| copy_node(&shared, &router.to_string()));
+    if let Err(e) = tokio::task::block_in_place(|| shared.auth.seen(&router, now_ms())) {
+        tracing::warn!(%router, "cannot record the router as seen: {e}");
+    }
     let (out_tx, mut out_rx) = mpsc::unbounded_channel::<Message>();
     let _ = out_tx.send(Message::Welcome(admitted.issued.clone()));
     let _ = events.send(Event::Connected {
@@ -666,43 +673,13 @@ fn persist(
     }
 }
 
-/// Copies `router`'s record from the CA's file to the registry's database, seen now (when
-/// the registry is elsewhere), so that every controller sharing it knows the router.
-fn copy_node(shared: &Shared, router: &str) {
-    let Some(nodes) = &shared.nodes else {
-        return;
-    };
-    let record = match shared.auth.nodes() {
-        Ok((all, _)) => all.into_iter().find(|n| n.name == router),
-        Err(e) => {
-            tracing::error!(%router, "cannot read the router's record: {e}");
-            return;
-        }
-    };
-    let Some(mut record) = record else {
-        return;
-    };
-    record.last_seen_ms = now_ms();
-    let tx = nodes
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if tx.send(record).is_err() {
-        tracing::error!(%router, "registry: the thread recording routers has stopped");
+/// Checks that the shared database is the anchor's domain's, setting it on first use.
+fn claim_domain(store: &mut BoxedCaStore, domain: &nameway_wire::Name) -> Result<(), CaError> {
+    use crate::ca_store::CaStore as _;
+    if store.meta_value("domain")?.is_none() {
+        store.put_meta("domain", &domain.to_string())?;
     }
-}
-
-/// A thread of its own owns `store` (a synchronous client must not run, nor be dropped, on
-/// a runtime thread) and writes the routers' records it is sent.
-fn node_copier(mut store: BoxedStore) -> std::sync::mpsc::Sender<crate::store::NodeRecord> {
-    let (tx, rx) = std::sync::mpsc::channel::<crate::store::NodeRecord>();
-    std::thread::spawn(move || {
-        for record in rx {
-            if let Err(e) = store.put_node(&record) {
-                tracing::error!(router = %record.name, "registry: cannot record the router: {e}");
-            }
-        }
-    });
-    tx
+    crate::ca::check_domain(store, domain)
 }
 
 fn refresh_status(shared: &Shared, state: &ControllerState) {

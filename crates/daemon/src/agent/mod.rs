@@ -419,6 +419,8 @@ impl Agent {
             let key = nameway_face::secure::PublicKey(k);
             faces.untrust(&key);
             tracing::info!(peer = %key, "peer no longer in the domain's trust: its sessions end");
+            // Its sessions are gone: it is reported no more.
+            self.refresh = true;
         }
         let now = Instant::now();
         if self.refresh {
@@ -486,7 +488,11 @@ impl Agent {
         let mut listed: BTreeMap<u64, Option<[u8; 32]>> = BTreeMap::new();
         for (id, _, info) in faces.neighbours() {
             if fw.face(FaceId(id.0)).is_some() {
-                listed.insert(id.0, info.peer.map(|p| p.0));
+                // A peer's key counts once its session is established: a handshake refused
+                // for trust also tells the key, but that peer is no neighbour (its hellos,
+                // unprotected, may still pass in the clear).
+                let established = info.state == nameway_face::secure::LinkState::Established;
+                listed.insert(id.0, info.peer.filter(|_| established).map(|p| p.0));
             }
         }
         for f in std::mem::take(&mut self.unknown) {

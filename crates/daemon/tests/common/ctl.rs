@@ -71,8 +71,10 @@ pub struct Controller {
     pub http: String,
     pub pin: String,
     /// The CA's SQLite file (`--ca`, or the `--db` file when there is no `--ca`): where
-    /// [`Controller::token`] makes tokens.
+    /// [`Controller::token`] makes tokens, or whose anchor it names with `shared`.
     pub ca: PathBuf,
+    /// The PostgreSQL `--db` when there is a `--ca`: the CA's records are there.
+    pub shared: Option<String>,
 }
 
 impl Controller {
@@ -144,6 +146,9 @@ impl Controller {
                 .and_then(|i| db_args.get(i + 1))
                 .map(PathBuf::from)
         };
+        let shared = after("--ca")
+            .and(after("--db"))
+            .map(|p| p.to_string_lossy().into_owned());
         let ca = after("--ca")
             .or_else(|| after("--db"))
             .unwrap_or_else(|| dir.path().join("ctl.db"));
@@ -154,6 +159,7 @@ impl Controller {
             http,
             pin,
             ca,
+            shared,
         }
     }
 
@@ -179,18 +185,13 @@ impl Controller {
     }
 
     pub fn token(&self, router: &str) -> String {
-        run(
-            "namewayctl",
-            &[
-                "token",
-                "--router",
-                router,
-                "--db",
-                self.ca.to_str().unwrap(),
-            ],
-        )
-        .trim()
-        .to_owned()
+        let ca = self.ca.to_str().unwrap();
+        let mut args = vec!["token", "--router", router];
+        match &self.shared {
+            Some(db) => args.extend(["--db", db.as_str(), "--ca", ca]),
+            None => args.extend(["--db", ca]),
+        }
+        run("namewayctl", &args).trim().to_owned()
     }
 
     pub fn status(&self) -> Value {
