@@ -234,3 +234,52 @@ fn ctl10_routes_around_a_silent_link_failure_and_tears_down_clean() {
     );
     assert!(dir.path().join(LAB).join("logs/ctl.log").exists());
 }
+
+#[test]
+fn a_killed_runner_takes_the_controller_and_down_removes_its_namespace() {
+    if !root() {
+        return;
+    }
+    let name = "t-ctl-kill";
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("two.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"{name}\"\n[controller]\n[[node]]\nname = \"a\"\n[[node]]\nname = \"b\"\n[[link]]\na = \"a\"\nb = \"b\"\nsecure = \"per-prefix\"\n"
+        ),
+    )
+    .unwrap();
+    let mut runner = lab(dir.path(), &["up", file.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let state = wait_up(dir.path(), name, runner.id(), 60);
+    let ctl_pid = state["extra"][0]["pid"].as_u64().unwrap();
+    assert!(Path::new(&format!("/proc/{ctl_pid}")).exists());
+    assert_eq!(namespaces(name).len(), 3);
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(i32::try_from(runner.id()).unwrap()).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    runner.wait().unwrap();
+    // The controller dies with the runner (parent-death signal); the namespaces stay.
+    let needle = dir.path().join(name).display().to_string();
+    assert!(
+        eventually(10, || processes_with(&needle).is_empty()),
+        "processes outlived the runner: {:?}",
+        processes_with(&needle)
+    );
+    assert_eq!(namespaces(name).len(), 3);
+    let out = lab_output(dir.path(), &["down", name]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("3 namespaces deleted"), "{text}");
+    assert_nothing_left(dir.path(), name);
+}
