@@ -5,6 +5,10 @@
 //! the same lab left; write the state file; create namespaces and links; start every
 //! forwarder and wait until each answers on its management socket; give NFD nodes their
 //! faces and routes (nfdc); start the apps in file order, each waiting for its `ready` text.
+//! With a `[controller]` ([`crate::controller`]): the domain and a token per router are made
+//! first and the configurations checked with a placeholder pin; once the namespaces exist,
+//! `namewayctl serve` starts on the management network and its pin is written into every
+//! configuration before the forwarders start.
 //! Any failure tears down what was made. Teardown stops the processes (SIGTERM, then SIGKILL
 //! after 3 s), deletes the namespaces (and so the links) and the node directories (sockets,
 //! keys) and the state file; logs stay. Dropping a [`Lab`] that was not torn down kills its
@@ -163,15 +167,15 @@ impl Lab {
         self.prepare_dirs()?;
         let ids = self.make_identities()?;
         self.enrol().await?;
-        let placeholder = controller::PLACEHOLDER_PIN;
-        self.write_configs(&ids, Some(placeholder), true).await?;
+        self.write_configs(&ids, controller::PLACEHOLDER_PIN, true)
+            .await?;
         signals.check()?;
         self.state.save()?;
         net::create(&self.topology, &self.plan)?;
         signals.check()?;
         if let Some(pin) = self.start_controller().await? {
             // The real pin, now that the controller has printed it.
-            self.write_configs(&ids, Some(&pin), false).await?;
+            self.write_configs(&ids, &pin, false).await?;
         }
         // Forwarders without secure links start together; those with one start one at a
         // time in file order, each once the earlier ones answer (see config::is_initiator).
@@ -342,7 +346,7 @@ impl Lab {
     async fn write_configs(
         &self,
         ids: &Identities,
-        pin: Option<&str>,
+        pin: &str,
         check: bool,
     ) -> Result<(), LabError> {
         let namewayd = self.opts.bin_dir.join("namewayd");
@@ -391,10 +395,8 @@ impl Lab {
     }
 
     /// `text` with the agent's `[controller]` block added when the lab has a controller.
-    fn agent_config(&self, text: String, i: usize, pin: Option<&str>) -> Result<String, LabError> {
-        let (Some(section), Some(pin), Some(token)) =
-            (&self.topology.controller, pin, self.tokens.get(&i))
-        else {
+    fn agent_config(&self, text: String, i: usize, pin: &str) -> Result<String, LabError> {
+        let (Some(section), Some(token)) = (&self.topology.controller, self.tokens.get(&i)) else {
             return Ok(text);
         };
         let n = &self.plan.nodes[i];
