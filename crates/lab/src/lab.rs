@@ -5,6 +5,10 @@
 //! the same lab left; write the state file; create namespaces and links; start every
 //! forwarder and wait until each answers on its management socket; give NFD nodes their
 //! faces and routes (nfdc); start the apps in file order, each waiting for its `ready` text.
+//! With a `[controller]` ([`crate::controller`]): the domain and a token per router are made
+//! first and the configurations checked with a placeholder pin; once the namespaces exist,
+//! `namewayctl serve` starts on the management network and its pin is written into every
+//! configuration before the forwarders start.
 //! Any failure tears down what was made. Teardown stops the processes (SIGTERM, then SIGKILL
 //! after 3 s), deletes the namespaces (and so the links) and the node directories (sockets,
 //! keys) and the state file; logs stay. Dropping a [`Lab`] that was not torn down kills its
@@ -17,6 +21,7 @@ use std::time::{Duration, Instant};
 use nameway_transport::client::{Client, Transport};
 
 use crate::config::{self, Identities};
+use crate::controller;
 use crate::error::LabError;
 use crate::net;
 use crate::nfd::NfdBuild;
@@ -68,6 +73,10 @@ pub struct Lab {
     /// Other processes started by [`Lab::spawn`].
     extra: Vec<Running>,
     nfd: Option<NfdBuild>,
+    /// `namewayctl serve`, when the topology has a `[controller]`.
+    ctl: Option<Running>,
+    /// Enrolment tokens of the nameway nodes, by node index (with a `[controller]`).
+    tokens: std::collections::HashMap<usize, String>,
     torn_down: bool,
 }
 
@@ -136,6 +145,8 @@ impl Lab {
             plan,
             opts,
             nfd,
+            ctl: None,
+            tokens: std::collections::HashMap::new(),
             torn_down: false,
         };
         match lab.bring_up(signals).await {
@@ -155,11 +166,17 @@ impl Lab {
     async fn bring_up(&mut self, signals: &mut Signals) -> Result<(), LabError> {
         self.prepare_dirs()?;
         let ids = self.make_identities()?;
-        self.write_configs(&ids).await?;
+        self.enrol().await?;
+        self.write_configs(&ids, controller::PLACEHOLDER_PIN, true)
+            .await?;
         signals.check()?;
         self.state.save()?;
         net::create(&self.topology, &self.plan)?;
         signals.check()?;
+        if let Some(pin) = self.start_controller().await? {
+            // The real pin, now that the controller has printed it.
+            self.write_configs(&ids, &pin, false).await?;
+        }
         // Forwarders without secure links start together; those with one start one at a
         // time in file order, each once the earlier ones answer (see config::is_initiator).
         let deadline = Instant::now() + READY_BASE + READY_PER_NODE * self.forwarders() as u32;
@@ -243,14 +260,105 @@ impl Lab {
         Ok(ids)
     }
 
-    /// Writes every forwarder's configuration and has namewayd check each.
-    async fn write_configs(&self, ids: &Identities) -> Result<(), LabError> {
+    /// With a `[controller]`: the domain's database (`namewayctl init`) in the controller's
+    /// folder and an enrolment token per nameway node.
+    async fn enrol(&mut self) -> Result<(), LabError> {
+        let Some(section) = self.topology.controller.clone() else {
+            return Ok(());
+        };
+        let bin = self.opts.bin_dir.join("namewayctl");
+        let dir = controller::dir(&self.plan);
+        std::fs::create_dir_all(&dir).map_err(|e| LabError::io(&dir, e))?;
+        let db = controller::db(&self.plan).display().to_string();
+        controller::namewayctl(&bin, &["init", "--domain", &section.domain, "--db", &db]).await?;
+        for (i, n) in self.plan.nodes.iter().enumerate() {
+            if n.kind != NodeKind::Nameway {
+                continue;
+            }
+            let router = controller::router_name(&section, &n.name);
+            let token =
+                controller::namewayctl(&bin, &["token", "--router", &router, "--db", &db]).await?;
+            self.tokens.insert(i, token.trim().to_owned());
+        }
+        Ok(())
+    }
+
+    /// With a `[controller]`: `namewayctl serve` in the controller's namespace, listening on
+    /// the management bridge; returns the anchor's pin it prints.
+    async fn start_controller(&mut self) -> Result<Option<String>, LabError> {
+        let (Some(section), Some(netns)) = (&self.topology.controller, &self.plan.ctl_netns) else {
+            return Ok(None);
+        };
+        let mut argv = vec![
+            self.opts.bin_dir.join("namewayctl").display().to_string(),
+            "serve".into(),
+            "--db".into(),
+            controller::db(&self.plan).display().to_string(),
+            "--listen".into(),
+            format!("{}:{}", controller::CTL_ADDR, controller::CTL_PORT),
+        ];
+        argv.extend(section.args.iter().cloned());
+        let log = controller::log(&self.plan);
+        let dir = controller::dir(&self.plan);
+        let running = process::spawn(
+            controller::CTL_NODE,
+            &Spawn {
+                netns,
+                argv,
+                env: vec![("RUST_LOG".into(), "info".into())],
+                log: &log,
+                cwd: Some(&dir),
+            },
+        )?;
+        self.state.extra.push(running.id);
+        self.ctl = Some(running);
+        self.state.save()?;
+        let pin = controller::wait_pin(&log, READY_BASE, || self.check_controller()).await?;
+        Ok(Some(pin))
+    }
+
+    /// An error if `namewayctl serve` has exited.
+    fn check_controller(&mut self) -> Result<(), LabError> {
+        let Some(r) = self.ctl.as_mut() else {
+            return Ok(());
+        };
+        match r.child.try_wait() {
+            Ok(Some(status)) => Err(LabError::Node {
+                node: r.name.clone(),
+                detail: format!(
+                    "the controller exited ({}); log: {}",
+                    describe_status(status),
+                    log_tail(&r.log, 4)
+                ),
+            }),
+            Ok(None) => Ok(()),
+            Err(e) => Err(LabError::io(&r.log, e)),
+        }
+    }
+
+    /// The pid of `namewayctl serve`, when the lab has a controller.
+    pub fn controller_pid(&self) -> Option<u32> {
+        self.ctl.as_ref().map(|r| r.id.pid)
+    }
+
+    /// Writes every forwarder's configuration (with a `[controller]`, the agent's block
+    /// pinning `pin`) and, when `check`, has namewayd check each.
+    async fn write_configs(
+        &self,
+        ids: &Identities,
+        pin: &str,
+        check: bool,
+    ) -> Result<(), LabError> {
         let namewayd = self.opts.bin_dir.join("namewayd");
         let mut checks = Vec::new();
         for (i, n) in self.plan.nodes.iter().enumerate() {
             let (text, file) = match n.kind {
                 NodeKind::Nameway => (
-                    config::namewayd(&self.topology, &self.plan, i, ids)?,
+                    self.agent_config(
+                        config::namewayd(&self.topology, &self.plan, i, ids)?,
+                        i,
+                        pin,
+                    )?,
                     n.dir.join("namewayd.toml"),
                 ),
                 NodeKind::Nfd => (
@@ -260,7 +368,7 @@ impl Lab {
                 NodeKind::App => continue,
             };
             std::fs::write(&file, text).map_err(|e| LabError::io(&file, e))?;
-            if n.kind == NodeKind::Nameway {
+            if check && n.kind == NodeKind::Nameway {
                 let child = tokio::process::Command::new(&namewayd)
                     .arg("--check-config")
                     .arg("--config")
@@ -284,6 +392,27 @@ impl Lab {
             }
         }
         Ok(())
+    }
+
+    /// `text` with the agent's `[controller]` block added when the lab has a controller.
+    fn agent_config(&self, text: String, i: usize, pin: &str) -> Result<String, LabError> {
+        let (Some(section), Some(token)) = (&self.topology.controller, self.tokens.get(&i)) else {
+            return Ok(text);
+        };
+        let n = &self.plan.nodes[i];
+        let ctx = format!("node {}", n.name);
+        let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            crate::error::TopologyError::invalid(&ctx, e.message())
+        })?;
+        controller::add_agent_config(
+            &mut table,
+            &ctx,
+            &controller::router_name(section, &n.name),
+            token,
+            pin,
+            &n.dir.join("agent"),
+        )?;
+        Ok(table.to_string())
     }
 
     /// The environment of a process on node `i`.
@@ -592,6 +721,7 @@ impl Lab {
     /// # Errors
     /// As [`Lab::supervise`].
     pub fn check_all(&mut self) -> Result<(), LabError> {
+        self.check_controller()?;
         for i in 0..self.procs.len() {
             let is_app = self.plan.nodes[i].kind == NodeKind::App;
             let Some(r) = self.procs[i].as_mut() else {
@@ -639,12 +769,20 @@ impl Lab {
             .filter_map(|(_, r)| r.as_ref().map(|r| r.id))
             .collect();
         stopped += stop_all(&forwarders).await;
-        for r in self.extra.iter_mut().chain(self.procs.iter_mut().flatten()) {
+        // The controller last: the agents do not see it go.
+        stopped += stop_all(&self.ctl.iter().map(|r| r.id).collect::<Vec<_>>()).await;
+        for r in self
+            .extra
+            .iter_mut()
+            .chain(self.procs.iter_mut().flatten())
+            .chain(self.ctl.iter_mut())
+        {
             let _ = r.child.start_kill();
             let _ = r.child.wait().await;
         }
         self.extra.clear();
         self.procs.clear();
+        self.ctl = None;
         self.torn_down = true;
         let mut out = state::cleanup(&self.opts.root, &self.plan.lab).await?;
         out.processes += stopped;
@@ -666,11 +804,17 @@ impl Lab {
             return;
         }
         self.torn_down = true;
-        for r in self.extra.iter_mut().chain(self.procs.iter_mut().flatten()) {
+        for r in self
+            .extra
+            .iter_mut()
+            .chain(self.procs.iter_mut().flatten())
+            .chain(self.ctl.iter_mut())
+        {
             let _ = r.child.start_kill();
         }
         self.extra.clear();
         self.procs.clear();
+        self.ctl = None;
         let _ = net::delete_namespaces(&self.plan.namespaces());
         let _ = std::fs::remove_dir_all(self.plan.dir.join("nodes"));
         let _ = std::fs::remove_file(self.plan.state_file());
@@ -726,6 +870,15 @@ fn check_programs(t: &Topology, opts: &Options, nfd: Option<&NfdBuild>) -> Resul
             return Err(LabError::Missing {
                 program: d.display().to_string(),
                 hint: "build it (cargo build --release -p namewayd) or give --bin-dir".into(),
+            });
+        }
+    }
+    if t.controller.is_some() {
+        let c = opts.bin_dir.join("namewayctl");
+        if !c.is_file() {
+            return Err(LabError::Missing {
+                program: c.display().to_string(),
+                hint: "build it (cargo build --release -p nameway-ctl) or give --bin-dir".into(),
             });
         }
     }

@@ -14,6 +14,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod controller;
 pub mod error;
 pub mod lab;
 pub mod net;

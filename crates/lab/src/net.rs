@@ -76,9 +76,27 @@ pub fn create(t: &Topology, plan: &Plan) -> Result<(), LabError> {
             ia.name, plan.nodes[a].netns, ib.name, plan.nodes[b].netns
         ));
     }
+    let mgmt = plan
+        .ctl_netns
+        .as_ref()
+        .map(|ns| (ns, crate::controller::root_batch(plan)));
+    if let Some((_, (lines, _))) = &mgmt {
+        root.push_str(lines);
+    }
     batch("ip", None, &root)?;
-    for node in plan.nodes.iter().filter(|n| n.kind.is_forwarder()) {
+    if let Some((ns, (_, inside))) = &mgmt {
+        batch("ip", Some(ns), inside)?;
+    }
+    for (k, node) in plan
+        .nodes
+        .iter()
+        .filter(|n| n.kind.is_forwarder())
+        .enumerate()
+    {
         let mut ip = String::from("link set lo up\n");
+        if mgmt.is_some() {
+            ip.push_str(&crate::controller::node_batch(k));
+        }
         let mut tc = String::new();
         for iface in &node.interfaces {
             let link = &t.links[iface.link];

@@ -69,6 +69,8 @@ pub struct Plan {
     pub nodes: Vec<NodePlan>,
     /// Routes per forwarder.
     pub routes: Vec<ResolvedRoute>,
+    /// The controller's namespace, when the topology has a `[controller]`.
+    pub ctl_netns: Option<String>,
 }
 
 /// The namespace of `node` in lab `lab`.
@@ -139,6 +141,10 @@ impl Plan {
             nodes,
             // Validated: resolving cannot fail.
             routes: t.resolve_routes().unwrap_or_default(),
+            ctl_netns: t
+                .controller
+                .as_ref()
+                .map(|_| crate::controller::netns(t.lab_name())),
         }
     }
 
@@ -161,12 +167,13 @@ impl Plan {
         self.nodes.iter().position(|n| n.name == name)
     }
 
-    /// The namespaces the lab creates (one per forwarder).
+    /// The namespaces the lab creates (one per forwarder, then the controller's).
     pub fn namespaces(&self) -> Vec<String> {
         self.nodes
             .iter()
             .filter(|n| n.kind.is_forwarder())
             .map(|n| n.netns.clone())
+            .chain(self.ctl_netns.clone())
             .collect()
     }
 

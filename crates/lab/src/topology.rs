@@ -219,6 +219,9 @@ pub struct Topology {
     /// Scenario steps.
     #[serde(default, rename = "step")]
     pub steps: Vec<Step>,
+    /// A controller every nameway node joins (`namewayctl serve` on a management network).
+    #[serde(default)]
+    pub controller: Option<crate::controller::ControllerSection>,
 }
 
 /// A route resolved to one forwarder and one neighbour.
@@ -288,7 +291,11 @@ impl Topology {
         self.check_nodes()?;
         self.check_links()?;
         self.resolve_routes()?;
-        self.check_steps()
+        self.check_steps()?;
+        match &self.controller {
+            Some(c) => c.validate(self),
+            None => Ok(()),
+        }
     }
 
     fn check_nodes(&self) -> Result<(), TopologyError> {

@@ -1,5 +1,6 @@
-//! Helpers for the lab's end-to-end tests: the real `nameway` and `namewayd` binaries (built
-//! once per test process with the test's profile), root, and checks that nothing is left.
+//! Helpers for the lab's end-to-end tests: the real `nameway`, `namewayd` and `namewayctl`
+//! binaries (built once per test process with the test's profile), root, and checks that
+//! nothing is left.
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -7,7 +8,7 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// The folder with `nameway` and `namewayd` (`NAMEWAY_BIN_DIR` overrides it): the test's own
+/// The folder with `nameway`, `namewayd` and `namewayctl` (`NAMEWAY_BIN_DIR` overrides it): the test's own
 /// target folder, where `cargo test --workspace` has just built both. When a source file of
 /// the workspace is newer than either (a run of this package's tests alone, after an edit),
 /// they are built first. Building them unconditionally would rebuild shared dependencies
@@ -21,7 +22,7 @@ pub fn bin_dir() -> PathBuf {
         // target/<profile>/deps/<test> -> target/<profile>
         let exe = std::env::current_exe().unwrap();
         let dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
-        let built = ["nameway", "namewayd"]
+        let built = ["nameway", "namewayd", "namewayctl"]
             .iter()
             .map(|b| modified(&dir.join(b)))
             .min()
@@ -29,14 +30,23 @@ pub fn bin_dir() -> PathBuf {
         let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
         if built.is_none_or(|b| newest_source(&workspace) > b) {
             let mut build = Command::new(env!("CARGO"));
-            build.args(["build", "--quiet", "-p", "nameway", "-p", "namewayd"]);
+            build.args([
+                "build",
+                "--quiet",
+                "-p",
+                "nameway",
+                "-p",
+                "namewayd",
+                "-p",
+                "nameway-ctl",
+            ]);
             if dir.file_name().is_some_and(|d| d == "release") {
                 build.arg("--release");
             }
             let status = build.current_dir(&workspace).status().unwrap();
             assert!(
                 status.success(),
-                "cargo build -p nameway -p namewayd failed"
+                "cargo build -p nameway -p namewayd -p nameway-ctl failed"
             );
         }
         dir
