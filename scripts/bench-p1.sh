@@ -15,6 +15,9 @@
 #   NAMEWAY_NO_BUILD=1 use target/release as it is
 #   PROFILE=1          also `perf record -g` namewayd in its last run; the report goes to
 #                      $PROFILE_OUT (default ./p1-profile.txt)
+#   NAMEWAY_BIN_B=path A/B: a second namewayd binary ("namewayd-b") runs beside the first
+#                      ($NAMEWAY_BIN, default target/release/namewayd), the three forwarders
+#                      taking turns in every round; the report gives both against NFD and B / A
 set -euo pipefail
 segments="${1:-100000}"
 runs="${2:-3}"
@@ -41,6 +44,21 @@ nw_pid=$pid
 nfd_dir="$dir/nfd"
 nfd_pid="$("$nfd_home/nfd-start" "$nfd_dir")"
 bench_pids="$nfd_pid"
+forwarders="nfd namewayd"
+if [ -n "${NAMEWAY_BIN_B:-}" ]; then
+    # The second daemon, on a socket and UDP port of its own, started as start_namewayd does.
+    b_dir="$dir/b"
+    mkdir -p "$b_dir"
+    b_udp_port=$((udp_port + 1))
+    printf '[log]\nlevel = "warn"\n[faces]\nunix = "%s"\ntcp = []\nudp = ["127.0.0.1:%d"]\n' \
+        "$b_dir/nfd.sock" "$b_udp_port" > "$b_dir/d.toml"
+    "$NAMEWAY_BIN_B" -c "$b_dir/d.toml" 2>"$b_dir/log" &
+    nwb_pid=$!
+    bench_pids="$bench_pids $nwb_pid"
+    for _ in $(seq 200); do [ -S "$b_dir/nfd.sock" ] && break; sleep 0.05; done
+    [ -S "$b_dir/nfd.sock" ] || { echo "bench-p1: namewayd-b did not start:" >&2; cat "$b_dir/log" >&2; exit 1; }
+    forwarders="$forwarders namewayd-b"
+fi
 
 # The system calls a forwarder makes on its packet path (epoll or poll based, either daemon).
 events="task-clock,context-switches,raw_syscalls:sys_enter"
@@ -94,17 +112,25 @@ PY
 for i in $(seq "$runs"); do
     run nfd "$nfd_pid" "$nfd_dir/nfd.sock" "nfd-$i"
     run namewayd "$nw_pid" "$dir/nfd.sock" "namewayd-$i"
+    if [ -n "${NAMEWAY_BIN_B:-}" ]; then
+        run namewayd-b "$nwb_pid" "$b_dir/nfd.sock" "namewayd-b-$i"
+    fi
 done
 
 printf '\nP1: %d segments of 100 B, ndnget -p fixed -s 16, %d runs each, per exchange:\n' "$segments" "$runs"
 printf '%-9s %11s %9s %9s %11s %9s %9s %9s\n' forwarder "CPU µs" "ctx sw" syscalls epoll_wait reads writes futex
-for fw in nfd namewayd; do
+for fw in $forwarders; do
     sed "s/^/$fw /" "$dir/res.$fw" | awk '{printf "%-9s %11.2f %9.3f %9.3f %11.3f %9.3f %9.3f %9.3f\n", $1,$2,$3,$4,$5,$6,$7,$8}'
 done
 nfd_cpu="$(median $(cut -d' ' -f1 "$dir/res.nfd"))"
 nw_cpu="$(median $(cut -d' ' -f1 "$dir/res.namewayd"))"
 printf 'medians: NFD %.2f µs, namewayd %.2f µs of CPU per exchange: NFD / namewayd = %.1fx\n' \
     "$nfd_cpu" "$nw_cpu" "$(python3 -c "print($nfd_cpu / $nw_cpu)")"
+if [ -n "${NAMEWAY_BIN_B:-}" ]; then
+    b_cpu="$(median $(cut -d' ' -f1 "$dir/res.namewayd-b"))"
+    printf 'medians: namewayd-b %.2f µs: NFD / namewayd-b = %.1fx, namewayd-b / namewayd = %.3f\n' \
+        "$b_cpu" "$(python3 -c "print($nfd_cpu / $b_cpu)")" "$(python3 -c "print($b_cpu / $nw_cpu)")"
+fi
 
 # nameway bench: consumers and producer in one process (window 16, 100-B payloads, 4
 # components), over Unix, and with the consumers over UDP (the producer stays on Unix). NFD runs
@@ -124,12 +150,19 @@ for transport in unix udp; do
     if [ "$transport" = unix ]; then
         n="$(bench nfd "$nfd_pid" "unix://$nfd_dir/nfd.sock" "unix://$nfd_dir/nfd.sock")"
         w="$(bench namewayd "$nw_pid" "unix://$dir/nfd.sock" "unix://$dir/nfd.sock")"
+        [ -z "${NAMEWAY_BIN_B:-}" ] ||
+            wb="$(bench namewayd-b "$nwb_pid" "unix://$b_dir/nfd.sock" "unix://$b_dir/nfd.sock")"
     else
         n="$(bench nfd "$nfd_pid" "udp://127.0.0.1:6363" "unix://$nfd_dir/nfd.sock" "${nfd_netns[@]}")"
         w="$(bench namewayd "$nw_pid" "udp://127.0.0.1:$udp_port" "unix://$dir/nfd.sock")"
+        [ -z "${NAMEWAY_BIN_B:-}" ] ||
+            wb="$(bench namewayd-b "$nwb_pid" "udp://127.0.0.1:$b_udp_port" "unix://$b_dir/nfd.sock")"
     fi
     printf '%-5s NFD %.2f µs, namewayd %.2f µs: NFD / namewayd = %.1fx\n' "$transport" "$n" "$w" \
         "$(python3 -c "print($n / $w)")"
+    [ -z "${NAMEWAY_BIN_B:-}" ] ||
+        printf '%-5s namewayd-b %.2f µs: NFD / namewayd-b = %.1fx, namewayd-b / namewayd = %.3f\n' \
+            "$transport" "$wb" "$(python3 -c "print($n / $wb)")" "$(python3 -c "print($wb / $w)")"
 done
 
 if [ -n "${PROFILE:-}" ] && [ -f "$dir/perf.data" ]; then

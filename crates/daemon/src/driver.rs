@@ -735,6 +735,10 @@ impl Driver {
         shutdown: impl std::future::Future<Output = ()>,
     ) -> anyhow::Result<()> {
         tokio::pin!(shutdown);
+        // One timer for the loop's life ([`next_timer`]), instead of a new one registered and
+        // cancelled every turn.
+        let timer = tokio::time::sleep_until((Instant::now() + IDLE_WAIT).into());
+        tokio::pin!(timer);
         loop {
             let fw_deadline = self.fw.poll_timeout().map(|t| self.instant_of(t));
             let routing_deadline = self.routing.as_ref().and_then(|r| r.next_deadline());
@@ -754,8 +758,8 @@ impl Driver {
             ]
             .into_iter()
             .flatten()
-            .min()
-            .unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
+            .min();
+            next_timer(timer.as_mut(), deadline);
             tokio::select! {
                 biased;
                 () = &mut shutdown => break,
@@ -803,7 +807,7 @@ impl Driver {
                         a.apply(&mut self.fw, &mut self.mgmt, update);
                     }
                 }
-                () = tokio::time::sleep_until(deadline.into()) => {}
+                () = &mut timer => {}
             }
             let now = self.now();
             if fw_deadline.is_some_and(|d| d <= Instant::now()) {
@@ -891,6 +895,28 @@ fn congestion_nack(interest: Bytes) -> Option<Bytes> {
     let mut lp = nameway_wire::LpPacket::wrap(fragment);
     lp.nack = Some(nameway_wire::NackReason::Congestion);
     Some(lp.encode())
+}
+
+/// How long the loop sleeps when nothing has a deadline.
+const IDLE_WAIT: Duration = Duration::from_secs(3600);
+
+/// Sets the loop's timer for `deadline` (the earliest of its deadlines, if any). The timer is
+/// moved only when the deadline comes before it or it has fired: a later deadline leaves it
+/// where it is, the loop wakes once early and sets it again then. Under load the earliest
+/// deadline (the oldest pending Interest's expiry) moves a little later with nearly every
+/// packet; moving the timer each time took the timer wheel's lock and re-linked its entry
+/// once per turn, while this moves it about once per Interest lifetime.
+fn next_timer(timer: std::pin::Pin<&mut tokio::time::Sleep>, deadline: Option<Instant>) {
+    let at = timer.deadline();
+    let wanted = match deadline {
+        Some(d) => tokio::time::Instant::from_std(d),
+        // Nothing due: a timer that has not fired may stay (waking once early costs a turn).
+        None if !timer.is_elapsed() => return,
+        None => tokio::time::Instant::now() + IDLE_WAIT,
+    };
+    if wanted < at || timer.is_elapsed() {
+        timer.reset(wanted);
+    }
 }
 
 /// Wakes when another shard handed packets, or never with one thread.

@@ -18,7 +18,9 @@
 //! them; sending never blocks the caller (full queues drop and count); stream faces never
 //! fragment and nothing ever sends HopCount; a face that breaks framing closes alone.
 //!
-//! `unsafe` code is confined to `src/sys/` (one `setsockopt`, one `recv` with `MSG_PEEK`).
+//! `unsafe` code is confined to `src/sys/` (one `setsockopt`, one `recv` with `MSG_PEEK`, one
+//! `recv` into a buffer's spare capacity, and the reactor registration of a Unix socket for
+//! reads only).
 
 mod accept;
 pub mod config;
@@ -38,6 +40,7 @@ mod system;
 mod tcp;
 mod udp;
 mod unix;
+mod unix_io;
 pub mod uri;
 mod ws;
 

@@ -73,7 +73,11 @@ impl StreamRead for tokio::net::tcp::OwnedReadHalf {
 ///
 /// `try_io` is the socket's `try_io(Interest::READABLE, ..)`: it clears the readiness it saw
 /// when its closure returns `WouldBlock`, unless a newer readiness event came meanwhile.
-fn read_draining<T, R>(buf: &mut bytes::BytesMut, try_io: T, mut read: R) -> io::Result<usize>
+pub(crate) fn read_draining<T, R>(
+    buf: &mut bytes::BytesMut,
+    try_io: T,
+    mut read: R,
+) -> io::Result<usize>
 where
     T: FnOnce(&mut dyn FnMut() -> io::Result<usize>) -> io::Result<usize>,
     R: FnMut(&mut bytes::BytesMut) -> io::Result<usize>,

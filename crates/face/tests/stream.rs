@@ -430,3 +430,62 @@ async fn the_send_queue_is_bounded_in_packets_and_taken_again_once_drained() {
     assert_eq!(system.info(id).unwrap().counters.drop_queue_full, 1);
     assert_eq!(system.info(id).unwrap().counters.out_network, 8);
 }
+
+/// The event masks the process's epoll instances watch descriptor `fd` with (from
+/// /proc/self/fdinfo; matched on the socket's inode too, as tests running beside this one
+/// have descriptors of the same number in epoll instances of their own).
+fn epoll_masks(fd: u64) -> Vec<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let ino = std::fs::metadata(format!("/proc/self/fd/{fd}"))
+        .unwrap()
+        .ino();
+    let mut masks = Vec::new();
+    for entry in std::fs::read_dir("/proc/self/fdinfo").unwrap() {
+        let Ok(info) = std::fs::read_to_string(entry.unwrap().path()) else {
+            continue;
+        };
+        for line in info.lines() {
+            // "tfd:        9 events:       19 data: ...  pos:0 ino:1234 sdev:8"
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let fd_here = words.first() == Some(&"tfd:") && words.get(1) == Some(&&*fd.to_string());
+            let ino_here = words.iter().any(|w| *w == format!("ino:{ino:x}"));
+            if let (true, true, Some(&"events:"), Some(mask)) =
+                (fd_here, ino_here, words.get(2), words.get(3))
+            {
+                masks.push(u32::from_str_radix(mask, 16).unwrap());
+            }
+        }
+    }
+    masks
+}
+
+#[tokio::test]
+async fn a_unix_face_is_watched_for_reads_only() {
+    // Watched for writes too, the forwarder would wake each time the client reads a packet.
+    let dir = tempfile::tempdir().unwrap();
+    let (config, path) = unix_config(&dir);
+    let (system, mut events) = start(config).await;
+    let mut client = UnixStream::connect(&path).await.unwrap();
+    let info = events.up().await;
+    let FaceUri::Fd(fd) = info.remote else {
+        panic!("{}", info.remote)
+    };
+    let masks = epoll_masks(fd);
+    assert!(!masks.is_empty(), "the socket is not watched");
+    const EPOLLIN: u32 = 0x1;
+    const EPOLLOUT: u32 = 0x4;
+    for mask in &masks {
+        assert_eq!(mask & (EPOLLIN | EPOLLOUT), EPOLLIN, "{masks:x?}");
+    }
+
+    // Both ways still work, a write larger than the socket holds too (it waits for room).
+    client.write_all(&interest(1)).await.unwrap();
+    assert_eq!(events.packet().await, (info.id, interest(1)));
+    let big: Vec<_> = (0..64).map(|_| data(8000)).collect();
+    for p in &big {
+        system.send(info.id, p.clone()).unwrap();
+    }
+    let expected = big.concat();
+    assert_eq!(read_n(&mut client, expected.len()).await, expected);
+    system.shutdown().await;
+}

@@ -97,6 +97,49 @@ pub(crate) fn peek(socket: &impl AsRawFd, buf: &mut [u8]) -> io::Result<usize> {
     usize::try_from(rc).map_err(|_| io::Error::last_os_error())
 }
 
+/// Reads what a stream socket holds now into the spare capacity of `buf` (`recv` with
+/// `MSG_DONTWAIT`), as tokio's `try_read_buf` does for the sockets it owns: for a socket the
+/// reactor watches through an `AsyncFd` (crate::unix_io), whose reads are the caller's.
+///
+/// # Errors
+/// The `recv` error (`WouldBlock` when nothing is waiting).
+pub(crate) fn recv_buf(socket: &impl AsRawFd, buf: &mut bytes::BytesMut) -> io::Result<usize> {
+    let spare = buf.spare_capacity_mut();
+    // SAFETY: `spare` is a valid, writable region of `spare.len()` bytes owned by `buf` for the
+    // whole call (uninitialised bytes may be written), and `recv` writes at most that many.
+    let rc = unsafe {
+        libc::recv(
+            socket.as_raw_fd(),
+            spare.as_mut_ptr().cast(),
+            spare.len(),
+            libc::MSG_DONTWAIT,
+        )
+    };
+    let n = usize::try_from(rc).map_err(|_| io::Error::last_os_error())?;
+    let len = buf.len() + n;
+    // SAFETY: the kernel initialised the first `n` bytes of the spare capacity (`n` is at
+    // most its length), so the first `len` bytes of `buf` are initialised.
+    unsafe { buf.set_len(len) };
+    Ok(n)
+}
+
+/// Registers a Unix stream socket with the reactor for `interest` only (tokio's own sockets
+/// always register for reads and writes).
+///
+/// # Errors
+/// The registration's error (the socket is closed then).
+pub(crate) fn register_unix(
+    socket: std::os::unix::net::UnixStream,
+    interest: tokio::io::Interest,
+) -> io::Result<tokio::io::unix::AsyncFd<std::os::unix::net::UnixStream>> {
+    // SAFETY: a `UnixStream` owns its descriptor: it stays open and the same for the stream's
+    // whole life, which the `AsyncFd` takes, and `as_raw_fd` always returns it. Nothing in
+    // this crate replaces the stream through `AsyncFd::get_mut` (crate::unix_io uses
+    // `get_ref` only).
+    unsafe { tokio::io::unix::AsyncFd::register_with_interest(socket, interest) }
+        .map_err(|e| e.into_parts().1)
+}
+
 #[cfg(test)]
 #[cfg(target_os = "linux")]
 mod tests {
