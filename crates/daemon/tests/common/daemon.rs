@@ -18,15 +18,43 @@ pub struct Daemon {
     pub udp: u16,
 }
 
-/// A port free for both TCP and UDP a moment ago.
+/// A port free for both TCP and UDP a moment ago, chosen BELOW the kernel's ephemeral range
+/// (`net.ipv4.ip_local_port_range`): a port from that range, closed again, can be handed to any
+/// other socket's `connect` or `bind(0)` before the daemon binds it (this failed a CI run),
+/// while one below it is never given out by the kernel. Each test process walks its own
+/// stretch of the range (offset by its pid), so parallel tests and processes rarely meet;
+/// a port still taken is skipped.
 pub fn free_port() -> u16 {
-    loop {
-        let t = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = t.local_addr().unwrap().port();
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u32>().ok())
+        .unwrap_or(32768);
+    if low < 12_000 {
+        // An unusual range leaves no room below it: fall back to one the kernel picked.
+        loop {
+            let t = TcpListener::bind("127.0.0.1:0").unwrap();
+            let port = t.local_addr().unwrap().port();
+            if UdpSocket::bind(("127.0.0.1", port)).is_ok() {
+                return port;
+            }
+        }
+    }
+    let (base, span) = (10_000u32, low - 10_000);
+    let start = std::process::id().wrapping_mul(7_919) % span;
+    for _ in 0..span {
+        let k = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = (base + (start + k) % span) as u16;
+        let Ok(t) = TcpListener::bind(("127.0.0.1", port)) else {
+            continue;
+        };
         if UdpSocket::bind(("127.0.0.1", port)).is_ok() {
+            drop(t);
             return port;
         }
     }
+    panic!("no port free for TCP and UDP in 10000..{low}");
 }
 
 impl Daemon {
