@@ -644,6 +644,17 @@ impl FaceSystem {
         out
     }
 
+    /// Face `id`'s neighbour holds no session with us (it said so in its answers to the
+    /// agents' hellos, e.g. after a restart): the link starts a new handshake if this side
+    /// starts them ([`crate::secure::SecureLink::request_rehandshake`]). Returns whether
+    /// one will be started.
+    pub fn request_rehandshake(&self, id: FaceId) -> bool {
+        self.shared
+            .face(id)
+            .and_then(|f| f.secure.as_ref().map(|s| s.request_rehandshake()))
+            .unwrap_or(false)
+    }
+
     /// Stops trusting `key` and ends the sessions established with it. Returns whether the
     /// key was trusted.
     pub fn untrust(&self, key: &crate::secure::PublicKey) -> bool {

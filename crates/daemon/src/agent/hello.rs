@@ -15,6 +15,13 @@
 //! - a dead neighbour is **alive** again only after `hello_recover` hellos in a row are
 //!   answered (a new neighbour after its first answer), so a link that answers now and then
 //!   does not make routes flap.
+//!
+//! An answer's Content is one byte: 1 when the answering forwarder holds an established
+//! secure session on the face the hello came in on, 0 when it holds none (an empty Content,
+//! from an older namewayd, says nothing). A neighbour that answers 0 three times in a row
+//! while we hold a session with it has lost its side, e.g. by a restart: in per-prefix mode
+//! nothing else would tell us (hellos travel in the clear), so the agent asks the link for
+//! a new handshake ([`Hellos::take_lost_sessions`]).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -22,6 +29,10 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use nameway_fw::FaceId;
 use nameway_wire::{Component, Data, Interest, LpPacket, MetaInfo, Name};
+
+/// Answers in a row saying "no session" after which the neighbour is taken to have lost its
+/// side of the session.
+const NO_SESSION_ANSWERS: u32 = 3;
 
 /// The internal face hellos leave from and arrive at.
 pub const HELLO_FACE: FaceId = FaceId(4);
@@ -70,6 +81,8 @@ struct Probe {
     streak: u32,
     /// The outstanding hello's sequence number.
     outstanding: Option<u64>,
+    /// Answers in a row saying the neighbour holds no session with us.
+    no_session: u32,
 }
 
 /// See the module documentation.
@@ -82,6 +95,9 @@ pub struct Hellos {
     next_round: Instant,
     /// Set when a neighbour's liveness changed since [`Hellos::take_changed`].
     changed: bool,
+    /// Faces whose neighbour said, [`NO_SESSION_ANSWERS`] times in a row, that it holds no
+    /// session with us.
+    lost_sessions: Vec<u64>,
     /// Counters.
     pub counters: HelloCounters,
 }
@@ -100,6 +116,7 @@ impl Hellos {
             probes: BTreeMap::new(),
             next_round: now,
             changed: false,
+            lost_sessions: Vec::new(),
             counters: HelloCounters::default(),
         }
     }
@@ -123,6 +140,7 @@ impl Hellos {
             since: now,
             streak: 0,
             outstanding: None,
+            no_session: 0,
         });
         self.next_round = self.next_round.min(now);
     }
@@ -137,6 +155,12 @@ impl Hellos {
     /// Whether the neighbour behind `face` is alive.
     pub fn alive(&self, face: u64) -> bool {
         self.probes.get(&face).is_some_and(|p| p.alive)
+    }
+
+    /// The faces whose neighbour keeps saying it holds no session with us, since the last
+    /// call.
+    pub fn take_lost_sessions(&mut self) -> Vec<u64> {
+        std::mem::take(&mut self.lost_sessions)
     }
 
     /// Whether a neighbour's liveness changed since the last call (and clears it).
@@ -192,9 +216,15 @@ impl Hellos {
     }
 
     /// What the forwarder sent to [`HELLO_FACE`]: a neighbour's hello (returns the Data
-    /// answering it, to be handed back from [`HELLO_FACE`]) or the answer to one of ours.
-    /// Returns also the face a neighbour's hello came in on when it is not probed yet.
-    pub fn on_transmit(&mut self, now: Instant, wire: Bytes) -> (Option<Bytes>, Option<u64>) {
+    /// answering it, to be handed back from [`HELLO_FACE`]; `has_session` tells whether this
+    /// forwarder holds an established secure session on a face) or the answer to one of
+    /// ours. Returns also the face a neighbour's hello came in on when it is not probed yet.
+    pub fn on_transmit(
+        &mut self,
+        now: Instant,
+        wire: Bytes,
+        has_session: impl Fn(u64) -> bool,
+    ) -> (Option<Bytes>, Option<u64>) {
         let (incoming, fragment) = match nameway_wire::Packet::classify(wire) {
             Ok(nameway_wire::Packet::Lp(lp)) if lp.nack.is_none() => {
                 (lp.incoming_face_id, lp.fragment)
@@ -208,10 +238,11 @@ impl Hellos {
             return (None, None);
         };
         if let Ok(interest) = Interest::decode(&fragment) {
-            return self.answer(&interest, incoming);
+            let session = incoming.is_some_and(has_session);
+            return self.answer(&interest, incoming, session);
         }
         if let Ok(data) = Data::decode(&fragment) {
-            self.on_answer(now, &data.name);
+            self.on_answer(now, &data.name, data.content.as_deref().unwrap_or_default());
         }
         (None, None)
     }
@@ -220,9 +251,13 @@ impl Hellos {
         &mut self,
         interest: &Interest,
         incoming: Option<u64>,
+        session: bool,
     ) -> (Option<Bytes>, Option<u64>) {
         self.counters.received += 1;
-        let mut data = Data::new(interest.name.clone(), Bytes::new());
+        let mut data = Data::new(
+            interest.name.clone(),
+            Bytes::from_static(if session { &[1] } else { &[0] }),
+        );
         data.meta_info = Some(MetaInfo {
             freshness_period: Some(0),
             ..MetaInfo::default()
@@ -232,7 +267,7 @@ impl Hellos {
         (Some(data.encode()), unknown)
     }
 
-    fn on_answer(&mut self, now: Instant, name: &Name) {
+    fn on_answer(&mut self, now: Instant, name: &Name, content: &[u8]) {
         let seq = (self.base.is_prefix_of(name) && name.len() == self.base.len() + 1)
             .then(|| name.last().and_then(|c| c.as_number()))
             .flatten();
@@ -246,6 +281,16 @@ impl Hellos {
         };
         p.outstanding = None;
         p.streak += 1;
+        match content {
+            [0] => {
+                p.no_session += 1;
+                if p.no_session >= NO_SESSION_ANSWERS {
+                    p.no_session = 0;
+                    self.lost_sessions.push(*face);
+                }
+            }
+            _ => p.no_session = 0,
+        }
         // The hello was sent at the last round.
         p.last_answered = Some(
             self.next_round
@@ -289,7 +334,7 @@ mod tests {
         let lp = LpPacket::decode(hello).unwrap();
         assert!(lp.next_hop_face_id.is_some());
         // What the neighbour's forwarder hands its HELLO_FACE: the bare Interest.
-        let (answer, _) = n.on_transmit(Instant::now(), lp.fragment.unwrap());
+        let (answer, _) = n.on_transmit(Instant::now(), lp.fragment.unwrap(), |_| true);
         assert_eq!(n.counters.received, 1);
         answer.unwrap()
     }
@@ -303,7 +348,7 @@ mod tests {
         let sent = h.poll(t0);
         assert_eq!(sent.len(), 1);
         assert_eq!(sent[0].0, 7);
-        h.on_transmit(t0 + MS, neighbour_answers(&sent[0].1));
+        h.on_transmit(t0 + MS, neighbour_answers(&sent[0].1), |_| true);
         assert!(h.alive(7));
         assert!(h.take_changed());
         // Answered rounds keep it alive.
@@ -311,7 +356,7 @@ mod tests {
         for _ in 0..4 {
             now += 500 * MS;
             let s = h.poll(now);
-            h.on_transmit(now + MS, neighbour_answers(&s[0].1));
+            h.on_transmit(now + MS, neighbour_answers(&s[0].1), |_| true);
         }
         assert!(h.alive(7));
         assert!(!h.take_changed());
@@ -327,11 +372,11 @@ mod tests {
         // One answer is not enough to come back; two in a row are.
         now += 500 * MS;
         let s = h.poll(now);
-        h.on_transmit(now + MS, neighbour_answers(&s[0].1));
+        h.on_transmit(now + MS, neighbour_answers(&s[0].1), |_| true);
         assert!(!h.alive(7));
         now += 500 * MS;
         let s = h.poll(now);
-        h.on_transmit(now + MS, neighbour_answers(&s[0].1));
+        h.on_transmit(now + MS, neighbour_answers(&s[0].1), |_| true);
         assert!(h.alive(7));
         assert_eq!(h.counters.revivals, 2);
         // An answer every other round never brings it back once dead again.
@@ -343,7 +388,7 @@ mod tests {
         for k in 1..=10u32 {
             let s = h.poll(now + 500 * MS * k);
             if k % 2 == 0 {
-                h.on_transmit(now, neighbour_answers(&s[0].1));
+                h.on_transmit(now, neighbour_answers(&s[0].1), |_| true);
             }
         }
         assert!(!h.alive(7));
@@ -357,14 +402,68 @@ mod tests {
         let first = h.poll(t0);
         let late = neighbour_answers(&first[0].1);
         h.poll(t0 + 500 * MS);
-        h.on_transmit(t0 + 501 * MS, late);
+        h.on_transmit(t0 + 501 * MS, late, |_| true);
         assert_eq!(h.counters.stray, 1);
         assert!(!h.alive(7));
         let mut other = Hellos::new(timers(), 2, t0);
         other.add(7, t0);
         let theirs = other.poll(t0);
-        h.on_transmit(t0, neighbour_answers(&theirs[0].1));
+        h.on_transmit(t0, neighbour_answers(&theirs[0].1), |_| true);
         assert_eq!(h.counters.stray, 2);
+    }
+
+    /// The neighbour's answer when it holds (`Some(true)`), does not hold (`Some(false)`) a
+    /// session on the face the hello came in on, or is an older namewayd (`None`: empty).
+    fn answer_saying(hello: &Bytes, session: Option<bool>) -> Bytes {
+        let mut n = Hellos::new(timers(), 99, Instant::now());
+        let mut lp = LpPacket::decode(hello).unwrap();
+        lp.next_hop_face_id = None;
+        lp.incoming_face_id = Some(40);
+        let (answer, _) = n.on_transmit(Instant::now(), lp.encode(), |f| {
+            f == 40 && session == Some(true)
+        });
+        let answer = answer.unwrap();
+        match session {
+            Some(_) => answer,
+            None => {
+                let mut d = Data::decode(&answer).unwrap();
+                d.content = Some(Bytes::new());
+                d.encode()
+            }
+        }
+    }
+
+    #[test]
+    fn a_neighbour_that_keeps_saying_it_holds_no_session_is_reported_after_three_answers() {
+        let t0 = Instant::now();
+        let mut h = Hellos::new(timers(), 1, t0);
+        h.add(7, t0);
+        let mut now = t0;
+        let mut round = |h: &mut Hellos, session: Option<bool>| {
+            let s = h.poll(now);
+            h.on_transmit(now + MS, answer_saying(&s[0].1, session), |_| true);
+            now += 500 * MS;
+            h.take_lost_sessions()
+        };
+        // Two "no session", then one "session": nothing.
+        assert!(round(&mut h, Some(false)).is_empty());
+        assert!(round(&mut h, Some(false)).is_empty());
+        assert!(round(&mut h, Some(true)).is_empty());
+        // Answers from an older namewayd say nothing either way.
+        for _ in 0..4 {
+            assert!(round(&mut h, None).is_empty());
+        }
+        // Three in a row: the face is named, once, and again after three more.
+        assert!(round(&mut h, Some(false)).is_empty());
+        assert!(round(&mut h, Some(false)).is_empty());
+        assert_eq!(round(&mut h, Some(false)), vec![7]);
+        assert!(round(&mut h, Some(false)).is_empty());
+        assert!(round(&mut h, Some(false)).is_empty());
+        assert_eq!(round(&mut h, Some(false)), vec![7]);
+        assert!(
+            h.alive(7),
+            "answers keep the neighbour alive whatever they say"
+        );
     }
 
     #[test]
@@ -377,11 +476,11 @@ mod tests {
         let mut lp = LpPacket::decode(&hello).unwrap();
         lp.next_hop_face_id = None;
         lp.incoming_face_id = Some(12);
-        let (answer, unknown) = h.on_transmit(t0, lp.encode());
+        let (answer, unknown) = h.on_transmit(t0, lp.encode(), |_| true);
         assert!(answer.is_some());
         assert_eq!(unknown, Some(12));
         h.add(12, t0);
-        let (_, unknown) = h.on_transmit(t0, lp.encode());
+        let (_, unknown) = h.on_transmit(t0, lp.encode(), |_| true);
         assert_eq!(unknown, None);
     }
 }

@@ -155,6 +155,9 @@ pub struct AgentCounters {
     pub hellos_received: AtomicU64,
     /// Neighbours declared dead (no hello answered within the window).
     pub neighbours_dead: AtomicU64,
+    /// New handshakes asked of a secure link because its neighbour kept saying, in its
+    /// answers to our hellos, that it holds no session with us (it restarted).
+    pub rehandshakes: AtomicU64,
     /// Tier sizes of the decoupled store applied from `cs` objects.
     pub tiers_applied: AtomicU64,
     /// Tier sizes refused, by [`TierRefusal`].
@@ -259,6 +262,7 @@ impl AgentCounters {
             hellos_answered: read(&self.hellos_answered),
             hellos_received: read(&self.hellos_received),
             neighbours_dead: read(&self.neighbours_dead),
+            rehandshakes: read(&self.rehandshakes),
             renewals: [
                 ("renewed", read(&self.renewed)),
                 ("refused", read(&self.renew_refused)),
@@ -317,6 +321,9 @@ crate::stats! {
         pub hellos_received: u64 = counter("nameway_controller_hellos_received"),
         /// Neighbours declared dead (no hello answered within the window).
         pub neighbours_dead: u64 = counter("nameway_controller_neighbours_dead"),
+        /// New secure handshakes started because a neighbour said in its hello answers that it
+        /// holds no session with us (it restarted; in per-prefix mode nothing else tells).
+        pub rehandshakes: u64 = counter("nameway_controller_rehandshakes"),
         /// Router certificate renewals answered by the controller, by result (`renewed`: checked
         /// and kept; `refused`: not the anchor's, not this router's key, not valid now).
         pub renewals: BTreeMap<&'static str, u64> = counter("nameway_controller_renewals"; by "result"),

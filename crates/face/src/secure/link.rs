@@ -30,6 +30,9 @@ const PENDING_LIFETIME_MS: u64 = 10_000;
 const MAX_EPOCHS_AHEAD: u16 = 16;
 /// Unknown-key hints sent at most this often.
 const HINT_INTERVAL_MS: u64 = 1000;
+/// Handshakes started because the neighbour said it holds no session with us
+/// ([`SecureLink::request_rehandshake`]) at most this often.
+const REHANDSHAKE_INTERVAL_MS: u64 = 5000;
 
 /// Where a link stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -263,6 +266,9 @@ struct HsState {
     last_start_ms: Option<u64>,
     refused_until_ms: u64,
     last_hint_ms: Option<u64>,
+    /// The neighbour said it holds no session with us: start one at the next poll.
+    rehandshake: bool,
+    last_rehandshake_ms: Option<u64>,
 }
 
 struct TxSession {
@@ -441,10 +447,39 @@ impl SecureLink {
             }
             return None;
         }
-        if lock(&self.tx).is_some() || now_ms < hs.refused_until_ms {
+        if now_ms < hs.refused_until_ms {
             return None;
         }
+        if lock(&self.tx).is_some() {
+            // A session: a new handshake only when the neighbour lost its side of it (a
+            // restarted responder holds no session, and in per-prefix mode, with nothing
+            // protected to send, nothing else would tell us).
+            let recent = hs
+                .last_rehandshake_ms
+                .is_some_and(|t| now_ms.saturating_sub(t) < REHANDSHAKE_INTERVAL_MS);
+            if !std::mem::take(&mut hs.rehandshake) || recent {
+                return None;
+            }
+            hs.last_rehandshake_ms = Some(now_ms);
+            tracing::info!(peer = ?hs.peer, "neighbour holds no session with us; handshaking again");
+        }
         self.start(&mut hs, now_ms, mode)
+    }
+
+    /// The neighbour says it holds no session with us (its answers to the agents' hellos):
+    /// if this side starts the handshakes, the next [`SecureLink::poll`] starts a new one
+    /// (at most one every 5 s), the current session staying in use until it completes.
+    /// Returns whether one will be started.
+    pub fn request_rehandshake(&self) -> bool {
+        if self.initiate.is_none() {
+            return false;
+        }
+        let mut hs = lock(&self.hs);
+        if hs.initiating.is_some() {
+            return false;
+        }
+        hs.rehandshake = true;
+        true
     }
 
     fn start(&self, hs: &mut HsState, now_ms: u64, mode: SecureMode) -> Option<Bytes> {

@@ -407,6 +407,46 @@ fn a_peer_that_lost_its_keys_gets_a_new_handshake() {
     assert!(b2.open(5001, sealed).is_ok());
 }
 
+#[test]
+fn a_restarted_responder_that_said_so_gets_a_new_handshake_and_only_then() {
+    let p = pair(
+        SecurityLevel::ChaCha20Poly1305,
+        SecureMode::PerPrefix,
+        SecuritySettings::default(),
+    );
+    // B restarts; with nothing protected to send, A's session looks fine to A.
+    let b2 = SecureLink::new(
+        ctx(
+            &p.idb,
+            &[&p.ida],
+            SecurityLevel::ChaCha20Poly1305,
+            SecuritySettings::default(),
+        ),
+        None,
+    );
+    for t in [1000, 5000, 60_000] {
+        assert!(p.a.poll(t).is_none(), "a session: no handshake unasked");
+    }
+    // The responder cannot start one: the request is refused there.
+    assert!(!b2.request_rehandshake());
+    // B's hello answers said it holds no session: A's next poll starts one.
+    assert!(p.a.request_rehandshake());
+    let init = p.a.poll(60_100).expect("a new Init");
+    // Until it completes, the old session still seals (nothing is dropped meanwhile).
+    assert!(p.a.seal(60_100, data("/secret/x", b"old")).is_ok());
+    let resp = b2.on_handshake(60_100, &hs_value(&init)).unwrap();
+    let fin = p.a.on_handshake(60_100, &hs_value(&resp)).unwrap();
+    let confirm = b2.on_handshake(60_100, &hs_value(&fin)).unwrap();
+    assert!(p.a.on_handshake(60_100, &hs_value(&confirm)).is_none());
+    let sealed = p.a.seal(60_101, data("/secret/x", b"z")).unwrap();
+    assert!(b2.open(60_101, sealed).is_ok(), "the new session works");
+    // Asked again at once (spoofed or stale answers): at most one every 5 s.
+    assert!(p.a.request_rehandshake());
+    assert!(p.a.poll(61_000).is_none());
+    assert!(p.a.request_rehandshake());
+    assert!(p.a.poll(65_200).is_some());
+}
+
 /// Where `secret` shows in `text`, if it does: any run of 8 of its bytes as hexadecimal (either
 /// case, with or without separators or padding), as Rust prints a byte slice (`{:?}`, `{:x?}`, pretty or
 /// not), or any 12 characters from the middle of its base64 encodings (standard or URL-safe,
