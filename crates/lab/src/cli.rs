@@ -9,6 +9,7 @@ use clap::{Args, Subcommand};
 
 use crate::error::LabError;
 use crate::lab::{describe, Lab, Options, Stopped};
+use crate::request::Action;
 use crate::signals::Signals;
 use crate::state::{self, State};
 use crate::topology::Topology;
@@ -56,6 +57,20 @@ enum LabCommand {
         /// JSON instead of a table.
         #[arg(long)]
         json: bool,
+    },
+    /// Crash a forwarder of a running lab (SIGKILL); the lab stays up without it.
+    Kill {
+        /// The lab's name.
+        name: String,
+        /// The node.
+        node: String,
+    },
+    /// Start a killed forwarder again, with its configuration, identity and state.
+    Restart {
+        /// The lab's name.
+        name: String,
+        /// The node.
+        node: String,
     },
     /// Bring a topology up, run its [[step]]s in order, tear it down.
     Run {
@@ -122,6 +137,8 @@ async fn dispatch(args: &LabArgs) -> Result<ExitCode, LabError> {
         LabCommand::Status { name, watch, json } => {
             status(&opts, name.as_deref(), *watch, *json).await
         }
+        LabCommand::Kill { name, node } => request(&opts, name, node, Action::Kill),
+        LabCommand::Restart { name, node } => request(&opts, name, node, Action::Restart),
         LabCommand::Run { file } => run(file, opts).await,
         LabCommand::Reproduce(r) => crate::reproduce::main(r, opts).await,
     }
@@ -241,6 +258,19 @@ async fn detach(file: &Path, args: &LabArgs, opts: &Options) -> Result<ExitCode,
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// `kill` and `restart`: a request to the lab's runner ([`crate::request`]), and its answer.
+fn request(opts: &Options, lab: &str, node: &str, action: Action) -> Result<ExitCode, LabError> {
+    let state = State::load(&State::path(&opts.root, lab))?
+        .filter(|s| s.up && s.runner_alive())
+        .ok_or_else(|| LabError::NotUp(lab.to_owned()))?;
+    let done = crate::request::submit(&state.dir, node, action)?;
+    let answer = crate::request::wait_answer(&done, node, Duration::from_secs(120), || {
+        state.runner_alive()
+    })?;
+    println!("lab {lab}: {answer}");
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn down(opts: &Options, name: Option<&str>) -> Result<ExitCode, LabError> {

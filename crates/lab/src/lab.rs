@@ -27,6 +27,7 @@ use crate::net;
 use crate::nfd::NfdBuild;
 use crate::plan::Plan;
 use crate::process::{self, log_tail, ProcId, Running, Spawn};
+use crate::request;
 use crate::signals::Signals;
 use crate::state::{self, Cleanup, NodeState, State};
 use crate::topology::{NodeKind, Topology};
@@ -529,29 +530,36 @@ impl Lab {
     }
 
     async fn configure_nfd_nodes(&self) -> Result<(), LabError> {
+        for i in 0..self.plan.nodes.len() {
+            self.configure_nfd_node(i).await?;
+        }
+        Ok(())
+    }
+
+    /// An NFD node's faces and static routes, through nfdc (nothing for other kinds).
+    async fn configure_nfd_node(&self, i: usize) -> Result<(), LabError> {
         let Some(nfd) = &self.nfd else { return Ok(()) };
-        for (i, n) in self.plan.nodes.iter().enumerate() {
-            if n.kind != NodeKind::Nfd {
+        let n = &self.plan.nodes[i];
+        if n.kind != NodeKind::Nfd {
+            return Ok(());
+        }
+        for iface in &n.interfaces {
+            let uri = iface.peer_uri();
+            nfd.nfdc(
+                &n.socket,
+                &["face", "create", &uri, "persistency", "permanent"],
+            )
+            .await
+            .map_err(|e| node_error(&n.name, &e))?;
+        }
+        for r in self.plan.routes.iter().filter(|r| r.node == i) {
+            let Some(iface) = self.plan.interface(i, r.link) else {
                 continue;
-            }
-            for iface in &n.interfaces {
-                let uri = iface.peer_uri();
-                nfd.nfdc(
-                    &n.socket,
-                    &["face", "create", &uri, "persistency", "permanent"],
-                )
+            };
+            let (uri, cost) = (iface.peer_uri(), r.cost.to_string());
+            nfd.nfdc(&n.socket, &["route", "add", &r.prefix, &uri, "cost", &cost])
                 .await
                 .map_err(|e| node_error(&n.name, &e))?;
-            }
-            for r in self.plan.routes.iter().filter(|r| r.node == i) {
-                let Some(iface) = self.plan.interface(i, r.link) else {
-                    continue;
-                };
-                let (uri, cost) = (iface.peer_uri(), r.cost.to_string());
-                nfd.nfdc(&n.socket, &["route", "add", &r.prefix, &uri, "cost", &cost])
-                    .await
-                    .map_err(|e| node_error(&n.name, &e))?;
-            }
         }
         Ok(())
     }
@@ -709,10 +717,120 @@ impl Lab {
         loop {
             tokio::select! {
                 name = signals.recv() => return Ok(Stopped::Signal(name)),
-                () = tokio::time::sleep(Duration::from_millis(200)) => {}
+                () = tokio::time::sleep(request::POLL) => {}
             }
+            self.serve_requests(signals).await?;
             self.check_all()?;
         }
+    }
+
+    /// Acts on the operators' requests waiting ([`request`]): kills and restarts of
+    /// forwarders. A signal during a restart stops the lab as during bring-up.
+    async fn serve_requests(&mut self, signals: &mut Signals) -> Result<(), LabError> {
+        for (node, action) in request::take(&self.plan.dir) {
+            let result = match action {
+                request::Action::Kill => self.kill_node(&node).await,
+                request::Action::Restart => self.restart_node(&node, signals).await,
+            };
+            if let Err(LabError::Interrupted(name)) = result {
+                let why = format!("the lab is stopping ({name})");
+                request::answer(&self.plan.dir, &node, action, &Err(why));
+                return Err(LabError::Interrupted(name));
+            }
+            let result = result.map_err(|e| e.to_string());
+            if self.opts.verbose {
+                match &result {
+                    Ok(s) => println!("lab {}: {s}", self.plan.lab),
+                    Err(e) => println!(
+                        "lab {}: {} {node} refused: {e}",
+                        self.plan.lab,
+                        action.suffix()
+                    ),
+                }
+            }
+            request::answer(&self.plan.dir, &node, action, &result);
+        }
+        Ok(())
+    }
+
+    /// The index of forwarder `name`.
+    fn forwarder_index(&self, name: &str) -> Result<usize, LabError> {
+        let i = self.plan.index(name).ok_or_else(|| LabError::Node {
+            node: name.into(),
+            detail: "no such node".into(),
+        })?;
+        if !self.plan.nodes[i].kind.is_forwarder() {
+            return Err(LabError::Node {
+                node: name.into(),
+                detail: "is an app, not a forwarder".into(),
+            });
+        }
+        Ok(i)
+    }
+
+    /// SIGKILL to forwarder `name` (a crash: it cleans nothing up); the lab stays up.
+    ///
+    /// # Errors
+    /// Not a forwarder, or not running.
+    pub async fn kill_node(&mut self, name: &str) -> Result<String, LabError> {
+        let i = self.forwarder_index(name)?;
+        let Some(mut r) = self.procs[i].take() else {
+            return Err(LabError::Node {
+                node: name.into(),
+                detail: "is not running".into(),
+            });
+        };
+        let pid = r.id.pid;
+        let _ = r.child.start_kill();
+        let _ = r.child.wait().await;
+        self.state.nodes[i].proc = None;
+        self.state.save()?;
+        Ok(format!("{name} killed (pid {pid})"))
+    }
+
+    /// Starts forwarder `name` again after [`Lab::kill_node`], with its configuration,
+    /// identity and state folder, and waits until it answers.
+    ///
+    /// # Errors
+    /// Not a forwarder, still running, or it did not start (the lab stays up without it).
+    pub async fn restart_node(
+        &mut self,
+        name: &str,
+        signals: &mut Signals,
+    ) -> Result<String, LabError> {
+        let i = self.forwarder_index(name)?;
+        if self.procs[i].is_some() {
+            return Err(LabError::Node {
+                node: name.into(),
+                detail: "is running (kill it first)".into(),
+            });
+        }
+        let started = Instant::now();
+        // The killed process left its socket file: wait for the new one.
+        let _ = std::fs::remove_file(&self.plan.nodes[i].socket);
+        self.start_forwarder(i).await?;
+        self.state.save()?;
+        let ready = match self
+            .wait_forwarder(i, Instant::now() + READY_BASE, signals)
+            .await
+        {
+            Ok(()) => self.configure_nfd_node(i).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = ready {
+            if let Some(mut r) = self.procs[i].take() {
+                let _ = r.child.start_kill();
+                let _ = r.child.wait().await;
+            }
+            self.state.nodes[i].proc = None;
+            self.state.save()?;
+            return Err(e);
+        }
+        let pid = self.procs[i].as_ref().map_or(0, |r| r.id.pid);
+        Ok(format!(
+            "{name} running again (pid {pid}) after {:.2} s",
+            started.elapsed().as_secs_f64()
+        ))
     }
 
     /// An error if a forwarder has exited or an app has failed; apps that ended well are

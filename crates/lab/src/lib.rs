@@ -24,6 +24,7 @@ pub mod probe;
 pub mod process;
 pub mod report;
 pub mod reproduce;
+pub mod request;
 pub mod scenario;
 pub mod signals;
 pub mod state;

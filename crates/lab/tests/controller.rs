@@ -68,7 +68,7 @@ fn ip(args: &[&str]) {
 }
 
 #[test]
-fn ctl10_routes_around_a_silent_link_failure_and_tears_down_clean() {
+fn ctl10_routes_around_a_silent_link_failure_and_a_router_crash_and_tears_down_clean() {
     if !root() {
         return;
     }
@@ -219,6 +219,90 @@ fn ctl10_routes_around_a_silent_link_failure_and_tears_down_clean() {
             "{prefix} registered at r10 is not routed at r1"
         );
     }
+
+    // A router crash: r9 (SIGKILL through `nameway lab kill`) while r1 fetches the object.
+    // r7 reaches r10 through r9 and through r8 (equal cost); without r9, through r8 only.
+    // The lab stays up, the get completes, and r9 restarted takes its share back.
+    let r7 = t.node_index("r7").unwrap();
+    let r7_toward = |peer: &str| {
+        let p = t.node_index(peer).unwrap();
+        let i = plan.nodes[r7]
+            .interfaces
+            .iter()
+            .find(|i| i.peer == p)
+            .unwrap();
+        face(&sock("r7"), &i.peer_uri())
+    };
+    let (f78, f79) = (r7_toward("r8"), r7_toward("r9"));
+    let mut both = vec![f78, f79];
+    both.sort_unstable();
+    assert_eq!(ctl_faces(&sock("r7"), OBJ), both);
+    let _ = std::fs::remove_file(&got);
+    let mut get = Command::new(bin_dir().join("nameway"))
+        .arg("--transport")
+        .arg(format!("unix://{}", sock("r1").display()))
+        .args(["get", "-q", "--cc", "fixed", "-w", "2", "-o"])
+        .arg(&got)
+        .arg(OBJ)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let r9_pid = state["nodes"][t.node_index("r9").unwrap()]["proc"]["pid"]
+        .as_u64()
+        .unwrap();
+    let out = lab_output(dir.path(), &["kill", LAB, "r9"]);
+    assert!(
+        out.status.success(),
+        "lab kill: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("r9 killed"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // Killed and reaped before the runner answered.
+    assert!(
+        !Path::new(&format!("/proc/{r9_pid}")).exists(),
+        "r9 (pid {r9_pid}) still there"
+    );
+    assert!(
+        eventually(30, || ctl_faces(&sock("r7"), OBJ) == vec![f78]),
+        "r7 still routes {OBJ} through r9 30 s after r9 crashed: {:?}",
+        ctl_faces(&sock("r7"), OBJ)
+    );
+    let status = get.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(get.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "the get across r9's crash failed: {err}");
+    assert!(
+        std::fs::read(&got).unwrap() == want,
+        "the get across r9's crash returned other bytes"
+    );
+    // The lab is still up (its runner did not tear it down for the crash) ...
+    assert!(runner.try_wait().unwrap().is_none(), "the runner ended");
+    // ... a second kill is refused with its reason ...
+    let out = lab_output(dir.path(), &["kill", LAB, "r9"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not running"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // ... and r9 restarted (its identity and certificate kept) is routed through again.
+    let out = lab_output(dir.path(), &["restart", LAB, "r9"]);
+    assert!(
+        out.status.success(),
+        "lab restart: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        eventually(60, || ctl_faces(&sock("r7"), OBJ) == both),
+        "r7 does not route {OBJ} through the restarted r9: {:?}",
+        ctl_faces(&sock("r7"), OBJ)
+    );
 
     // Teardown (SIGTERM to the runner) leaves nothing, the controller included.
     rustix::process::kill_process(
