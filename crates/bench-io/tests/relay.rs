@@ -1,0 +1,76 @@
+//! Every engine relays a few thousand exchanges between real client processes, with every
+//! byte intact (each client checks every packet it receives, byte for byte, and the relay's
+//! counts must match).
+
+use std::path::Path;
+
+use bench_io::run::{run_round, Engine, Load};
+use bench_io::tlv::{DATA_LEN, INTEREST_LEN};
+
+const EXCHANGES: u64 = 3000;
+
+fn relays_intact(engine: Engine, batching: bool) {
+    let exe = Path::new(env!("CARGO_BIN_EXE_bench-io"));
+    let load = Load {
+        exchanges: EXCHANGES,
+        window: 16,
+        batching,
+    };
+    let round = run_round(exe, engine, load)
+        .unwrap_or_else(|e| panic!("{} (batching {batching}): {e}", engine.name()));
+    let s = round.stats;
+    assert_eq!(s.exchanges, EXCHANGES);
+    assert_eq!(s.interests, EXCHANGES);
+    assert_eq!(s.bytes_in[0], EXCHANGES * INTEREST_LEN as u64);
+    assert_eq!(s.bytes_in[1], EXCHANGES * DATA_LEN as u64);
+    assert!(
+        s.syscalls > 0 && s.waits > 0 && s.reads > 0 && s.writes > 0,
+        "{s:?}"
+    );
+    if engine != Engine::Epoll && engine != Engine::UringSingle {
+        assert!(round.multishot, "this kernel has multishot receives");
+    }
+    if engine == Engine::UringSqpoll {
+        assert!(
+            round.io_threads.iter().any(|t| t.starts_with("iou-sqp")),
+            "{:?}",
+            round.io_threads
+        );
+    }
+}
+
+#[test]
+fn epoll_relays_every_byte() {
+    relays_intact(Engine::Epoll, false);
+    relays_intact(Engine::Epoll, true);
+}
+
+#[test]
+fn uring_multishot_relays_every_byte() {
+    relays_intact(Engine::Uring, false);
+    relays_intact(Engine::Uring, true);
+}
+
+#[test]
+fn uring_single_recv_relays_every_byte() {
+    relays_intact(Engine::UringSingle, false);
+    relays_intact(Engine::UringSingle, true);
+}
+
+#[test]
+fn uring_sqpoll_relays_every_byte() {
+    relays_intact(Engine::UringSqpoll, false);
+    relays_intact(Engine::UringSqpoll, true);
+}
+
+#[test]
+fn a_client_that_fails_fails_the_round() {
+    // A consumer that is told to connect nowhere never connects.
+    let missing = Path::new("/nonexistent/bench-io");
+    let load = Load {
+        exchanges: 10,
+        window: 16,
+        batching: false,
+    };
+    assert!(run_round(missing, Engine::Epoll, load).is_err());
+}
