@@ -118,7 +118,7 @@ fn bench(a: &Args) -> Result<(), Error> {
             let round = run_round(&exe, engine, load)?;
             println!(
                 "round {} {:<13} cpu {:6.2} us/x (thread {:6.2})  syscalls {:5.2}/x  \
-                 switches {:5.3}/x  {:8.0} x/s{}{}",
+                 switches {:5.3}/x  {:8.0} x/s  clients {:6.2} us/x{}{}",
                 r + 1,
                 engine.name(),
                 round.cpu_per_exchange(),
@@ -126,6 +126,7 @@ fn bench(a: &Args) -> Result<(), Error> {
                 round.syscalls_per_exchange(),
                 round.switches_per_exchange(),
                 round.rate(),
+                round.clients_cpu_per_exchange(),
                 if engine != Engine::Epoll && !round.multishot {
                     "  (single recv)"
                 } else {
@@ -147,20 +148,21 @@ fn bench(a: &Args) -> Result<(), Error> {
     println!();
     println!(
         "| engine | CPU µs/exchange (process) | relay thread | syscalls/exchange | \
-         switches/exchange | exchanges/s | CPU vs epoll |"
+         switches/exchange | exchanges/s | clients' CPU µs/exchange | CPU vs epoll |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     let base = med(Engine::Epoll, Round::cpu_per_exchange);
     for &e in &a.engines {
         let cpu = med(e, Round::cpu_per_exchange);
         println!(
-            "| {} | {:.2} | {:.2} | {:.2} | {:.3} | {:.0} | {} |",
+            "| {} | {:.2} | {:.2} | {:.2} | {:.3} | {:.0} | {:.2} | {} |",
             e.name(),
             cpu,
             med(e, Round::thread_cpu_per_exchange),
             med(e, Round::syscalls_per_exchange),
             med(e, Round::switches_per_exchange),
             med(e, Round::rate),
+            med(e, Round::clients_cpu_per_exchange),
             if base.is_nan() {
                 "-".to_string()
             } else {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::relay::Stats;
 use crate::uring::{Options, Recv};
-use crate::usage::{io_threads, Usage};
+use crate::usage::{children_cpu_us, io_threads, Usage};
 use crate::{epoll, uring, Error, Result};
 
 /// The engines.
@@ -76,6 +76,8 @@ pub struct Round {
     pub process_cpu_us: u64,
     /// The relay thread's context switches.
     pub switches: u64,
+    /// The two clients' CPU over their lives (start-up included), µs.
+    pub clients_cpu_us: u64,
     /// Wall-clock time of the relaying.
     pub elapsed: Duration,
     /// Whether multishot receives were used (io_uring engines).
@@ -93,6 +95,11 @@ impl Round {
     /// The relay thread's CPU per exchange, µs.
     pub fn thread_cpu_per_exchange(&self) -> f64 {
         self.thread_cpu_us as f64 / self.stats.exchanges.max(1) as f64
+    }
+
+    /// The clients' CPU per exchange, µs.
+    pub fn clients_cpu_per_exchange(&self) -> f64 {
+        self.clients_cpu_us as f64 / self.stats.exchanges.max(1) as f64
     }
 
     /// System calls per exchange.
@@ -204,6 +211,7 @@ fn socket_path() -> PathBuf {
 /// A client that fails to start, connect or finish; the engine's errors; a relay that did
 /// not relay exactly `load.exchanges` exchanges.
 pub fn run_round(exe: &Path, engine: Engine, load: Load) -> Result<Round> {
+    let children_before = children_cpu_us();
     let path = socket_path();
     let _ = std::fs::remove_file(&path);
     let listener = UnixListener::bind(&path).map_err(|e| Error::Io("bind", e))?;
@@ -240,6 +248,7 @@ pub fn run_round(exe: &Path, engine: Engine, load: Load) -> Result<Round> {
     let (stats, multishot) = relayed?;
     consumer.wait()?;
     producer.wait()?;
+    let clients_cpu_us = children_cpu_us().saturating_sub(children_before);
     if stats.exchanges != load.exchanges || stats.interests != load.exchanges {
         return Err(Error::Protocol(format!(
             "relayed {} Interests and {} Data for {} exchanges",
@@ -252,6 +261,7 @@ pub fn run_round(exe: &Path, engine: Engine, load: Load) -> Result<Round> {
         thread_cpu_us: after.thread_cpu_us - before.thread_cpu_us,
         process_cpu_us: after.process_cpu_us - before.process_cpu_us,
         switches: after.thread_switches - before.thread_switches,
+        clients_cpu_us,
         elapsed: after.at - before.at,
         multishot,
         io_threads: threads,

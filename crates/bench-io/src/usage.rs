@@ -64,3 +64,8 @@ pub fn io_threads() -> Vec<String> {
     names.sort();
     names
 }
+
+/// User + system CPU of this process's children that have been waited for, in microseconds.
+pub fn children_cpu_us() -> u64 {
+    cpu_us(&rusage(libc::RUSAGE_CHILDREN))
+}
