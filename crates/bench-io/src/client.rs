@@ -101,12 +101,22 @@ pub fn consumer(mut sock: UnixStream, exchanges: u64, window: u64, batching: boo
     Ok(())
 }
 
+/// Appends the answer to Interest `seq`: its Data, or an Interest where `bad_at` says so.
+fn answer(out: &mut Vec<u8>, seq: u64, bad_at: Option<u64>) {
+    if bad_at == Some(seq) {
+        tlv::interest(out, seq);
+    } else {
+        tlv::data(out, seq);
+    }
+}
+
 /// Answers every Interest with its Data until the relay closes the connection; returns how
-/// many it answered.
+/// many it answered. With `bad_at`, Interest number `bad_at` is answered with an Interest
+/// (a packet the relay must refuse).
 ///
 /// # Errors
 /// A failed read or write, or a packet that is not the expected one.
-pub fn producer(mut sock: UnixStream, batching: bool) -> Result<u64> {
+pub fn producer(mut sock: UnixStream, batching: bool, bad_at: Option<u64>) -> Result<u64> {
     let mut seq = 0u64;
     let mut out = Vec::with_capacity(64 * 1024);
     if batching {
@@ -126,7 +136,7 @@ pub fn producer(mut sock: UnixStream, batching: bool) -> Result<u64> {
             out.clear();
             while let Some(len) = tlv::frame_len(&buf[at..filled], INTEREST)? {
                 tlv::check(&buf[at..at + len], INTEREST, seq)?;
-                tlv::data(&mut out, seq);
+                answer(&mut out, seq, bad_at);
                 seq += 1;
                 at += len;
             }
@@ -141,7 +151,7 @@ pub fn producer(mut sock: UnixStream, batching: bool) -> Result<u64> {
     while read_packet(&mut sock, &mut buf)? {
         tlv::check(&buf, INTEREST, seq)?;
         out.clear();
-        tlv::data(&mut out, seq);
+        answer(&mut out, seq, bad_at);
         sock.write_all(&out).map_err(io("write"))?;
         seq += 1;
     }

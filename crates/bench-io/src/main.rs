@@ -22,6 +22,7 @@ struct Args {
     batching: bool,
     engines: Vec<Engine>,
     connect: Option<String>,
+    bad_packet_at: Option<u64>,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -32,6 +33,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         batching: false,
         engines: vec![Engine::Epoll, Engine::Uring, Engine::UringSingle],
         connect: None,
+        bad_packet_at: None,
     };
     let mut it = args.iter();
     while let Some(flag) = it.next() {
@@ -52,6 +54,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--window" => a.window = number(value()?)?,
             "--batching" => a.batching = true,
             "--connect" => a.connect = Some(value()?),
+            "--bad-packet-at" => a.bad_packet_at = Some(number(value()?)?),
             "--engines" => {
                 a.engines = value()?
                     .split(',')
@@ -94,6 +97,7 @@ fn bench(a: &Args) -> Result<(), Error> {
         exchanges: a.exchanges,
         window: a.window,
         batching: a.batching,
+        bad_packet_at: None,
     };
     println!(
         "bench-io: {} exchanges x {} rounds, window {}, {} clients; load average {}",
@@ -213,7 +217,8 @@ fn main() -> ExitCode {
     let result = match role.as_deref() {
         Some("consumer") => connect(&args)
             .and_then(|s| client::consumer(s, args.exchanges, args.window, args.batching)),
-        Some(_) => connect(&args).and_then(|s| client::producer(s, args.batching).map(drop)),
+        Some(_) => connect(&args)
+            .and_then(|s| client::producer(s, args.batching, args.bad_packet_at).map(drop)),
         None => bench(&args),
     };
     match result {

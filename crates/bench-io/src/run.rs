@@ -61,6 +61,9 @@ pub struct Load {
     /// Clients that write their whole window at once and read all they can (`nameway
     /// bench`), instead of one packet per system call (ndnget / ndnserve).
     pub batching: bool,
+    /// The producer answers Interest number `n` with an Interest instead of a Data, which
+    /// the relay must refuse (for tests of the error path).
+    pub bad_packet_at: Option<u64>,
 }
 
 /// What one round measured.
@@ -136,6 +139,9 @@ impl Client {
         }
         if load.batching {
             cmd.arg("--batching");
+        }
+        if let (Some(n), "producer") = (load.bad_packet_at, role) {
+            cmd.arg("--bad-packet-at").arg(n.to_string());
         }
         let child = cmd
             .spawn()

@@ -325,14 +325,15 @@ impl Engine {
         let mut result = Ok(());
         for &(ud, res, flags) in &cqes {
             let i = (ud & 0xff) as usize;
-            let step = match ud >> 8 {
+            if result.is_err() {
+                // Only the bookkeeping, so that `finish` knows what is still in flight.
+                self.settle(ud, flags);
+                continue;
+            }
+            result = match ud >> 8 {
                 OP_RECV => self.received(i, res, flags),
                 _ => self.sent(i, res),
             };
-            if step.is_err() {
-                result = step;
-                break;
-            }
         }
         self.cqes = cqes;
         result
@@ -397,6 +398,24 @@ impl Engine {
         Ok(())
     }
 
+    /// Records that an operation completed, without using its result: clears the flags of
+    /// what is in flight and gives a provided buffer back.
+    fn settle(&mut self, ud: u64, flags: u32) {
+        let Some(side) = self.sides.get_mut((ud & 0xff) as usize) else {
+            return;
+        };
+        if ud >> 8 == OP_RECV {
+            if !cqueue::more(flags) {
+                side.armed = false;
+            }
+            if let (Some(ring), Some(bid)) = (&mut self.provided, cqueue::buffer_select(flags)) {
+                ring.give_back(bid);
+            }
+        } else {
+            side.sending = false;
+        }
+    }
+
     /// Ends every operation in flight, so that no buffer is still the kernel's when the
     /// engine is dropped: shuts both sockets down (armed receives complete with 0) and waits
     /// for the writes.
@@ -423,19 +442,7 @@ impl Engine {
                 .map(|c| (c.user_data(), c.flags()))
                 .collect();
             for (ud, flags) in cqes {
-                let side = &mut self.sides[(ud & 1) as usize];
-                if ud >> 8 == OP_RECV {
-                    if !cqueue::more(flags) {
-                        side.armed = false;
-                    }
-                    if let (Some(ring), Some(bid)) =
-                        (&mut self.provided, cqueue::buffer_select(flags))
-                    {
-                        ring.give_back(bid);
-                    }
-                } else {
-                    side.sending = false;
-                }
+                self.settle(ud, flags);
             }
         }
         if self.provided.is_some() {

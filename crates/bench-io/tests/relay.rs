@@ -15,6 +15,7 @@ fn relays_intact(engine: Engine, batching: bool) {
         exchanges: EXCHANGES,
         window: 16,
         batching,
+        bad_packet_at: None,
     };
     let round = run_round(exe, engine, load)
         .unwrap_or_else(|e| panic!("{} (batching {batching}): {e}", engine.name()));
@@ -71,6 +72,35 @@ fn a_client_that_fails_fails_the_round() {
         exchanges: 10,
         window: 16,
         batching: false,
+        bad_packet_at: None,
     };
     assert!(run_round(missing, Engine::Epoll, load).is_err());
+}
+
+#[test]
+fn a_bad_packet_fails_the_round_at_once_on_every_engine() {
+    let exe = Path::new(env!("CARGO_BIN_EXE_bench-io"));
+    for engine in Engine::ALL {
+        for batching in [false, true] {
+            let load = Load {
+                exchanges: EXCHANGES,
+                window: 16,
+                batching,
+                bad_packet_at: Some(1000),
+            };
+            let started = std::time::Instant::now();
+            let e = run_round(exe, engine, load)
+                .err()
+                .unwrap_or_else(|| panic!("{} relayed a bad packet", engine.name()))
+                .to_string();
+            assert!(e.contains("type 0x5 where 0x6"), "{}: {e}", engine.name());
+            // The engine ends what it has in flight without waiting out its stall timeout.
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(5),
+                "{} took {:?}",
+                engine.name(),
+                started.elapsed()
+            );
+        }
+    }
 }
