@@ -7,7 +7,7 @@
 //! `recv` SQE per socket, re-armed after each completion, into the side's own buffer
 //! ([`Recv::Single`]). Writes are `IORING_OP_WRITEV` with one iovec per packet, one in flight
 //! per socket (so the byte stream keeps its order); packets that arrive meanwhile wait for
-//! the next one. The ring is set up with `SINGLE_ISSUER | DEFER_TASKRUN` (completions are
+//! the next one. Both sockets are registered with the ring as fixed files. The ring is set up with `SINGLE_ISSUER | DEFER_TASKRUN` (completions are
 //! processed in the relay's own `io_uring_enter`, not by interrupting it), or with `SQPOLL`
 //! ([`Options::sqpoll`]), where a kernel thread of this process submits the SQEs; that
 //! thread's CPU is the process's CPU (see [`crate::usage`]).
@@ -180,6 +180,10 @@ pub fn run(consumer: UnixStream, producer: UnixStream, options: Options) -> Resu
     let ring = builder
         .build(64)
         .map_err(|e| Error::Io("io_uring_setup", e))?;
+    // The sockets as fixed files: no descriptor lookup and reference count per operation.
+    ring.submitter()
+        .register_files(&[consumer.as_raw_fd(), producer.as_raw_fd()])
+        .map_err(|e| Error::Io("register the sockets with the ring", e))?;
     let mut provided = None;
     if options.recv == Recv::Multishot {
         let bufs = BufRing::new()?;
@@ -247,7 +251,7 @@ impl Engine {
         if side.armed || side.eof {
             return Ok(());
         }
-        let fd = types::Fd(side.sock.as_raw_fd());
+        let fd = types::Fixed(i as u32);
         let entry = if self.provided.is_some() {
             opcode::RecvMulti::new(fd, GROUP).build()
         } else {
@@ -267,7 +271,7 @@ impl Engine {
             std::mem::swap(&mut side.filling, &mut side.inflight);
         }
         side.inflight.iovecs(&mut side.iov);
-        let fd = types::Fd(side.sock.as_raw_fd());
+        let fd = types::Fixed(i as u32);
         let entry = opcode::Writev::new(fd, side.iov.as_ptr(), side.iov.len() as u32)
             .build()
             .user_data(user_data(i, OP_SEND));
