@@ -1,9 +1,10 @@
 //! `bench-io`: the same relay on epoll and on io_uring, CPU per exchange for each.
 //!
 //! ```text
-//! bench-io [--exchanges N] [--rounds R] [--window W] [--batching] [--engines epoll,uring,...]
-//! bench-io consumer --connect PATH --exchanges N --window W [--batching]   (started by the above)
-//! bench-io producer --connect PATH [--batching]                            (started by the above)
+//! bench-io [--exchanges N] [--rounds R] [--window W] [--batching] [--clients-epoll]
+//!          [--engines epoll,uring,uring-single,uring-sqpoll]
+//! bench-io consumer --connect PATH --exchanges N --window W [--batching] [--epoll]  (started by the above)
+//! bench-io producer --connect PATH [--batching] [--epoll]                           (started by the above)
 //! ```
 
 use std::os::unix::net::UnixStream;
@@ -13,13 +14,14 @@ use bench_io::run::{run_round, Engine, Load, Round};
 use bench_io::{client, Error};
 
 const USAGE: &str = "usage: bench-io [--exchanges N] [--rounds R] [--window W] [--batching] \
-                     [--engines epoll,uring,uring-single,uring-sqpoll]";
+                     [--clients-epoll] [--engines epoll,uring,uring-single,uring-sqpoll]";
 
 struct Args {
     exchanges: u64,
     rounds: usize,
     window: u64,
     batching: bool,
+    clients_epoll: bool,
     engines: Vec<Engine>,
     connect: Option<String>,
     bad_packet_at: Option<u64>,
@@ -31,6 +33,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         rounds: 5,
         window: 16,
         batching: false,
+        clients_epoll: false,
         engines: vec![Engine::Epoll, Engine::Uring, Engine::UringSingle],
         connect: None,
         bad_packet_at: None,
@@ -53,6 +56,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             "--rounds" => a.rounds = number(value()?)? as usize,
             "--window" => a.window = number(value()?)?,
             "--batching" => a.batching = true,
+            "--clients-epoll" | "--epoll" => a.clients_epoll = true,
             "--connect" => a.connect = Some(value()?),
             "--bad-packet-at" => a.bad_packet_at = Some(number(value()?)?),
             "--engines" => {
@@ -97,10 +101,11 @@ fn bench(a: &Args) -> Result<(), Error> {
         exchanges: a.exchanges,
         window: a.window,
         batching: a.batching,
+        clients_epoll: a.clients_epoll,
         bad_packet_at: None,
     };
     println!(
-        "bench-io: {} exchanges x {} rounds, window {}, {} clients; load average {}",
+        "bench-io: {} exchanges x {} rounds, window {}, {} clients waiting {}; load average {}",
         a.exchanges,
         a.rounds,
         a.window,
@@ -108,6 +113,11 @@ fn bench(a: &Args) -> Result<(), Error> {
             "batching"
         } else {
             "one-packet-per-syscall (ndnget/ndnserve-like)"
+        },
+        if a.clients_epoll {
+            "in epoll"
+        } else {
+            "in read"
         },
         load_average()
     );
@@ -215,10 +225,14 @@ fn main() -> ExitCode {
         }
     };
     let result = match role.as_deref() {
-        Some("consumer") => connect(&args)
-            .and_then(|s| client::consumer(s, args.exchanges, args.window, args.batching)),
-        Some(_) => connect(&args)
-            .and_then(|s| client::producer(s, args.batching, args.bad_packet_at).map(drop)),
+        Some("consumer") => connect(&args).and_then(|s| {
+            let wait = client::Wait::new(&s, args.clients_epoll)?;
+            client::consumer(s, &wait, args.exchanges, args.window, args.batching)
+        }),
+        Some(_) => connect(&args).and_then(|s| {
+            let wait = client::Wait::new(&s, args.clients_epoll)?;
+            client::producer(s, &wait, args.batching, args.bad_packet_at).map(drop)
+        }),
         None => bench(&args),
     };
     match result {

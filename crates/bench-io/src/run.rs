@@ -61,6 +61,9 @@ pub struct Load {
     /// Clients that write their whole window at once and read all they can (`nameway
     /// bench`), instead of one packet per system call (ndnget / ndnserve).
     pub batching: bool,
+    /// Clients that wait in epoll when a read finds nothing, as ndn-cxx's (Boost.Asio) do,
+    /// instead of blocking in `read` ([`crate::client::Wait`]).
+    pub clients_epoll: bool,
     /// The producer answers Interest number `n` with an Interest instead of a Data, which
     /// the relay must refuse (for tests of the error path).
     pub bad_packet_at: Option<u64>,
@@ -139,6 +142,9 @@ impl Client {
         }
         if load.batching {
             cmd.arg("--batching");
+        }
+        if load.clients_epoll {
+            cmd.arg("--epoll");
         }
         if let (Some(n), "producer") = (load.bad_packet_at, role) {
             cmd.arg("--bad-packet-at").arg(n.to_string());

@@ -31,15 +31,26 @@ fn relays_intact(engine: Engine, batching: bool) {
     if !uring_allowed(engine) {
         return;
     }
+    for clients_epoll in [false, true] {
+        relays_intact_with(engine, batching, clients_epoll);
+    }
+}
+
+fn relays_intact_with(engine: Engine, batching: bool, clients_epoll: bool) {
     let exe = Path::new(env!("CARGO_BIN_EXE_bench-io"));
     let load = Load {
         exchanges: EXCHANGES,
         window: 16,
         batching,
+        clients_epoll,
         bad_packet_at: None,
     };
-    let round = run_round(exe, engine, load)
-        .unwrap_or_else(|e| panic!("{} (batching {batching}): {e}", engine.name()));
+    let round = run_round(exe, engine, load).unwrap_or_else(|e| {
+        panic!(
+            "{} (batching {batching}, clients in epoll {clients_epoll}): {e}",
+            engine.name()
+        )
+    });
     let s = round.stats;
     assert_eq!(s.exchanges, EXCHANGES);
     assert_eq!(s.interests, EXCHANGES);
@@ -93,6 +104,7 @@ fn a_client_that_fails_fails_the_round() {
         exchanges: 10,
         window: 16,
         batching: false,
+        clients_epoll: false,
         bad_packet_at: None,
     };
     assert!(run_round(missing, Engine::Epoll, load).is_err());
@@ -107,6 +119,7 @@ fn a_bad_packet_fails_the_round_at_once_on_every_engine() {
                 exchanges: EXCHANGES,
                 window: 16,
                 batching,
+                clients_epoll: batching,
                 bad_packet_at: Some(1000),
             };
             let started = std::time::Instant::now();
