@@ -23,17 +23,26 @@
 # C2: an application's registration (`nameway route add PREFIX 255 --origin 0`, origin app)
 # at --c2-at; measured: until --c2-watch's FIB has the controller's route (origin 131) for it.
 # Baselines: one poll of --c2-watch's FIB, and one parallel reading of every FIB.
+# --failure crash: instead of a silent link, a router crashes (`nameway lab kill`, SIGKILL)
+# during the get: each round a transit router on a shortest path from the consumer to the
+# producer whose loss leaves the network connected; measured: until every surviving FIB
+# holds the shortest paths without it; then `nameway lab restart` and until every FIB
+# (the restarted router's included) is back.
+# --link-delay-ms N: every link of the topology delays each packet N ms each way (the faces'
+# fault injector: `delay_ms` in the topology; netem is not needed), run on a copy of the file.
 set -euo pipefail
 
 topology=""
 bin="target/debug"
 dir=""
+delay_ms=""
 args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --bin) bin="$2"; shift 2 ;;
     --dir) dir="$2"; shift 2 ;;
-    --c1-rounds|--c2-rounds|--c2-at|--c2-watch|--consumer) args+=("$1" "$2"); shift 2 ;;
+    --link-delay-ms) delay_ms="$2"; shift 2 ;;
+    --c1-rounds|--c2-rounds|--c2-at|--c2-watch|--consumer|--failure) args+=("$1" "$2"); shift 2 ;;
     -*) echo "unknown option $1" >&2; exit 2 ;;
     *) topology="$1"; shift ;;
   esac
@@ -45,6 +54,18 @@ for b in nameway namewayd namewayctl; do
 done
 if [[ -z "$dir" ]]; then
   dir="$(mktemp -d /tmp/bench-ctl-lab.XXXXXX)"
+fi
+if [[ -n "$delay_ms" ]]; then
+  [[ "$delay_ms" =~ ^[0-9]+$ ]] || { echo "--link-delay-ms takes whole milliseconds" >&2; exit 2; }
+  delayed="$dir/$(basename "$topology" .toml)-delay$delay_ms.toml"
+  python3 - "$topology" "$delayed" "$delay_ms" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+if re.search(r"^delay_ms\s*=", text, re.M):
+    raise SystemExit(f"{sys.argv[1]} already sets delay_ms")
+open(sys.argv[2], "w").write(re.sub(r"^\[\[link\]\]\n", f"[[link]]\ndelay_ms = {sys.argv[3]}\n", text, flags=re.M))
+PY
+  topology="$delayed"
 fi
 lab_name="$(python3 -c 'import sys, tomllib, os; t = tomllib.load(open(sys.argv[1], "rb")); print(t.get("name") or os.path.splitext(os.path.basename(sys.argv[1]))[0])' "$topology")"
 
@@ -78,6 +99,7 @@ parser.add_argument("--c2-rounds", type=int, default=30)
 parser.add_argument("--c2-at")
 parser.add_argument("--c2-watch")
 parser.add_argument("--consumer")
+parser.add_argument("--failure", choices=["silent", "crash"], default="silent")
 a = parser.parse_args()
 
 topo = tomllib.load(open(a.topology, "rb"))
@@ -138,11 +160,12 @@ for i, (x, y) in enumerate(links):
         face_of[(me, i)] = faces[me][uri]
 
 
-def expected(dest, without=()):
-    """Every node's next hops (face ids) on the shortest paths to dest, without some links."""
-    adj = {n: [] for n in nodes}
+def expected(dest, without=(), dead=()):
+    """Every node's next hops (face ids) on the shortest paths to dest, without some links
+    and some (dead) nodes."""
+    adj = {n: [] for n in nodes if n not in dead}
     for i, (x, y) in enumerate(links):
-        if i not in without:
+        if i not in without and x not in dead and y not in dead:
             adj[x].append((y, i))
             adj[y].append((x, i))
     dist = {dest: 0}
@@ -156,14 +179,14 @@ def expected(dest, without=()):
             for n in nodes if n != dest and n in dist}
 
 
-def fibs(prefix):
+def fibs(prefix, dead=()):
     got = {}
 
     def read(n):
         routes = json.loads(nw(n, "route", "list", "--json"))
         got[n] = sorted(r["face_id"] for r in routes if r["prefix"] == prefix and r["origin"] == 131)
 
-    threads = [threading.Thread(target=read, args=(n,)) for n in nodes]
+    threads = [threading.Thread(target=read, args=(n,)) for n in nodes if n not in dead]
     for t in threads:
         t.start()
     for t in threads:
@@ -171,8 +194,8 @@ def fibs(prefix):
     return got
 
 
-def matches(prefix, want):
-    got = fibs(prefix)
+def matches(prefix, want, dead=()):
+    got = fibs(prefix, dead)
     return all(got.get(n) == v for n, v in want.items())
 
 
@@ -207,6 +230,38 @@ def set_link(i, state):
         run("ip", "-n", netns(end), "link", "set", iface[(i, end)], state)
 
 
+def lab_cmd(action, node):
+    return run(os.path.join(a.bin, "nameway"), "lab", "--dir", a.dir, action, a.lab, node)
+
+
+def connected_without(dead):
+    rest = [n for n in nodes if n != dead]
+    seen = {rest[0]}
+    queue = [rest[0]]
+    for x in queue:
+        for (p, q) in links:
+            for u, v in ((p, q), (q, p)):
+                if u == x and v != dead and v not in seen:
+                    seen.add(v)
+                    queue.append(v)
+    return len(seen) == len(rest)
+
+
+def on_shortest_path(n, src, dst):
+    def dist_from(s):
+        d = {s: 0}
+        queue = [s]
+        for x in queue:
+            for (p, q) in links:
+                for u, v in ((p, q), (q, p)):
+                    if u == x and v not in d:
+                        d[v] = d[x] + 1
+                        queue.append(v)
+        return d
+    ds, dt = dist_from(src), dist_from(dst)
+    return ds[n] + dt[n] == ds[dst]
+
+
 full = expected(producer)
 t = wait(lambda: matches(OBJ, full), 120)
 if t is None:
@@ -222,7 +277,42 @@ body = os.path.join(a.dir, a.lab, "nodes", producer, "object.bin")
 digest = hashlib.sha256(open(body, "rb").read()).hexdigest()
 mine = [i for i, l in enumerate(links) if consumer in l]
 down, up, gets, early = [], [], [], 0
-for k in range(a.c1_rounds):
+victims = [n for n in nodes if n not in (consumer, producer)
+           and connected_without(n) and on_shortest_path(n, consumer, producer)]
+if a.failure == "crash" and not victims:
+    raise SystemExit(f"no router between {consumer} and {producer} can crash without cutting the network")
+restarts = []
+for k in range(a.c1_rounds if a.failure == "crash" else 0):
+    victim = victims[k % len(victims)]
+    out = os.path.join(a.dir, f"got-{k}")
+    get = subprocess.Popen([os.path.join(a.bin, "nameway"), "--transport", f"unix://{sock(consumer)}",
+                            "get", "-q", "--cc", "fixed", "-w", "2", "-o", out, OBJ],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    t_get = time.monotonic()
+    time.sleep(0.3 + random.random() * 0.5)
+    running = get.poll() is None
+    t0 = time.monotonic()
+    lab_cmd("kill", victim)
+    want = expected(producer, dead={victim})
+    if wait(lambda: matches(OBJ, want, {victim}), 20) is None:
+        raise SystemExit(f"C1: FIBs not updated 20 s after {victim} crashed: {fibs(OBJ, {victim})}")
+    down.append(time.monotonic() - t0)
+    rc = get.wait(timeout=300)
+    gets.append(time.monotonic() - t_get)
+    got = hashlib.sha256(open(out, "rb").read()).hexdigest() if os.path.exists(out) else None
+    if rc != 0 or got != digest:
+        raise SystemExit(f"C1: the 16 MiB get failed (exit {rc}) or returned other bytes: {get.stderr.read()}")
+    if not running:
+        early += 1
+    os.remove(out)
+    t0 = time.monotonic()
+    lab_cmd("restart", victim)
+    restarts.append(time.monotonic() - t0)
+    if wait(lambda: matches(OBJ, full), 60) is None:
+        raise SystemExit(f"C1: FIBs not back 60 s after {victim} restarted: {fibs(OBJ)}")
+    up.append(time.monotonic() - t0)
+    time.sleep(0.5 + random.random() * 0.5)
+for k in range(a.c1_rounds if a.failure == "silent" else 0):
     out = os.path.join(a.dir, f"got-{k}")
     get = subprocess.Popen([os.path.join(a.bin, "nameway"), "--transport", f"unix://{sock(consumer)}",
                             "get", "-q", "--cc", "fixed", "-w", "2", "-o", out, OBJ],
@@ -265,10 +355,18 @@ for k in range(a.c1_rounds):
     time.sleep(0.5 + random.random() * 0.5)
 n = len(nodes)
 label = f"C1 {a.lab} ({n} forwarders)"
-show(f"{label}: a link of {consumer} silent during a 16 MiB get -> every FIB updated", down)
+if a.failure == "crash":
+    show(f"{label}: a router ({', '.join(victims)} in turn) crashed during a 16 MiB get -> every "
+         f"surviving FIB updated", down)
+else:
+    show(f"{label}: a link of {consumer} silent during a 16 MiB get -> every FIB updated", down)
 show(f"{label}:    the 16 MiB get (completed, SHA-256 checked; {len(gets) - early} of {len(gets)} "
      f"running at the failure) took", gets)
-show(f"{label}:    the link up again -> every FIB back", up)
+if a.failure == "crash":
+    show(f"{label}:    `nameway lab restart` of the router (until it answers)", restarts)
+    show(f"{label}:    the router restarted -> every FIB back (restart included)", up)
+else:
+    show(f"{label}:    the link up again -> every FIB back", up)
 show(f"{label}:    baseline: one reading of all {n} FIBs (nameway route list, in parallel)", reads)
 
 
