@@ -590,7 +590,7 @@ impl Driver {
             } else if t.face == crate::agent::HELLO_FACE {
                 let now = self.now();
                 if let Some(a) = self.agent.as_mut() {
-                    a.on_hello(&mut self.fw, now, t.wire);
+                    a.on_hello(&mut self.fw, &self.faces, now, t.wire);
                 }
             } else if crate::routing::Routing::owns(t.face) {
                 if let Some(r) = self.routing.as_mut() {

@@ -644,6 +644,14 @@ impl FaceSystem {
         out
     }
 
+    /// Whether face `id` has an established secure session now.
+    pub fn has_session(&self, id: FaceId) -> bool {
+        self.shared
+            .face(id)
+            .and_then(|f| f.secure.as_ref().map(|s| s.has_session()))
+            .unwrap_or(false)
+    }
+
     /// Face `id`'s neighbour holds no session with us (it said so in its answers to the
     /// agents' hellos, e.g. after a restart): the link starts a new handshake if this side
     /// starts them ([`crate::secure::SecureLink::request_rehandshake`]). Returns whether

@@ -393,10 +393,9 @@ impl Agent {
 
     /// What the forwarder sent to [`HELLO_FACE`]: a neighbour's hello is answered at once
     /// (the answer goes back into the forwarder), an answer to ours is recorded.
-    pub fn on_hello(&mut self, fw: &mut Forwarder, fw_now: Time, wire: Bytes) {
-        // Whether we hold an established session on a face (as of the last refresh).
-        let peers = &self.peers;
-        let has_session = |f: u64| peers.get(&f).is_some_and(Option::is_some);
+    pub fn on_hello(&mut self, fw: &mut Forwarder, faces: &FaceSystem, fw_now: Time, wire: Bytes) {
+        // Whether we hold an established session on a face, now.
+        let has_session = |f: u64| faces.has_session(nameway_face::FaceId(f));
         let (answer, unknown) = self.hellos.on_transmit(Instant::now(), wire, has_session);
         if let Some(data) = answer {
             fw.handle_packet(fw_now, HELLO_FACE, data);
@@ -432,7 +431,7 @@ impl Agent {
         // Neighbours that keep saying they hold no session with us while we hold one with
         // them (restarted): the links that start handshakes start a new one.
         for f in self.hellos.take_lost_sessions() {
-            if self.peers.get(&f).is_some_and(Option::is_some)
+            if faces.has_session(nameway_face::FaceId(f))
                 && faces.request_rehandshake(nameway_face::FaceId(f))
             {
                 self.counters.rehandshakes.fetch_add(1, Ordering::Relaxed);

@@ -130,7 +130,7 @@ async fn a_hello_from_a_neighbour_is_answered_here_and_never_forwarded() {
     for _ in 0..10 {
         let Some(tx) = fw.poll_transmit() else { break };
         if tx.face == HELLO_FACE {
-            agent.on_hello(&mut fw, t, tx.wire);
+            agent.on_hello(&mut fw, &faces, t, tx.wire);
         } else {
             sent.push((tx.face, tx.kind));
         }

@@ -466,6 +466,11 @@ impl SecureLink {
         self.start(&mut hs, now_ms, mode)
     }
 
+    /// Whether a session is established on this link now.
+    pub fn has_session(&self) -> bool {
+        lock(&self.hs).state == Some(LinkState::Established) && lock(&self.tx).is_some()
+    }
+
     /// The neighbour says it holds no session with us (its answers to the agents' hellos):
     /// if this side starts the handshakes, the next [`SecureLink::poll`] starts a new one
     /// (at most one every 5 s), the current session staying in use until it completes.
