@@ -10,6 +10,7 @@
 
 use rusqlite::{params, OptionalExtension as _};
 
+use crate::ca_carry::{sql, CarriedOver, CarriedRows};
 use crate::error::StoreError;
 use crate::sqlite::SqliteStore;
 use crate::store::RegistryStore;
@@ -114,6 +115,13 @@ pub trait CaStore: RegistryStore {
     /// # Errors
     /// The write is refused.
     fn put_meta(&mut self, key: &str, value: &str) -> Result<(), StoreError>;
+
+    /// Merges the CA rows of an old `--ca` file in one transaction, never overwriting what
+    /// is newer here (`crate::ca_carry`); what it wrote.
+    ///
+    /// # Errors
+    /// The write is refused; nothing of it is stored.
+    fn merge_carried(&mut self, rows: &CarriedRows) -> Result<CarriedOver, StoreError>;
 }
 
 /// A CA store chosen at run time.
@@ -251,6 +259,56 @@ impl CaStore for SqliteStore {
     fn put_meta(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
         self.set_meta(key, value)
     }
+
+    fn merge_carried(&mut self, rows: &CarriedRows) -> Result<CarriedOver, StoreError> {
+        // The statements are PostgreSQL's; SQLite numbers its parameters `?n`.
+        let q = |s: &str| s.replace('$', "?");
+        let conn = self.conn();
+        let mut run = || -> rusqlite::Result<CarriedOver> {
+            let tx = conn.transaction()?;
+            let mut done = CarriedOver::default();
+            let n = |v: usize| u64::try_from(v).unwrap_or(u64::MAX);
+            for t in &rows.tokens {
+                done.tokens += n(tx.execute(
+                    &q(sql::TOKEN),
+                    params![t.hash, t.router, i(t.expires_ms), t.used_ms.map(i)],
+                )?);
+            }
+            for r in &rows.nodes {
+                done.routers += n(tx.execute(
+                    &q(sql::NODE),
+                    params![
+                        r.name,
+                        r.pubkey,
+                        r.kem_pubkey,
+                        r.cert,
+                        i(r.enrolled_ms),
+                        i(r.last_seen_ms)
+                    ],
+                )?);
+            }
+            for d in &rows.deny {
+                done.denied +=
+                    n(tx.execute(&q(sql::DENY), params![d.name, i(d.added_ms), d.reason])?);
+            }
+            for k in &rows.keys {
+                done.group_keys += n(tx.execute(
+                    &q(sql::KEY),
+                    params![
+                        k.key_id,
+                        k.scope,
+                        i(k.not_before_ms),
+                        i(k.not_after_ms),
+                        k.sealed_per_node,
+                        k.level
+                    ],
+                )?);
+            }
+            tx.commit()?;
+            Ok(done)
+        };
+        run().map_err(|e| self.err(e))
+    }
 }
 
 /// The verdict on a token row (router, expires, used) presented by `router` at `now`.
@@ -306,5 +364,8 @@ impl<T: CaStore + ?Sized> CaStore for Box<T> {
     }
     fn put_meta(&mut self, key: &str, value: &str) -> Result<(), StoreError> {
         (**self).put_meta(key, value)
+    }
+    fn merge_carried(&mut self, rows: &CarriedRows) -> Result<CarriedOver, StoreError> {
+        (**self).merge_carried(rows)
     }
 }

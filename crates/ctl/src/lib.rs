@@ -26,6 +26,8 @@
 
 pub mod ca;
 #[cfg(feature = "server")]
+pub mod ca_carry;
+#[cfg(feature = "server")]
 pub mod ca_store;
 pub mod cache_policy;
 pub mod channel;
@@ -70,7 +72,7 @@ pub use name_tree::NameTree;
 #[cfg(feature = "postgres")]
 pub use postgres::{PostgresStore, SCHEMA_TABLE};
 #[cfg(feature = "postgres")]
-pub use postgres_feed::{Changes, Listener, ListenerSource};
+pub use postgres_feed::{Changes, Listener, ListenerSource, Woken};
 #[cfg(feature = "server")]
 pub use registry::{LoadReport, Registry};
 pub use routes::{changed_routers, Changed, Fib, FibDiff, NextHop, Origin, PrefixId, RouteEngine};

@@ -173,6 +173,11 @@ enum Command {
         /// it changes.
         #[arg(long)]
         cache_policy: Option<PathBuf>,
+        /// With a PostgreSQL --db: how often the CA's tables (deny list, routers' records,
+        /// group keys) are read again while the database's notifications are heard (they
+        /// wake the check at once); every 500 ms while they are not.
+        #[arg(long, default_value = "5s")]
+        ca_poll: String,
     },
     /// Runs SQLite's integrity check on the database.
     Check {
@@ -286,6 +291,7 @@ fn run(command: Command) -> anyhow::Result<()> {
             registration_ttl,
             cert_lifetime,
             cache_policy,
+            ca_poll,
         } => {
             // On PostgreSQL, one more connection: the change feed shared live with the other
             // controllers on the database.
@@ -300,6 +306,7 @@ fn run(command: Command) -> anyhow::Result<()> {
                 registration_ttl_ms: parse_duration(&registration_ttl)?,
                 cert_lifetime_s: parse_duration(&cert_lifetime)? / 1000,
                 cache_policy,
+                ca_poll_listening: std::time::Duration::from_millis(parse_duration(&ca_poll)?),
             };
             serve(config, registry, live)
         }
@@ -760,6 +767,14 @@ fn ca_store(db: &Path, ca: Option<&Path>) -> anyhow::Result<(BoxedCaStore, PathB
         store.put_meta("domain", &anchor.domain().to_string())?;
     }
     ca::check_domain(&mut store, anchor.domain())?;
+    // What an older version left in the file (before schema 3 the CA was there), once.
+    let done = nameway_ctl::ca_carry::carry_over(ca, &mut store, now_ms())?;
+    if let Some(done) = done.filter(|d| d.found > 0) {
+        eprintln!(
+            "namewayctl: the CA's rows of {} carried over to the shared database: {done}",
+            ca.display()
+        );
+    }
     Ok((store, ca.to_owned()))
 }
 

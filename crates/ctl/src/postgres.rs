@@ -543,13 +543,24 @@ impl RegistryStore for PostgresStore {
     }
 
     fn put_node(&mut self, n: &NodeRecord) -> Result<(), StoreError> {
+        // One statement, one snapshot: `old` is the row before the upsert. A write that
+        // moves only `last_seen` (a router connecting) wakes no controller's CA check; an
+        // enrolment or a renewed certificate does (`postgres_ca::CA_CHANNEL`).
         self.client
             .execute(
-                "INSERT INTO nodes (name, pubkey, kem_pubkey, cert, enrolled, last_seen) \
-                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO UPDATE SET \
-                 pubkey = excluded.pubkey, kem_pubkey = excluded.kem_pubkey, \
-                 cert = excluded.cert, enrolled = excluded.enrolled, \
-                 last_seen = excluded.last_seen",
+                &format!(
+                    "WITH old AS (SELECT pubkey, kem_pubkey, cert, enrolled FROM nodes \
+                     WHERE name = $1), \
+                     up AS (INSERT INTO nodes (name, pubkey, kem_pubkey, cert, enrolled, \
+                     last_seen) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO UPDATE \
+                     SET pubkey = excluded.pubkey, kem_pubkey = excluded.kem_pubkey, \
+                     cert = excluded.cert, enrolled = excluded.enrolled, \
+                     last_seen = excluded.last_seen RETURNING 1) \
+                     SELECT pg_notify('{}', '') FROM up WHERE NOT EXISTS (SELECT 1 FROM old \
+                     WHERE (pubkey, kem_pubkey, cert, enrolled) IS NOT DISTINCT FROM \
+                     ($2, $3, $4, $5))",
+                    crate::postgres_ca::CA_CHANNEL
+                ),
                 &[
                     &n.name,
                     &n.pubkey,

@@ -5,10 +5,44 @@
 //! PostgreSQL locks the row, and a second controller's `UPDATE` waiting on that lock checks
 //! the condition again on the row as committed, finds it used and updates nothing. So of two
 //! controllers presented the same token at once, exactly one enrols the router.
+//!
+//! Every write that changes what a controller checks for its connected routers (the deny
+//! list, a group key made or retired, a router's record enrolled or renewed: `put_node` in
+//! `postgres.rs`) `NOTIFY`s [`CA_CHANNEL`] in the same statement or transaction, so it is
+//! delivered at the commit and only if it commits. The controllers' feed listener
+//! (`postgres_feed::Listener`) wakes the CA check at once; the check's poll stays behind
+//! it, slower. Sent by the writers rather than by triggers, as the change feed's
+//! notifications are: no schema change, and a renewal that moves only `last_seen` wakes
+//! nobody. A row written by hand (`psql`) notifies nobody and is seen at the next poll.
 
+use crate::ca_carry::{sql, CarriedOver, CarriedRows};
 use crate::ca_store::{token_verdict, CaStore, GroupKeyRow, TokenUse};
 use crate::error::StoreError;
 use crate::postgres::{to_i64, to_u64, PostgresStore};
+
+/// The channel the CA's writers `NOTIFY` (deny list, group keys, routers' records), and
+/// the controllers' feed listeners `LISTEN` on.
+pub(crate) const CA_CHANNEL: &str = "nameway_ca";
+
+/// Runs the write `sql` and notifies [`CA_CHANNEL`] in one transaction when it changed
+/// `at_least` rows or more; how many it changed.
+fn write_and_notify(
+    store: &mut PostgresStore,
+    sql: &str,
+    params: &[&(dyn postgres::types::ToSql + Sync)],
+    at_least: u64,
+) -> Result<u64, StoreError> {
+    let target = store.target.clone();
+    let pg = |e| crate::postgres::pg(&target, e);
+    let mut tx = store.client.transaction().map_err(pg)?;
+    let n = tx.execute(sql, params).map_err(pg)?;
+    if n >= at_least {
+        tx.execute(&format!("SELECT pg_notify('{CA_CHANNEL}', '')"), &[])
+            .map_err(pg)?;
+    }
+    tx.commit().map_err(pg)?;
+    Ok(n)
+}
 
 impl CaStore for PostgresStore {
     fn put_token(&mut self, hash: &[u8], router: &str, expires_ms: u64) -> Result<(), StoreError> {
@@ -60,14 +94,14 @@ impl CaStore for PostgresStore {
     }
 
     fn put_deny(&mut self, name: &str, added_ms: u64, reason: &str) -> Result<(), StoreError> {
-        self.client
-            .execute(
-                "INSERT INTO deny (name, added, reason) VALUES ($1, $2, $3) \
-                 ON CONFLICT (name) DO UPDATE SET added = excluded.added, reason = excluded.reason",
-                &[&name, &to_i64(added_ms), &reason],
-            )
-            .map(drop)
-            .map_err(|e| self.err(e))
+        write_and_notify(
+            self,
+            "INSERT INTO deny (name, added, reason) VALUES ($1, $2, $3) \
+             ON CONFLICT (name) DO UPDATE SET added = excluded.added, reason = excluded.reason",
+            &[&name, &to_i64(added_ms), &reason],
+            0,
+        )
+        .map(drop)
     }
 
     fn deny_names(&mut self) -> Result<Vec<String>, StoreError> {
@@ -82,21 +116,21 @@ impl CaStore for PostgresStore {
     }
 
     fn put_group_key(&mut self, row: &GroupKeyRow) -> Result<(), StoreError> {
-        self.client
-            .execute(
-                "INSERT INTO keys (key_id, scope, not_before, not_after, sealed_per_node, level) \
-                 VALUES ($1, $2, $3, $4, $5, $6)",
-                &[
-                    &row.key_id,
-                    &row.scope,
-                    &to_i64(row.not_before_ms),
-                    &to_i64(row.not_after_ms),
-                    &row.sealed_per_node,
-                    &row.level,
-                ],
-            )
-            .map(drop)
-            .map_err(|e| self.err(e))
+        write_and_notify(
+            self,
+            "INSERT INTO keys (key_id, scope, not_before, not_after, sealed_per_node, level) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
+            &[
+                &row.key_id,
+                &row.scope,
+                &to_i64(row.not_before_ms),
+                &to_i64(row.not_after_ms),
+                &row.sealed_per_node,
+                &row.level,
+            ],
+            0,
+        )
+        .map(drop)
     }
 
     fn group_key_rows(&mut self) -> Result<Vec<GroupKeyRow>, StoreError> {
@@ -129,14 +163,13 @@ impl CaStore for PostgresStore {
         keep: &str,
         until_ms: u64,
     ) -> Result<usize, StoreError> {
-        let n = self
-            .client
-            .execute(
-                "UPDATE keys SET not_after = $1 WHERE scope = $2 AND key_id != $3 \
-                 AND not_after > $1",
-                &[&to_i64(until_ms), &scope, &keep],
-            )
-            .map_err(|e| self.err(e))?;
+        let n = write_and_notify(
+            self,
+            "UPDATE keys SET not_after = $1 WHERE scope = $2 AND key_id != $3 \
+             AND not_after > $1",
+            &[&to_i64(until_ms), &scope, &keep],
+            1,
+        )?;
         Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
 
@@ -159,5 +192,67 @@ impl CaStore for PostgresStore {
             )
             .map(drop)
             .map_err(|e| self.err(e))
+    }
+
+    fn merge_carried(&mut self, rows: &CarriedRows) -> Result<CarriedOver, StoreError> {
+        let target = self.target.clone();
+        let pg = |e| crate::postgres::pg(&target, e);
+        let mut tx = self.client.transaction().map_err(pg)?;
+        let mut done = CarriedOver::default();
+        for t in &rows.tokens {
+            done.tokens += tx
+                .execute(
+                    sql::TOKEN,
+                    &[
+                        &t.hash,
+                        &t.router,
+                        &to_i64(t.expires_ms),
+                        &t.used_ms.map(to_i64),
+                    ],
+                )
+                .map_err(pg)?;
+        }
+        for r in &rows.nodes {
+            done.routers += tx
+                .execute(
+                    sql::NODE,
+                    &[
+                        &r.name,
+                        &r.pubkey,
+                        &r.kem_pubkey,
+                        &r.cert,
+                        &to_i64(r.enrolled_ms),
+                        &to_i64(r.last_seen_ms),
+                    ],
+                )
+                .map_err(pg)?;
+        }
+        for d in &rows.deny {
+            done.denied += tx
+                .execute(sql::DENY, &[&d.name, &to_i64(d.added_ms), &d.reason])
+                .map_err(pg)?;
+        }
+        for k in &rows.keys {
+            done.group_keys += tx
+                .execute(
+                    sql::KEY,
+                    &[
+                        &k.key_id,
+                        &k.scope,
+                        &to_i64(k.not_before_ms),
+                        &to_i64(k.not_after_ms),
+                        &k.sealed_per_node,
+                        &k.level,
+                    ],
+                )
+                .map_err(pg)?;
+        }
+        if done != CarriedOver::default() {
+            // The controllers running read the deny list and trust again now.
+            tx.execute(&format!("SELECT pg_notify('{CA_CHANNEL}', '')"), &[])
+                .map_err(pg)?;
+        }
+        tx.commit().map_err(pg)?;
+        Ok(done)
     }
 }

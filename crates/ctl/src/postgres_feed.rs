@@ -392,7 +392,8 @@ impl PostgresStore {
 }
 
 impl ListenerSource {
-    /// Opens one more connection to the database and listens on the change channel.
+    /// Opens one more connection to the database and listens on the change channel and on
+    /// the CA's (`nameway_ca`: deny list, group keys, routers' records).
     ///
     /// # Errors
     /// The server cannot be reached or refuses `LISTEN` (e.g. a pooler in transaction mode).
@@ -402,7 +403,10 @@ impl ListenerSource {
             .connect(postgres::NoTls)
             .map_err(|e| pg(&self.target, e))?;
         client
-            .batch_execute(&format!("LISTEN {CHANNEL}"))
+            .batch_execute(&format!(
+                "LISTEN {CHANNEL}; LISTEN {}",
+                crate::postgres_ca::CA_CHANNEL
+            ))
             .map_err(|e| pg(&self.target, e))?;
         Ok(Listener {
             client,
@@ -411,26 +415,62 @@ impl ListenerSource {
     }
 }
 
+/// What woke a [`Listener`] ([`Listener::wait_any`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Woken {
+    /// A registration or link change was numbered (the change feed reads).
+    pub changes: bool,
+    /// The CA's records changed: the deny list, a group key, a router's record.
+    pub ca: bool,
+}
+
+impl Woken {
+    /// Whether anything came.
+    pub fn any(self) -> bool {
+        self.changes || self.ca
+    }
+
+    fn note(&mut self, channel: &str) {
+        if channel == crate::postgres_ca::CA_CHANNEL {
+            self.ca = true;
+        } else {
+            self.changes = true;
+        }
+    }
+}
+
 impl Listener {
-    /// Waits up to `timeout` for a notification; whether one came (all those already
-    /// received are taken: several changes wake the feed once).
+    /// Waits up to `timeout` for a notification on either channel; whether one came (all
+    /// those already received are taken: several changes wake the feed once).
     ///
     /// # Errors
     /// The connection failed.
     pub fn wait(&mut self, timeout: std::time::Duration) -> Result<bool, StoreError> {
+        self.wait_any(timeout).map(Woken::any)
+    }
+
+    /// As [`Listener::wait`], saying which channels notified.
+    ///
+    /// # Errors
+    /// The connection failed.
+    pub fn wait_any(&mut self, timeout: std::time::Duration) -> Result<Woken, StoreError> {
         use postgres::fallible_iterator::FallibleIterator;
         let target = &self.target;
         let mut notifications = self.client.notifications();
-        let came = notifications
+        let mut woken = Woken::default();
+        let Some(first) = notifications
             .timeout_iter(timeout)
             .next()
             .map_err(|e| pg(target, e))?
-            .is_some();
-        if came {
-            // Folded: what is already buffered is the same wake-up.
-            let mut buffered = notifications.iter();
-            while buffered.next().map_err(|e| pg(target, e))?.is_some() {}
+        else {
+            return Ok(woken);
+        };
+        woken.note(first.channel());
+        // Folded: what is already buffered is the same wake-up.
+        let mut buffered = notifications.iter();
+        while let Some(n) = buffered.next().map_err(|e| pg(target, e))? {
+            woken.note(n.channel());
         }
-        Ok(came)
+        Ok(woken)
     }
 }

@@ -262,3 +262,256 @@ fn configuration_objects_verify_on_decode_and_diffs_rebuild_the_fib() {
     let back = ConfigObject::decode_verified(cs.sign(&ca).unwrap(), ca.certificate()).unwrap();
     assert_eq!(back, cs);
 }
+
+/// A `--ca` file as a controller before schema version 3 left it (its CA next to a
+/// PostgreSQL registry): schema version 2 with the CA's rows, each group key's level a
+/// `meta` row `key_level <id>`.
+fn pre_v3_file(path: &Path, now: i64) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(PRE_V3_SCHEMA).unwrap();
+    conn.execute_batch(&format!(
+        "PRAGMA user_version = 2; PRAGMA application_id = {};",
+        nameway_ctl::APPLICATION_ID
+    ))
+    .unwrap();
+    let exec = |sql: &str, p: &[&dyn rusqlite::ToSql]| {
+        conn.execute(sql, p).unwrap();
+    };
+    exec(
+        "INSERT INTO meta (key, value) VALUES ('domain', '/example')",
+        &[],
+    );
+    // Tokens: one unused and valid, one expired (not carried), one used.
+    let later = now + 3_600_000;
+    let ins = "INSERT INTO tokens (hash, router, expires, used) VALUES (?1, ?2, ?3, ?4)";
+    exec(ins, &[&vec![1u8; 32], &"/example/r5", &later, &None::<i64>]);
+    exec(
+        ins,
+        &[&vec![2u8; 32], &"/example/r6", &(now - 1), &None::<i64>],
+    );
+    exec(
+        ins,
+        &[&vec![3u8; 32], &"/example/r1", &later, &Some(now - 10)],
+    );
+    // Routers: r1 enrolled later in the store than in the file (the store's kept), r2 only
+    // in the file.
+    let node = "INSERT INTO nodes (name, pubkey, kem_pubkey, cert, enrolled, last_seen) \
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+    exec(
+        node,
+        &[
+            &"/example/r1",
+            &vec![0x11u8; 44],
+            &vec![0x12u8; 32],
+            &vec![0x13u8],
+            &(now - 5000),
+            &(now - 5000),
+        ],
+    );
+    exec(
+        node,
+        &[
+            &"/example/r2",
+            &vec![0x21u8; 44],
+            &vec![0x22u8; 32],
+            &vec![0x23u8],
+            &(now - 5000),
+            &(now - 5000),
+        ],
+    );
+    // The deny list: r2, and r3 (denied in the store later, for another reason).
+    let deny = "INSERT OR REPLACE INTO deny (name, added, reason) VALUES (?1, ?2, ?3)";
+    exec(deny, &[&"/example/r2", &(now - 4000), &"lost"]);
+    exec(deny, &[&"/example/r3", &(now - 4000), &"old reason"]);
+    // A group key with its level in `meta`, and an expired one (not carried).
+    let key = "INSERT INTO keys (key_id, scope, not_before, not_after, sealed_per_node) \
+               VALUES (?1, ?2, ?3, ?4, ?5)";
+    exec(
+        key,
+        &[
+            &"/example/app#0000000000000001",
+            &"/example/app",
+            &(now - 1000),
+            &later,
+            &vec![9u8; 8],
+        ],
+    );
+    exec(
+        key,
+        &[
+            &"/example/app#0000000000000000",
+            &"/example/app",
+            &(now - 9000),
+            &(now - 2000),
+            &vec![8u8; 8],
+        ],
+    );
+    exec(
+        "INSERT INTO meta (key, value) VALUES ('key_level /example/app#0000000000000001', 'aes-256-gcm')",
+        &[],
+    );
+}
+
+const PRE_V3_SCHEMA: &str = "
+CREATE TABLE nodes (
+    name       TEXT PRIMARY KEY,
+    pubkey     BLOB NOT NULL,
+    kem_pubkey BLOB,
+    cert       BLOB,
+    enrolled   INTEGER NOT NULL,
+    last_seen  INTEGER NOT NULL
+);
+CREATE TABLE links (
+    a       TEXT NOT NULL,
+    b       TEXT NOT NULL,
+    face_a  INTEGER NOT NULL,
+    face_b  INTEGER NOT NULL,
+    cost    INTEGER NOT NULL,
+    rtt_us  INTEGER NOT NULL,
+    state   TEXT NOT NULL CHECK (state IN ('up', 'down')),
+    updated INTEGER NOT NULL,
+    PRIMARY KEY (a, b)
+);
+CREATE TABLE registrations (
+    id           INTEGER PRIMARY KEY,
+    prefix       BLOB NOT NULL,
+    uri          TEXT NOT NULL,
+    node         TEXT NOT NULL,
+    face         INTEGER NOT NULL,
+    origin       INTEGER NOT NULL,
+    cost         INTEGER NOT NULL,
+    flags        INTEGER NOT NULL,
+    expires      INTEGER NOT NULL,
+    owner_key    BLOB,
+    announcement BLOB,
+    UNIQUE (prefix, node, face)
+);
+CREATE INDEX registrations_node ON registrations (node);
+CREATE INDEX registrations_expires ON registrations (expires);
+CREATE TABLE policies (
+    prefix         TEXT PRIMARY KEY,
+    security_level TEXT NOT NULL,
+    cs_admit       INTEGER NOT NULL,
+    cs_priority    INTEGER NOT NULL
+);
+CREATE TABLE keys (
+    key_id          TEXT PRIMARY KEY,
+    scope           TEXT NOT NULL,
+    not_before      INTEGER NOT NULL,
+    not_after       INTEGER NOT NULL,
+    sealed_per_node BLOB NOT NULL
+);
+CREATE TABLE tokens (
+    hash     BLOB PRIMARY KEY,
+    router   TEXT NOT NULL,
+    expires  INTEGER NOT NULL,
+    used     INTEGER
+);
+CREATE TABLE deny (
+    name    TEXT PRIMARY KEY,
+    added   INTEGER NOT NULL,
+    reason  TEXT NOT NULL
+);
+CREATE TABLE config_versions (
+    node       TEXT NOT NULL,
+    kind       TEXT NOT NULL,
+    version    INTEGER NOT NULL,
+    digest     BLOB NOT NULL,
+    applied_at INTEGER,
+    PRIMARY KEY (node, kind, version)
+);
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE audit (
+    ts     INTEGER NOT NULL,
+    actor  TEXT NOT NULL,
+    action TEXT NOT NULL,
+    detail TEXT NOT NULL
+);
+";
+
+#[test]
+fn the_ca_rows_of_a_pre_v3_ca_file_are_carried_over_once_never_over_newer_rows() {
+    use nameway_ctl::ca_carry::{carry_over, CarriedOver, CARRIED_META};
+    use nameway_ctl::ca_store::{CaStore as _, TokenUse};
+    use nameway_ctl::{NodeRecord, RegistryStore as _};
+    let dir = tempfile::tempdir().unwrap();
+    let now = i64::try_from(nameway_ctl::now_ms()).unwrap();
+    let now_u = u64::try_from(now).unwrap();
+    let old = dir.path().join("ca.db");
+    pre_v3_file(&old, now);
+    // The shared store (another file here; PostgreSQL runs the same statements): r1
+    // re-enrolled since, r3 denied since.
+    let mut store = SqliteStore::open(&dir.path().join("shared.db"), Durability::Normal).unwrap();
+    store
+        .put_node(&NodeRecord {
+            name: "/example/r1".into(),
+            pubkey: vec![0x31; 44],
+            kem_pubkey: Some(vec![0x32; 32]),
+            cert: Some(vec![0x33]),
+            enrolled_ms: now_u - 1000,
+            last_seen_ms: now_u - 1000,
+        })
+        .unwrap();
+    store
+        .put_deny("/example/r3", now_u - 1000, "new reason")
+        .unwrap();
+    // Before: the file's deny of r2 unknown to the store (r2 would be admitted).
+    assert_eq!(store.deny_names().unwrap(), vec!["/example/r3".to_owned()]);
+
+    let done = carry_over(&old, &mut store, now_u).unwrap().unwrap();
+    assert_eq!(
+        done,
+        CarriedOver {
+            tokens: 2,
+            routers: 1,
+            denied: 1,
+            group_keys: 1,
+            found: 7,
+        }
+    );
+    assert_eq!(
+        store.deny_names().unwrap(),
+        vec!["/example/r2".to_owned(), "/example/r3".to_owned()]
+    );
+    let nodes = store.nodes().unwrap();
+    let r1 = nodes.iter().find(|n| n.name == "/example/r1").unwrap();
+    assert_eq!(
+        r1.pubkey,
+        vec![0x31; 44],
+        "the store's later enrolment kept"
+    );
+    let r2 = nodes.iter().find(|n| n.name == "/example/r2").unwrap();
+    assert_eq!(r2.kem_pubkey, Some(vec![0x22; 32]));
+    // The valid token enrols at the store; the used one stays used; the expired one is gone.
+    assert_eq!(
+        store.consume_token(&[1; 32], "/example/r5", now_u).unwrap(),
+        TokenUse::Consumed
+    );
+    assert_eq!(
+        store.consume_token(&[3; 32], "/example/r1", now_u).unwrap(),
+        TokenUse::Used
+    );
+    assert_eq!(
+        store.consume_token(&[2; 32], "/example/r6", now_u).unwrap(),
+        TokenUse::Unknown
+    );
+    let keys = store.group_key_rows().unwrap();
+    assert_eq!(keys.len(), 1);
+    assert_eq!(keys[0].key_id, "/example/app#0000000000000001");
+    assert_eq!(keys[0].level, "aes-256-gcm", "the level moved from meta");
+
+    // Once: the file is marked, and a second run reads nothing (a deny lifted in the store
+    // by hand is not brought back).
+    let mut file = SqliteStore::open(&old, Durability::Normal).unwrap();
+    assert!(file.meta(CARRIED_META).unwrap().is_some());
+    drop(file);
+    rusqlite::Connection::open(dir.path().join("shared.db"))
+        .unwrap()
+        .execute("DELETE FROM deny WHERE name = '/example/r2'", [])
+        .unwrap();
+    assert_eq!(carry_over(&old, &mut store, now_u + 1).unwrap(), None);
+    assert_eq!(store.deny_names().unwrap(), vec!["/example/r3".to_owned()]);
+}

@@ -250,3 +250,140 @@ fn a_group_key_made_at_one_controller_is_sealed_to_a_member_enrolled_at_another(
     let ids: Vec<&str> = grants.iter().map(|g| g.key_id.as_str()).collect();
     assert_eq!(ids, [next.as_str()]);
 }
+
+#[test]
+fn the_cas_writes_wake_a_listener_on_the_ca_channel_and_a_router_seen_wakes_nobody() {
+    use std::time::Duration;
+    let Some(db) = fresh_db("ca_notify") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (ca_a, _) = anchors(dir.path());
+    let mut at_a = PostgresStore::connect(&db).unwrap();
+    let mut listener = at_a.listener_source().listener().unwrap();
+    let quiet = Duration::from_millis(300);
+    let soon = Duration::from_secs(5);
+    let ca_only = nameway_ctl::Woken {
+        changes: false,
+        ca: true,
+    };
+    assert!(!listener.wait(quiet).unwrap(), "nothing written yet");
+    // A token is nobody's business until it is used.
+    let r1 = router_keys();
+    let t = ca::create_token(&mut at_a, &name("/example/r1"), 60_000, now_ms()).unwrap();
+    assert!(!listener.wait(quiet).unwrap(), "a token wakes nobody");
+    // An enrolment writes the router's record: a new link key to trust.
+    ca::enrol(
+        &mut at_a,
+        &ca_a,
+        &t,
+        &name("/example/r1"),
+        &r1.der,
+        Some(&r1.kem.public()),
+        now_ms(),
+    )
+    .unwrap();
+    assert_eq!(listener.wait_any(soon).unwrap(), ca_only, "an enrolment");
+    // The router seen again (only `last_seen` moves): nobody.
+    let mut node = at_a.nodes().unwrap().pop().unwrap();
+    node.last_seen_ms += 1000;
+    at_a.put_node(&node).unwrap();
+    assert!(!listener.wait(quiet).unwrap(), "last_seen wakes nobody");
+    // A new certificate (a renewal) does.
+    node.cert = Some(vec![1, 2, 3]);
+    at_a.put_node(&node).unwrap();
+    assert_eq!(listener.wait_any(soon).unwrap(), ca_only, "a renewal");
+    // A deny, and a deny of the same name again (its reason replaced).
+    ca::deny(&mut at_a, &name("/example/r9"), "lost", now_ms()).unwrap();
+    assert_eq!(listener.wait_any(soon).unwrap(), ca_only, "a deny");
+    ca::deny(&mut at_a, &name("/example/r9"), "stolen", now_ms()).unwrap();
+    assert_eq!(listener.wait_any(soon).unwrap(), ca_only, "a deny again");
+    // A group key made, then a rotation's retirement; a retirement of nothing wakes nobody.
+    let now = now_ms();
+    let id = group_keys::create_group_key(
+        &mut at_a,
+        "/example/app",
+        DEFAULT_LEVEL,
+        &["/example/r1"],
+        now,
+        now + 3_600_000,
+    )
+    .unwrap();
+    assert_eq!(listener.wait_any(soon).unwrap(), ca_only, "a group key");
+    assert_eq!(
+        group_keys::retire_others(&mut at_a, "/example/app", &id, now + 1000).unwrap(),
+        0
+    );
+    assert!(!listener.wait(quiet).unwrap(), "nothing retired");
+    let next = group_keys::create_group_key(
+        &mut at_a,
+        "/example/app",
+        DEFAULT_LEVEL,
+        &["/example/r1"],
+        now,
+        now + 7_200_000,
+    )
+    .unwrap();
+    assert_eq!(listener.wait_any(soon).unwrap(), ca_only, "the next key");
+    assert_eq!(
+        group_keys::retire_others(&mut at_a, "/example/app", &next, now + 1000).unwrap(),
+        1
+    );
+    assert_eq!(listener.wait_any(soon).unwrap(), ca_only, "a rotation");
+    assert!(!listener.wait(quiet).unwrap(), "nothing more");
+}
+
+#[test]
+fn the_ca_rows_of_an_old_ca_file_are_carried_over_to_postgresql_once() {
+    use nameway_ctl::ca_carry::carry_over;
+    use nameway_ctl::ca_store::{CaStore as _, TokenUse};
+    use nameway_ctl::{Durability, SqliteStore};
+    let Some(db) = fresh_db("carry") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let now = now_ms();
+    // The file as the CA of an older controller: a deny, a token, a router's record.
+    let file_path = dir.path().join("ca.db");
+    let mut file = SqliteStore::open(&file_path, Durability::Normal).unwrap();
+    file.put_deny("/example/r2", now - 4000, "lost").unwrap();
+    file.put_token(&[1; 32], "/example/r5", now + 60_000)
+        .unwrap();
+    let r2 = router_keys();
+    file.put_node(&nameway_ctl::NodeRecord {
+        name: "/example/r2".into(),
+        pubkey: r2.der.clone(),
+        kem_pubkey: Some(r2.kem.public().to_vec()),
+        cert: None,
+        enrolled_ms: now - 5000,
+        last_seen_ms: now - 5000,
+    })
+    .unwrap();
+    drop(file);
+    let mut store = PostgresStore::connect(&db).unwrap();
+    store.put_deny("/example/r3", now, "new").unwrap();
+    let mut listener = store.listener_source().listener().unwrap();
+    let done = carry_over(&file_path, &mut store, now).unwrap().unwrap();
+    assert_eq!(
+        (done.tokens, done.routers, done.denied, done.found),
+        (1, 1, 1, 3)
+    );
+    assert!(
+        listener
+            .wait_any(std::time::Duration::from_secs(5))
+            .unwrap()
+            .ca,
+        "the running controllers are woken"
+    );
+    assert_eq!(
+        store.deny_names().unwrap(),
+        vec!["/example/r2".to_owned(), "/example/r3".to_owned()]
+    );
+    assert_eq!(store.nodes().unwrap().len(), 1);
+    assert_eq!(
+        store.consume_token(&[1; 32], "/example/r5", now).unwrap(),
+        TokenUse::Consumed
+    );
+    // Once, and the same again is no change.
+    assert_eq!(carry_over(&file_path, &mut store, now).unwrap(), None);
+}

@@ -33,14 +33,20 @@ const CTL: u64 = 131;
 #[path = "../../ctl/tests/support/postgres.rs"]
 mod pg;
 
+/// How often the controllers read the CA's tables again while the database's notifications
+/// are heard (`--ca-poll`): long, so that a deny seen within seconds was woken by its
+/// notification, not found by the poll.
+const CA_POLL_S: u64 = 30;
+
 /// `namewayctl serve --db <pg> --ca <ca>`, its log in a folder of its own.
 fn serve(pg: &str, ca: &Path) -> Controller {
     let ca = ca.to_str().unwrap();
+    let poll = format!("{CA_POLL_S}s");
     Controller::launch(
         tempfile::tempdir().unwrap(),
         "127.0.0.1:0",
         &["--db", pg, "--ca", ca],
-        &[],
+        &["--ca-poll", &poll],
     )
 }
 
@@ -446,11 +452,25 @@ fn a_forwarder_admitted_nowhere_gets_no_link_and_a_router_denied_at_a_is_dropped
             ca_a.to_str().unwrap(),
         ],
     );
+    // The deny is committed when the command returns; B's check is woken by its
+    // notification: well under the poll's period (margin of seconds for a loaded machine).
+    let denied_at = Instant::now();
     assert!(
         wait(Duration::from_secs(10), || ctl_b
             .metric("namewayctl_agents_total{result=\"ended_denied\"} ")
             >= 1),
         "B kept r2's session: {}",
+        logs()
+    );
+    let took = denied_at.elapsed();
+    eprintln!(
+        "deny through A to r2's session ended at B: {} ms",
+        took.as_millis()
+    );
+    assert!(
+        took < Duration::from_secs(5) && took < Duration::from_secs(CA_POLL_S) / 4,
+        "B ended r2's session {took:?} after the deny (its poll is every {CA_POLL_S} s): \
+         not woken by the notification: {}",
         logs()
     );
     assert!(

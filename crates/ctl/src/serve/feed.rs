@@ -324,27 +324,37 @@ mod thread {
         let listening = Arc::new(AtomicBool::new(false));
         let alive = Arc::new(());
         {
-            let (store, wake, listening, alive) = (
+            let (store, wake, listening, alive, ca) = (
                 store.listener_source(),
                 tx.clone(),
                 listening.clone(),
                 Arc::downgrade(&alive),
+                shared.clone(),
             );
-            std::thread::spawn(move || listen(&store, &wake, &listening, &alive));
+            std::thread::spawn(move || listen(&store, &wake, &ca, &listening, &alive));
         }
         std::thread::spawn(move || run(store, &shared, &rx, &remote, &listening, &alive));
         tx
     }
 
-    /// Listens for notifications and wakes the feed; connects again (every second) when the
-    /// connection fails or cannot listen, the feed polling every [`POLL`] meanwhile. Ends
-    /// with the feed's thread (`alive`).
+    /// Listens for notifications and wakes the feed (registrations and links) or the state
+    /// task's CA check (deny list, group keys, routers' records: `shared.ca_wake`); connects
+    /// again (every second) when the connection fails or cannot listen, the feed polling
+    /// every [`POLL`] and the CA check every `serve::CA_POLL` meanwhile. Ends with the feed's
+    /// thread (`alive`).
     fn listen(
         source: &ListenerSource,
         wake: &Sender<Local>,
+        shared: &super::super::Shared,
         listening: &AtomicBool,
         alive: &Weak<()>,
     ) {
+        // The CA check learns whether it is heard (its poll period), and is run now: a
+        // change may have come while nobody listened.
+        let heard = |on: bool| {
+            shared.ca_listening.store(on, Ordering::Relaxed);
+            shared.ca_wake.notify_one();
+        };
         let mut failing = false;
         while alive.strong_count() > 0 {
             match source.listener() {
@@ -353,17 +363,21 @@ mod thread {
                         tracing::info!("shared database: listening for changes again");
                     }
                     listening.store(true, Ordering::Relaxed);
+                    heard(true);
                     // Woken now: a change may have come before the LISTEN.
                     let _ = wake.send(Local::Wake);
                     loop {
-                        match l.wait(Duration::from_secs(1)) {
-                            Ok(true) => {
-                                if wake.send(Local::Wake).is_err() {
+                        match l.wait_any(Duration::from_secs(1)) {
+                            Ok(w) if w.any() => {
+                                if w.ca {
+                                    shared.ca_wake.notify_one();
+                                }
+                                if w.changes && wake.send(Local::Wake).is_err() {
                                     return;
                                 }
                             }
-                            Ok(false) if alive.strong_count() == 0 => return,
-                            Ok(false) => {}
+                            Ok(_) if alive.strong_count() == 0 => return,
+                            Ok(_) => {}
                             Err(e) => {
                                 tracing::warn!(
                                     "shared database: listening for changes failed, polling every {} ms: {e}",
@@ -375,6 +389,7 @@ mod thread {
                         }
                     }
                     listening.store(false, Ordering::Relaxed);
+                    heard(false);
                 }
                 Err(e) => {
                     if !failing {

@@ -94,6 +94,7 @@ fn metrics(shared: &Shared) -> String {
         ("namewayctl_connected", &c.connected),
         ("namewayctl_objects_sent_total", &c.objects_sent),
         ("namewayctl_bad_messages_total", &c.bad_messages),
+        ("namewayctl_ca_wakes_total", &c.ca_wakes),
         (
             "namewayctl_object_packets_sent_total",
             &shared.offers.answered,

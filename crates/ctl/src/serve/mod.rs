@@ -42,9 +42,15 @@ pub use self::cache_api::api_token_path;
 use self::key_push::KeyPusher;
 use self::state::{ConnId, ControllerState, Push};
 
-/// How often the group keys in the database are compared with what each connected member
-/// holds (keys are made and rotated by `namewayctl keys`, another process).
-const KEY_POLL: Duration = Duration::from_millis(500);
+/// How often the CA's tables (deny list, routers' records, group keys) are read for the
+/// connected routers when nothing wakes the check: on SQLite (`namewayctl deny` and `keys`
+/// write the file from another process), and on PostgreSQL while the feed's listener is not
+/// connected. While it is, the writers' notifications wake the check at once and it polls
+/// every [`ServeConfig::ca_poll_listening`] only.
+pub const CA_POLL: Duration = Duration::from_millis(500);
+
+/// [`ServeConfig::ca_poll_listening`] by default.
+pub const CA_POLL_LISTENING: Duration = Duration::from_secs(5);
 
 /// How long a forwarder has for the handshake and its Hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -67,6 +73,9 @@ pub struct ServeConfig {
     pub cert_lifetime_s: u64,
     /// The cache policy file, read at start and again whenever it changes.
     pub cache_policy: Option<PathBuf>,
+    /// How often the CA's tables are read again while the shared database's notifications
+    /// are heard (a fallback: [`CA_POLL`] while they are not, and on SQLite).
+    pub ca_poll_listening: Duration,
 }
 
 /// Why the service cannot start.
@@ -106,6 +115,9 @@ pub struct ServeCounters {
     pub objects_sent: AtomicU64,
     /// Messages from admitted agents that were not expected (the connection is closed).
     pub bad_messages: AtomicU64,
+    /// CA checks run at once because something woke them (a notification of the shared
+    /// database, a renewal here), not by the poll.
+    pub ca_wakes: AtomicU64,
 }
 
 /// What the HTTP listener shows, refreshed by the state task.
@@ -173,6 +185,12 @@ struct Shared {
     api_writes: cache_api::ApiWrites,
     /// The objects offered on each connection (`serve/offer.rs`).
     offers: offer::ConnOffers,
+    /// Wakes the state task's CA check (deny list, trust, group keys) now: a notification
+    /// of the shared database (`serve/feed.rs`), or a router enrolled or renewed here.
+    ca_wake: tokio::sync::Notify,
+    /// Whether the feed's listener hears the CA's notifications (the check then polls
+    /// every [`ServeConfig::ca_poll_listening`] instead of [`CA_POLL`]).
+    ca_listening: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Shared {
@@ -213,7 +231,10 @@ impl Server {
         ca.set_router_cert_lifetime(config.cert_lifetime_s);
         let (reg_store, ca_store): (BoxedStore, BoxedCaStore) = match shared {
             Some((reg, mut ca_store)) => {
-                tokio::task::block_in_place(|| claim_domain(&mut ca_store, ca.domain()))?;
+                tokio::task::block_in_place(|| {
+                    claim_domain(&mut ca_store, ca.domain())?;
+                    carry_over(&config.db, &mut ca_store)
+                })?;
                 (reg, ca_store)
             }
             None => {
@@ -256,6 +277,8 @@ impl Server {
                 cache_writer: Mutex::new(()),
                 api_writes: cache_api::ApiWrites::default(),
                 offers: offer::ConnOffers::default(),
+                ca_wake: tokio::sync::Notify::new(),
+                ca_listening: std::sync::atomic::AtomicBool::new(false),
             }),
             config,
             feed: None,
@@ -393,6 +416,8 @@ async fn connection(
                 match renewed {
                     Ok(cert) => {
                         tracing::info!(%router, cert = %cert.name(), "router certificate renewed");
+                        // A certificate that had expired makes its key trusted again.
+                        shared.ca_wake.notify_one();
                         let _ = out_tx.send(Message::Renewed(cert.wire().clone()));
                     }
                     Err(e) => {
@@ -515,7 +540,15 @@ async fn state_task(
     let mut conns: HashMap<ConnId, mpsc::UnboundedSender<Message>> = HashMap::new();
     let mut sweep = tokio::time::interval(Duration::from_secs(60));
     let mut keys = KeyPusher::default();
-    let mut key_poll = tokio::time::interval(KEY_POLL);
+    // The CA check: at once when woken (`Shared::ca_wake`), else at the next poll.
+    let ca_period = |shared: &Shared| {
+        if shared.ca_listening.load(Ordering::Relaxed) {
+            config.ca_poll_listening
+        } else {
+            CA_POLL
+        }
+    };
+    let mut next_ca_check = tokio::time::Instant::now();
     let mut policy_check = tokio::time::interval(Duration::from_millis(500));
     let mut policy_stamp = None;
     loop {
@@ -530,8 +563,15 @@ async fn state_task(
                 refresh_status(&shared, &state);
                 continue;
             }
-            _ = key_poll.tick() => {
+            () = tokio::time::sleep_until(next_ca_check) => {
                 keys.poll(&shared, &conns);
+                next_ca_check = tokio::time::Instant::now() + ca_period(&shared);
+                continue;
+            }
+            () = shared.ca_wake.notified() => {
+                keys.poll(&shared, &conns);
+                shared.counters.ca_wakes.fetch_add(1, Ordering::Relaxed);
+                next_ca_check = tokio::time::Instant::now() + ca_period(&shared);
                 continue;
             }
             _ = policy_check.tick() => {
@@ -671,6 +711,19 @@ fn persist(
     if let Err(e) = tokio::task::block_in_place(|| registry.register_all(regs)) {
         tracing::error!("registry: {e}");
     }
+}
+
+/// Carries the CA rows an older version left in the `--ca` file over to the shared store,
+/// once (`crate::ca_carry`).
+fn carry_over(ca_file: &std::path::Path, store: &mut BoxedCaStore) -> Result<(), CaError> {
+    let done = crate::ca_carry::carry_over(ca_file, store, now_ms())?;
+    if let Some(done) = done.filter(|d| d.found > 0) {
+        tracing::info!(
+            file = %ca_file.display(),
+            "the CA's rows of the --ca file carried over to the shared store: {done}"
+        );
+    }
+    Ok(())
 }
 
 /// Checks that the shared database is the anchor's domain's, setting it on first use.
