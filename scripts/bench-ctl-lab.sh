@@ -276,6 +276,28 @@ for _ in range(10):
 body = os.path.join(a.dir, a.lab, "nodes", producer, "object.bin")
 digest = hashlib.sha256(open(body, "rb").read()).hexdigest()
 mine = [i for i, l in enumerate(links) if consumer in l]
+
+
+def start_get(k):
+    """The 16 MiB get at the consumer (window 2: still running when the failure comes)."""
+    out = os.path.join(a.dir, f"got-{k}")
+    get = subprocess.Popen([os.path.join(a.bin, "nameway"), "--transport", f"unix://{sock(consumer)}",
+                            "get", "-q", "--cc", "fixed", "-w", "2", "-o", out, OBJ],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return out, get
+
+
+def finish_get(out, get):
+    """Waits for a get of start_get, checks its bytes, removes them; returns when it ended."""
+    rc = get.wait(timeout=300)
+    ended = time.monotonic()
+    got = hashlib.sha256(open(out, "rb").read()).hexdigest() if os.path.exists(out) else None
+    if rc != 0 or got != digest:
+        raise SystemExit(f"C1: the 16 MiB get failed (exit {rc}) or returned other bytes: {get.stderr.read()}")
+    os.remove(out)
+    return ended
+
+
 down, up, gets, early = [], [], [], 0
 victims = [n for n in nodes if n not in (consumer, producer)
            and connected_without(n) and on_shortest_path(n, consumer, producer)]
@@ -284,10 +306,7 @@ if a.failure == "crash" and not victims:
 restarts = []
 for k in range(a.c1_rounds if a.failure == "crash" else 0):
     victim = victims[k % len(victims)]
-    out = os.path.join(a.dir, f"got-{k}")
-    get = subprocess.Popen([os.path.join(a.bin, "nameway"), "--transport", f"unix://{sock(consumer)}",
-                            "get", "-q", "--cc", "fixed", "-w", "2", "-o", out, OBJ],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    out, get = start_get(k)
     t_get = time.monotonic()
     time.sleep(0.3 + random.random() * 0.5)
     running = get.poll() is None
@@ -297,14 +316,9 @@ for k in range(a.c1_rounds if a.failure == "crash" else 0):
     if wait(lambda: matches(OBJ, want, {victim}), 20) is None:
         raise SystemExit(f"C1: FIBs not updated 20 s after {victim} crashed: {fibs(OBJ, {victim})}")
     down.append(time.monotonic() - t0)
-    rc = get.wait(timeout=300)
-    gets.append(time.monotonic() - t_get)
-    got = hashlib.sha256(open(out, "rb").read()).hexdigest() if os.path.exists(out) else None
-    if rc != 0 or got != digest:
-        raise SystemExit(f"C1: the 16 MiB get failed (exit {rc}) or returned other bytes: {get.stderr.read()}")
+    gets.append(finish_get(out, get) - t_get)
     if not running:
         early += 1
-    os.remove(out)
     t0 = time.monotonic()
     lab_cmd("restart", victim)
     restarts.append(time.monotonic() - t0)
@@ -313,10 +327,7 @@ for k in range(a.c1_rounds if a.failure == "crash" else 0):
     up.append(time.monotonic() - t0)
     time.sleep(0.5 + random.random() * 0.5)
 for k in range(a.c1_rounds if a.failure == "silent" else 0):
-    out = os.path.join(a.dir, f"got-{k}")
-    get = subprocess.Popen([os.path.join(a.bin, "nameway"), "--transport", f"unix://{sock(consumer)}",
-                            "get", "-q", "--cc", "fixed", "-w", "2", "-o", out, OBJ],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    out, get = start_get(k)
     t_get = time.monotonic()
     # The consumer's link that carries the get: the first to receive 64 KiB since it started.
     before = rx_bytes(consumer)
@@ -338,14 +349,9 @@ for k in range(a.c1_rounds if a.failure == "silent" else 0):
     if wait(lambda: matches(OBJ, want), 20) is None:
         raise SystemExit(f"C1: FIBs not updated 20 s after link {links[failed]} failed: {fibs(OBJ)}")
     down.append(time.monotonic() - t0)
-    rc = get.wait(timeout=300)
-    gets.append(time.monotonic() - t_get)
-    got = hashlib.sha256(open(out, "rb").read()).hexdigest() if os.path.exists(out) else None
-    if rc != 0 or got != digest:
-        raise SystemExit(f"C1: the 16 MiB get failed (exit {rc}) or returned other bytes: {get.stderr.read()}")
+    gets.append(finish_get(out, get) - t_get)
     if not running:
         early += 1
-    os.remove(out)
     t0 = time.monotonic()
     set_link(failed, "up")
     if wait(lambda: matches(OBJ, full), 30) is None:

@@ -62,6 +62,33 @@ fn face(sock: &Path, uri: &str) -> u64 {
         .unwrap_or_else(|| panic!("no face {uri}: {faces}"))
 }
 
+/// `nameway get` of the object at the node of `sock` into `out` (a fixed window of 2, so
+/// that it is still running when a failure comes).
+fn start_get(sock: &Path, out: &Path) -> std::process::Child {
+    Command::new(bin_dir().join("nameway"))
+        .arg("--transport")
+        .arg(format!("unix://{}", sock.display()))
+        .args(["get", "-q", "--cc", "fixed", "-w", "2", "-o"])
+        .arg(out)
+        .arg(OBJ)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits for a get from [`start_get`]: it succeeded and wrote `want`.
+fn finish_get(mut get: std::process::Child, out: &Path, want: &[u8], what: &str) {
+    let status = get.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(get.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "the get{what} failed: {err}");
+    assert!(
+        std::fs::read(out).unwrap() == want,
+        "the get{what} returned other bytes"
+    );
+}
+
 fn ip(args: &[&str]) {
     let status = Command::new("ip").args(args).status().unwrap();
     assert!(status.success(), "ip {args:?}");
@@ -134,16 +161,7 @@ fn ctl10_routes_around_a_silent_link_failure_and_a_router_crash_and_tears_down_c
 
     // C1: the r1-r3 link goes silent while r1 fetches the object.
     let got = dir.path().join("got.bin");
-    let mut get = Command::new(bin_dir().join("nameway"))
-        .arg("--transport")
-        .arg(format!("unix://{}", sock("r1").display()))
-        .args(["get", "-q", "--cc", "fixed", "-w", "2", "-o"])
-        .arg(&got)
-        .arg(OBJ)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let get = start_get(&sock("r1"), &got);
     std::thread::sleep(std::time::Duration::from_millis(200));
     let r3 = t.node_index("r3").unwrap();
     let r3_end = plan.nodes[r3]
@@ -175,16 +193,9 @@ fn ctl10_routes_around_a_silent_link_failure_and_a_router_crash_and_tears_down_c
     );
     // No face went down: the hellos found the failure.
     assert_eq!(face(&sock("r1"), &via_r3.peer_uri()), f3);
-    let status = get.wait().unwrap();
-    let mut err = String::new();
-    std::io::Read::read_to_string(get.stderr.as_mut().unwrap(), &mut err).unwrap();
-    assert!(status.success(), "the get failed: {err}");
     let want = std::fs::read(plan.nodes[r10].dir.join("object.bin")).unwrap();
     assert_eq!(want.len(), 4 << 20);
-    assert!(
-        std::fs::read(&got).unwrap() == want,
-        "the get returned other bytes"
-    );
+    finish_get(get, &got, &want, "");
     // The link comes back, and so does the shorter route.
     ip(&[
         "-n",
@@ -238,16 +249,7 @@ fn ctl10_routes_around_a_silent_link_failure_and_a_router_crash_and_tears_down_c
     both.sort_unstable();
     assert_eq!(ctl_faces(&sock("r7"), OBJ), both);
     let _ = std::fs::remove_file(&got);
-    let mut get = Command::new(bin_dir().join("nameway"))
-        .arg("--transport")
-        .arg(format!("unix://{}", sock("r1").display()))
-        .args(["get", "-q", "--cc", "fixed", "-w", "2", "-o"])
-        .arg(&got)
-        .arg(OBJ)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let get = start_get(&sock("r1"), &got);
     std::thread::sleep(std::time::Duration::from_millis(200));
     let r9_pid = state["nodes"][t.node_index("r9").unwrap()]["proc"]["pid"]
         .as_u64()
@@ -273,14 +275,7 @@ fn ctl10_routes_around_a_silent_link_failure_and_a_router_crash_and_tears_down_c
         "r7 still routes {OBJ} through r9 30 s after r9 crashed: {:?}",
         ctl_faces(&sock("r7"), OBJ)
     );
-    let status = get.wait().unwrap();
-    let mut err = String::new();
-    std::io::Read::read_to_string(get.stderr.as_mut().unwrap(), &mut err).unwrap();
-    assert!(status.success(), "the get across r9's crash failed: {err}");
-    assert!(
-        std::fs::read(&got).unwrap() == want,
-        "the get across r9's crash returned other bytes"
-    );
+    finish_get(get, &got, &want, " across r9's crash");
     // The lab is still up (its runner did not tear it down for the crash) ...
     assert!(runner.try_wait().unwrap().is_none(), "the runner ended");
     // ... a second kill is refused with its reason ...

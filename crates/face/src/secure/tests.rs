@@ -379,6 +379,19 @@ fn lost_handshake_messages_are_retransmitted() {
     assert!(b.open(5000, sealed).is_ok());
 }
 
+/// B of a ChaCha20-Poly1305 pair after a restart: the same identity, no session.
+fn restarted_responder(p: &Pair) -> SecureLink {
+    SecureLink::new(
+        ctx(
+            &p.idb,
+            &[&p.ida],
+            SecurityLevel::ChaCha20Poly1305,
+            SecuritySettings::default(),
+        ),
+        None,
+    )
+}
+
 #[test]
 fn a_peer_that_lost_its_keys_gets_a_new_handshake() {
     let p = pair(
@@ -387,15 +400,7 @@ fn a_peer_that_lost_its_keys_gets_a_new_handshake() {
         SecuritySettings::default(),
     );
     // B restarts: a fresh link with no session.
-    let b2 = SecureLink::new(
-        ctx(
-            &p.idb,
-            &[&p.ida],
-            SecurityLevel::ChaCha20Poly1305,
-            SecuritySettings::default(),
-        ),
-        None,
-    );
+    let b2 = restarted_responder(&p);
     let sealed = p.a.seal(5000, data("/secret/x", b"y")).unwrap();
     let (why, hint) = b2.open(5000, sealed).unwrap_err();
     assert_eq!(why, SecureDrop::UnknownKey);
@@ -415,15 +420,7 @@ fn a_restarted_responder_that_said_so_gets_a_new_handshake_and_only_then() {
         SecuritySettings::default(),
     );
     // B restarts; with nothing protected to send, A's session looks fine to A.
-    let b2 = SecureLink::new(
-        ctx(
-            &p.idb,
-            &[&p.ida],
-            SecurityLevel::ChaCha20Poly1305,
-            SecuritySettings::default(),
-        ),
-        None,
-    );
+    let b2 = restarted_responder(&p);
     for t in [1000, 5000, 60_000] {
         assert!(p.a.poll(t).is_none(), "a session: no handshake unasked");
     }
