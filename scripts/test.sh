@@ -46,6 +46,14 @@ done
 step "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
+ndn_cxx_prefix="${NAMEWAY_NFD:-$HOME/nameway-nfd}/prefix"
+if [ -f "$ndn_cxx_prefix/lib/pkgconfig/libndn-cxx.pc" ]; then
+    step "ndn-cxx found under $ndn_cxx_prefix: the ndn-cxx interop test runs"
+else
+    # ndn-cxx is built from git (scripts/build-nfd.sh); no package registry has it.
+    step "no ndn-cxx under $ndn_cxx_prefix: the ndn-cxx interop test is SKIPPED (scripts/build-nfd.sh builds it; NAMEWAY_REQUIRE_NDN_CXX=1 makes its absence a failure)"
+fi
+
 step "cargo test (interop required; a throw-away PostgreSQL server for the controller's store)"
 NAMEWAY_REQUIRE_INTEROP=1 bash scripts/postgres-test-server.sh -- cargo test --workspace --locked
 

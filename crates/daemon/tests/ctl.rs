@@ -1375,18 +1375,35 @@ fn a_fib_of_a_thousand_routes_arrives_as_segments_the_agent_fetched() {
         "{}",
         ctl.log()
     );
+    // r1 still holds the thousand routes the first controller gave it, so counting them is not
+    // enough: wait until this controller's own FIB for r1 has them and r1 acknowledged it.
+    let sent_and_acked = |prefix: &str| {
+        ctl.api(&format!("/api/routes?prefix={prefix}"))["routers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| {
+                r["router"] == "/example/r1"
+                    && r["match"] == prefix
+                    && r["version"].as_u64() > Some(0)
+                    && r["version"] == r["acked"]
+            })
+    };
     assert!(
         wait(Duration::from_secs(60), || ctl_routes_under(
             r1,
             "/example/big/"
         ) == ROUTES
+            && sent_and_acked("/example/big/p-0000")
+            && sent_and_acked("/example/big/p-0999")
             && ctl.status()["routers"]
                 .as_array()
                 .unwrap()
                 .iter()
                 .all(|r| r["version"] == r["acked"])),
-        "r1 has {} of {ROUTES}\n{}\n{}",
+        "r1 has {} of {ROUTES}\n{}\n{}\n{}",
         ctl_routes_under(r1, "/example/big/"),
+        ctl.api("/api/routes?prefix=/example/big/p-0999"),
         ctl.status(),
         r1.d().log()
     );
