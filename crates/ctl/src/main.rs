@@ -142,7 +142,8 @@ enum Command {
         #[arg(long)]
         to: PathBuf,
     },
-    /// Runs the controller: agents connect on --listen (Noise, pinned anchor), their reports
+    /// Runs the controller: agents connect on --listen (Noise, pinned anchor) or --tls-listen
+    /// (mutual TLS, pinned anchor too), their reports
     /// become routes, and every forwarder gets its FIB as signed objects.
     Serve {
         /// The database file (`namewayctl init`), or a PostgreSQL database the controllers
@@ -154,9 +155,23 @@ enum Command {
         /// certificates, the deny list and group keys are in the shared database.
         #[arg(long)]
         ca: Option<PathBuf>,
-        /// Where agents connect, e.g. 0.0.0.0:7400.
+        /// Where agents connect with Noise, e.g. 0.0.0.0:7400 (optional with --tls-listen).
         #[arg(long)]
-        listen: std::net::SocketAddr,
+        listen: Option<std::net::SocketAddr>,
+        /// Where agents connect with mutual TLS 1.3, e.g. 0.0.0.0:7401 (needs --tls-cert,
+        /// --tls-key and --tls-client-ca).
+        #[arg(long, requires_all = ["tls_cert", "tls_key", "tls_client_ca"])]
+        tls_listen: Option<std::net::SocketAddr>,
+        /// The controller's TLS certificate chain (PEM).
+        #[arg(long, requires = "tls_listen")]
+        tls_cert: Option<PathBuf>,
+        /// The controller's TLS private key (PEM).
+        #[arg(long, requires = "tls_listen")]
+        tls_key: Option<PathBuf>,
+        /// The CA certificates (PEM) that sign the agents' client certificates; an agent
+        /// without one is refused in the handshake.
+        #[arg(long, requires = "tls_listen")]
+        tls_client_ca: Option<PathBuf>,
         /// HTTP listener: /metrics and /status.
         #[arg(long)]
         http: Option<std::net::SocketAddr>,
@@ -286,6 +301,10 @@ fn run(command: Command) -> anyhow::Result<()> {
             db,
             ca,
             listen,
+            tls_listen,
+            tls_cert,
+            tls_key,
+            tls_client_ca,
             http,
             max_nexthops,
             registration_ttl,
@@ -298,9 +317,21 @@ fn run(command: Command) -> anyhow::Result<()> {
             let live = is_postgres(&db).then(|| db.to_string_lossy().into_owned());
             let (ca_db, registry) = serve_stores(db, ca)?;
             exists(&ca_db)?;
+            let tls = match (tls_listen, tls_cert, tls_key, tls_client_ca) {
+                (Some(addr), Some(cert), Some(key), Some(ca)) => Some((
+                    addr,
+                    nameway_ctl::channel::tls::ServerTls::from_pem(&cert, &key, &ca)
+                        .context("--tls-cert/--tls-key/--tls-client-ca")?,
+                )),
+                _ => None,
+            };
+            if listen.is_none() && tls.is_none() {
+                bail!("give --listen (Noise), --tls-listen (mutual TLS), or both");
+            }
             let config = nameway_ctl::serve::ServeConfig {
                 db: ca_db,
                 listen,
+                tls,
                 http,
                 max_nexthops,
                 registration_ttl_ms: parse_duration(&registration_ttl)?,
@@ -668,6 +699,9 @@ fn serve(
         // Read by scripts and tests: where agents connect, and the key they pin.
         if let Some(a) = server.local_addr() {
             println!("listening {a}");
+        }
+        if let Some(a) = server.tls_addr() {
+            println!("tls {a}");
         }
         if let Some(a) = server.http_addr() {
             println!("http {a}");

@@ -1422,3 +1422,123 @@ fn a_fib_of_a_thousand_routes_arrives_as_segments_the_agent_fetched() {
     );
     drop(app);
 }
+
+/// An operator's PKI for the channel's mutual TLS, as PEM files: the CA `ops` signs the
+/// controller's certificate (`ctl.example`, 127.0.0.1) and the routers' client
+/// certificates `r1`, `r2`; the CA `rogue` signs `r3`.
+fn tls_pki(dir: &Path) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let ca = |name: &str| {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let key = KeyPair::generate().unwrap();
+        let cert = params.self_signed(&key).unwrap();
+        std::fs::write(dir.join(format!("{name}-ca.pem")), cert.pem()).unwrap();
+        Issuer::new(params, key)
+    };
+    let leaf = |file: &str, names: &[&str], issuer: &Issuer<'_, KeyPair>| {
+        let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+        let key = KeyPair::generate().unwrap();
+        let cert = CertificateParams::new(names)
+            .unwrap()
+            .signed_by(&key, issuer)
+            .unwrap();
+        std::fs::write(dir.join(format!("{file}.pem")), cert.pem()).unwrap();
+        std::fs::write(dir.join(format!("{file}.key")), key.serialize_pem()).unwrap();
+    };
+    let (ops, rogue) = (ca("ops"), ca("rogue"));
+    leaf("ctl", &["ctl.example", "127.0.0.1"], &ops);
+    leaf("r1", &["r1.example"], &ops);
+    leaf("r2", &["r2.example"], &ops);
+    leaf("r3", &["r3.example"], &rogue);
+}
+
+/// Operators whose policy names TLS: `namewayctl serve --tls-listen` with the agents on
+/// `tls://`, each presenting a client certificate of the operator's CA. Routes flow as on
+/// Noise (r1 checks the controller's certificate for its IP address, r2 for
+/// `tls_server_name`); r3, whose certificate another CA signed, is refused in the handshake,
+/// counted on both sides, and never in the topology, though its enrolment token is good.
+#[test]
+fn agents_on_mutual_tls_are_routed_and_a_client_certificate_of_another_ca_is_refused() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let pki = tempfile::tempdir().unwrap();
+    tls_pki(pki.path());
+    let f = |name: &str| pki.path().join(name).to_str().unwrap().to_owned();
+    let ctl = Controller::start_with(&[
+        "--tls-listen",
+        "127.0.0.1:0",
+        "--tls-cert",
+        &f("ctl.pem"),
+        "--tls-key",
+        &f("ctl.key"),
+        "--tls-client-ca",
+        &f("ops-ca.pem"),
+    ]);
+    let tls = ctl.tls.clone().expect("serve printed its TLS listener");
+    let dir = tempfile::tempdir().unwrap();
+    let net = net(&ctl, 3, &[(0, 1), (1, 2)], |i, name| {
+        let state = dir.path().join(format!("s{i}"));
+        let server_name = if i == 1 {
+            "tls_server_name = \"ctl.example\"\n"
+        } else {
+            ""
+        };
+        Some(format!(
+            "[controller]\nuri = \"tls://{tls}\"\nkey = {:?}\nname = {name:?}\ntoken = {:?}\nstate_dir = {state:?}\ntls_ca = {:?}\ntls_cert = {:?}\ntls_key = {:?}\n{server_name}",
+            ctl.pin,
+            ctl.token(name),
+            f("ops-ca.pem"),
+            f(&format!("r{}.pem", i + 1)),
+            f(&format!("r{}.key", i + 1)),
+        ))
+    });
+    let (r1, r2, r3) = (&net.routers[0], &net.routers[1], &net.routers[2]);
+    let files = tempfile::tempdir().unwrap();
+    let data = payload(30_000, 7);
+    let _p = put(r2, "/example/tls/a", &data, files.path());
+    assert!(
+        wait(Duration::from_secs(20), || !r1
+            .ctl_faces("/example/tls/a")
+            .is_empty()),
+        "{}\n{}",
+        ctl.log(),
+        r1.d().log()
+    );
+    assert_eq!(get(r1, "/example/tls/a", files.path()), data);
+    assert!(
+        wait(Duration::from_secs(20), || ctl
+            .metric("namewayctl_agents_total{result=\"refused_tls\"} ")
+            >= 2),
+        "{}",
+        ctl.log()
+    );
+    assert!(
+        wait(Duration::from_secs(10), || agent_status(r3)
+            ["session_failures"]["tls"]
+            .as_u64()
+            .unwrap()
+            >= 1),
+        "{}",
+        r3.d().log()
+    );
+    assert!(
+        r3.d().log().contains("controller.tls_cert"),
+        "r3's log says what to look at:\n{}",
+        r3.d().log()
+    );
+    let status = ctl.status();
+    let mut routers: Vec<String> = status["routers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap().to_owned())
+        .collect();
+    routers.sort();
+    assert_eq!(routers, ["/example/r1", "/example/r2"], "{status}");
+    assert!(r3.ctl_faces("/example/tls/a").is_empty());
+    assert_eq!(
+        ctl.metric("namewayctl_agents_total{result=\"enrolled\"} "),
+        2
+    );
+    assert!(ctl.log().contains("client_cert_sha256="), "{}", ctl.log());
+}

@@ -1,5 +1,6 @@
 //! The channel between the controller and the agents in the forwarders (docs/controller.md,
-//! "Phase 2"): TCP, a Noise `XX` session ([`noise`]) carrying TLV [`messages`].
+//! "Phase 2"): TCP, a Noise `XX` session ([`noise`]) carrying TLV [`messages`]; or, where the
+//! operator's policy names TLS, a mutual TLS 1.3 session ([`tls`]) carrying the same messages.
 //!
 //! Authentication is by signatures over the Noise handshake hash, so it is bound to the
 //! session: the controller signs with the domain's anchor (the key every agent pins), the
@@ -8,6 +9,7 @@
 
 pub mod messages;
 pub mod noise;
+pub mod tls;
 
 use bytes::Bytes;
 use nameway_transport::{Certificate, SigningKey};
@@ -15,6 +17,24 @@ use nameway_wire::signature::signature_type;
 
 pub use messages::{Credential, Hello, Message, NeighbourReport, RegistrationReport, Report};
 pub use noise::{accept, connect, ChannelError, Receiver, Sender, Session};
+
+/// A byte stream the channel runs over: TCP for Noise, TLS over TCP for mutual TLS.
+pub trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin> Io for T {}
+
+/// Either stream, boxed, so that both session kinds have one type.
+pub type BoxIo = Box<dyn Io>;
+/// The sending half of a session over either stream.
+pub type BoxSender = Sender<tokio::io::WriteHalf<BoxIo>>;
+/// The receiving half of a session over either stream.
+pub type BoxReceiver = Receiver<tokio::io::ReadHalf<BoxIo>>;
+
+impl<S: Io + 'static> Session<S> {
+    /// The same session over the boxed stream.
+    pub fn boxed(self) -> Session<BoxIo> {
+        self.map_stream(|s| Box::new(s) as BoxIo)
+    }
+}
 
 /// The SubjectPublicKeyInfo prefix of an Ed25519 key (RFC 8410): the raw key follows.
 const ED25519_SPKI_PREFIX: [u8; 12] = [
@@ -153,6 +173,11 @@ mod tests {
         let client = connect(a).await.unwrap();
         let server = server.await.unwrap().unwrap();
         assert_eq!(client.handshake_hash, server.handshake_hash);
+        exchange(client.boxed(), server.boxed()).await;
+    }
+
+    /// A 300 KB message from `client` to `server`, a small one back.
+    pub(super) async fn exchange(client: Session<BoxIo>, server: Session<BoxIo>) {
         let (mut cs, mut cr) = client.split();
         let (mut ss, mut sr) = server.split();
         let big = Message::Ndn(Bytes::from(vec![0x5a; 300_000]));

@@ -1,6 +1,8 @@
 //! The encrypted session under the controller channel: a Noise `XX` handshake
 //! (`Noise_XX_25519_ChaChaPoly_SHA256`, fresh static keys per session) over a byte stream,
-//! then messages.
+//! then messages. (The other session kind, mutual TLS, is in [`super::tls`]: the same
+//! [`Session`], [`Sender`] and [`Receiver`] over a TLS stream, messages framed in the clear
+//! inside it.)
 //!
 //! On the stream every Noise message is a frame: a 2-byte big-endian length, then the bytes
 //! (at most 65,535, Noise's limit). An application message is a 4-byte big-endian length and
@@ -37,6 +39,10 @@ pub enum ChannelError {
     /// The handshake or a transport message did not verify (tampered, another protocol).
     #[error("noise: {0}")]
     Noise(String),
+    /// The TLS handshake failed (no certificate, one from another CA, another name) or its
+    /// keying material could not be exported.
+    #[error("tls: {0}")]
+    Tls(String),
     /// A message larger than [`MAX_MESSAGE`] was announced.
     #[error("message of {0} bytes is too large")]
     TooLarge(usize),
@@ -141,9 +147,11 @@ where
 pub struct Session<S> {
     /// The stream.
     pub stream: S,
-    /// The Noise handshake hash (what the identity proofs sign).
+    /// What the identity proofs sign: the Noise handshake hash, or a TLS session's exported
+    /// keying material ([`super::tls`]). Either is unique to the session.
     pub handshake_hash: Vec<u8>,
-    keys: Arc<StatelessTransportState>,
+    /// The Noise transport keys; None on TLS (the stream encrypts).
+    keys: Option<Arc<StatelessTransportState>>,
 }
 
 impl<S> std::fmt::Debug for Session<S> {
@@ -159,8 +167,27 @@ impl<S> Session<S> {
         Ok(Self {
             stream,
             handshake_hash,
-            keys,
+            keys: Some(keys),
         })
+    }
+
+    /// A session over a stream that encrypts and authenticates itself (TLS), bound to
+    /// `binding`: messages go in the clear inside it, each a 4-byte length and its bytes.
+    pub(crate) fn over_tls(stream: S, binding: Vec<u8>) -> Self {
+        Self {
+            stream,
+            handshake_hash: binding,
+            keys: None,
+        }
+    }
+
+    /// The same session over `f(stream)`.
+    pub fn map_stream<T>(self, f: impl FnOnce(S) -> T) -> Session<T> {
+        Session {
+            stream: f(self.stream),
+            handshake_hash: self.handshake_hash,
+            keys: self.keys,
+        }
     }
 
     /// Splits into the sending and the receiving half.
@@ -187,7 +214,7 @@ impl<S> Session<S> {
 /// The sending half.
 pub struct Sender<W> {
     w: W,
-    keys: Arc<StatelessTransportState>,
+    keys: Option<Arc<StatelessTransportState>>,
     nonce: Arc<AtomicU64>,
 }
 
@@ -211,14 +238,16 @@ impl<W: AsyncWrite + Unpin> Sender<W> {
         let mut plain = Vec::with_capacity(body.len() + 4);
         plain.extend_from_slice(&len.to_be_bytes());
         plain.extend_from_slice(&body);
+        let Some(keys) = &self.keys else {
+            self.w.write_all(&plain).await?;
+            self.w.flush().await?;
+            return Ok(());
+        };
         let mut out = Vec::with_capacity(plain.len() + plain.len() / 1000 + 64);
         let mut buf = vec![0u8; NOISE_MAX];
         for chunk in plain.chunks(NOISE_MAX - TAG) {
             let nonce = self.nonce.fetch_add(1, Ordering::Relaxed);
-            let n = self
-                .keys
-                .write_message(nonce, chunk, &mut buf)
-                .map_err(noise)?;
+            let n = keys.write_message(nonce, chunk, &mut buf).map_err(noise)?;
             let len = u16::try_from(n).map_err(|_| ChannelError::TooLarge(n))?;
             out.extend_from_slice(&len.to_be_bytes());
             out.extend_from_slice(buf.get(..n).unwrap_or_default());
@@ -232,7 +261,7 @@ impl<W: AsyncWrite + Unpin> Sender<W> {
 /// The receiving half.
 pub struct Receiver<R> {
     r: R,
-    keys: Arc<StatelessTransportState>,
+    keys: Option<Arc<StatelessTransportState>>,
     nonce: u64,
 }
 
@@ -245,9 +274,11 @@ impl<R> std::fmt::Debug for Receiver<R> {
 impl<R: AsyncRead + Unpin> Receiver<R> {
     async fn frame(&mut self) -> Result<Vec<u8>, ChannelError> {
         let frame = read_frame(&mut self.r).await?;
+        let Some(keys) = &self.keys else {
+            return Ok(frame);
+        };
         let mut buf = vec![0u8; frame.len()];
-        let n = self
-            .keys
+        let n = keys
             .read_message(self.nonce, &frame, &mut buf)
             .map_err(noise)?;
         self.nonce += 1;
@@ -260,6 +291,9 @@ impl<R: AsyncRead + Unpin> Receiver<R> {
     /// # Errors
     /// [`ChannelError`]: a closed stream, a frame that does not decrypt, a message too large.
     pub async fn recv_bytes(&mut self) -> Result<Bytes, ChannelError> {
+        if self.keys.is_none() {
+            return self.recv_plain().await;
+        }
         let mut plain = self.frame().await?;
         let len = plain
             .get(..4)
@@ -277,6 +311,19 @@ impl<R: AsyncRead + Unpin> Receiver<R> {
         if body.len() != len {
             return Err(ChannelError::Noise("message longer than announced".into()));
         }
+        Ok(Bytes::from(body))
+    }
+
+    /// A message inside TLS: a 4-byte length, then its bytes.
+    async fn recv_plain(&mut self) -> Result<Bytes, ChannelError> {
+        let mut len = [0u8; 4];
+        self.r.read_exact(&mut len).await?;
+        let len = usize::try_from(u32::from_be_bytes(len)).unwrap_or(usize::MAX);
+        if len > MAX_MESSAGE {
+            return Err(ChannelError::TooLarge(len));
+        }
+        let mut body = vec![0u8; len];
+        self.r.read_exact(&mut body).await?;
         Ok(Bytes::from(body))
     }
 

@@ -47,6 +47,10 @@ pub enum Refusal {
     /// The secure-link key presented at enrolment is another router's.
     #[error("the link key is already enrolled by {0}")]
     LinkKeyTaken(String),
+    /// The mutual-TLS handshake failed: no client certificate, one the client CA did not
+    /// sign, not TLS at all.
+    #[error("TLS handshake: {0}")]
+    Tls(String),
     /// The Hello is malformed or did not come in time.
     #[error("bad hello: {0}")]
     Malformed(String),
@@ -76,6 +80,8 @@ pub struct AuthCounters {
     pub refused_malformed: AtomicU64,
     /// Refused: the database failed.
     pub refused_store: AtomicU64,
+    /// Refused in the mutual-TLS handshake.
+    pub refused_tls: AtomicU64,
     /// Certificates renewed.
     pub renewed: AtomicU64,
     /// Renewals refused: denied.
@@ -101,6 +107,7 @@ impl AuthCounters {
             Refusal::Signature => &self.refused_signature,
             Refusal::Malformed(_) | Refusal::LinkKeyTaken(_) => &self.refused_malformed,
             Refusal::Store(_) => &self.refused_store,
+            Refusal::Tls(_) => &self.refused_tls,
         };
         c.fetch_add(1, Ordering::Relaxed);
     }
@@ -117,6 +124,7 @@ impl AuthCounters {
             ("refused_signature", &self.refused_signature),
             ("refused_malformed", &self.refused_malformed),
             ("refused_store", &self.refused_store),
+            ("refused_tls", &self.refused_tls),
             ("ended_denied", &self.sessions_ended_denied),
         ]
         .into_iter()

@@ -1,7 +1,7 @@
 //! `namewayctl serve`: the controller as a service (docs/controller.md, "Phase 2").
 //!
-//! A TCP listener for the agents (one task per connection: the Noise handshake, the
-//! ServerHello signed by the anchor, the agent's Hello checked by [`auth`], then its reports
+//! A TCP listener for the agents, a mutual-TLS one, or both (one task per connection: the
+//! Noise or TLS handshake, the ServerHello signed by the anchor, the agent's Hello checked by [`auth`], then its reports
 //! in and signed configuration objects out), one task owning the [`state`] that every
 //! connection feeds, and an optional HTTP listener with the counters and the topology.
 
@@ -60,8 +60,10 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct ServeConfig {
     /// The database (initialised with `namewayctl init`).
     pub db: PathBuf,
-    /// Where agents connect.
-    pub listen: SocketAddr,
+    /// Where agents connect with Noise (None: TLS only).
+    pub listen: Option<SocketAddr>,
+    /// Where agents connect with mutual TLS, and the controller's TLS settings.
+    pub tls: Option<(SocketAddr, crate::channel::tls::ServerTls)>,
     /// The HTTP listener (counters, topology), if any.
     pub http: Option<SocketAddr>,
     /// ECMP limit.
@@ -94,6 +96,11 @@ pub enum ServeError {
     /// The operators' API token cannot be read or made.
     #[error("API token {0}")]
     ApiToken(String),
+    /// Neither a Noise nor a TLS listener is configured.
+    #[error(
+        "no listener for the agents: give --listen (Noise), --tls-listen (mutual TLS), or both"
+    )]
+    NoListener,
     /// A listener cannot be opened.
     #[error("cannot listen on {addr}: {source}")]
     Listen {
@@ -154,7 +161,8 @@ enum Event {
 /// A bound service, ready to run.
 #[derive(Debug)]
 pub struct Server {
-    listener: TcpListener,
+    listener: Option<TcpListener>,
+    tls_listener: Option<(TcpListener, crate::channel::tls::ServerTls)>,
     http: Option<TcpListener>,
     shared: Arc<Shared>,
     config: ServeConfig,
@@ -253,7 +261,17 @@ impl Server {
                 .await
                 .map_err(|source| ServeError::Listen { addr, source })
         };
-        let listener = listen(config.listen).await?;
+        if config.listen.is_none() && config.tls.is_none() {
+            return Err(ServeError::NoListener);
+        }
+        let listener = match config.listen {
+            Some(a) => Some(listen(a).await?),
+            None => None,
+        };
+        let tls_listener = match &config.tls {
+            Some((a, tls)) => Some((listen(*a).await?, tls.clone())),
+            None => None,
+        };
         let http = match config.http {
             Some(a) => Some(listen(a).await?),
             None => None,
@@ -266,6 +284,7 @@ impl Server {
         };
         Ok(Self {
             listener,
+            tls_listener,
             http,
             shared: Arc::new(Shared {
                 auth: Auth::new(ca, ca_store),
@@ -296,9 +315,16 @@ impl Server {
         self.feed = Some((local, remote_rx));
     }
 
-    /// The agents' listener address.
+    /// The agents' Noise listener address.
     pub fn local_addr(&self) -> Option<SocketAddr> {
-        self.listener.local_addr().ok()
+        self.listener.as_ref().and_then(|l| l.local_addr().ok())
+    }
+
+    /// The agents' mutual-TLS listener address.
+    pub fn tls_addr(&self) -> Option<SocketAddr> {
+        self.tls_listener
+            .as_ref()
+            .and_then(|(l, _)| l.local_addr().ok())
     }
 
     /// The HTTP listener's address.
@@ -337,8 +363,13 @@ impl Server {
             feed,
         ));
         let mut next: ConnId = 0;
+        let tls = self.tls_listener.as_ref().map(|(_, t)| t.clone());
         loop {
-            let (stream, peer) = match self.listener.accept().await {
+            let (accepted, tls) = tokio::select! {
+                a = accept_on(self.listener.as_ref()) => (a, None),
+                a = accept_on(self.tls_listener.as_ref().map(|(l, _)| l)) => (a, tls.clone()),
+            };
+            let (stream, peer) = match accepted {
                 Ok(s) => s,
                 Err(e) => {
                     tracing::warn!(error = %e, "accept failed");
@@ -351,6 +382,7 @@ impl Server {
             shared.counters.connections.fetch_add(1, Ordering::Relaxed);
             tokio::spawn(connection(
                 stream,
+                tls,
                 peer,
                 next,
                 shared.clone(),
@@ -360,14 +392,24 @@ impl Server {
     }
 }
 
+/// The next connection on `listener`; never ready without one.
+async fn accept_on(listener: Option<&TcpListener>) -> std::io::Result<(TcpStream, SocketAddr)> {
+    match listener {
+        Some(l) => l.accept().await,
+        None => std::future::pending().await,
+    }
+}
+
 async fn connection(
     stream: TcpStream,
+    tls: Option<crate::channel::tls::ServerTls>,
     peer: SocketAddr,
     conn: ConnId,
     shared: Arc<Shared>,
     events: mpsc::UnboundedSender<Event>,
 ) {
-    let greeting = tokio::time::timeout(HELLO_TIMEOUT, greet(stream, &shared)).await;
+    let greeting =
+        tokio::time::timeout(HELLO_TIMEOUT, greet(stream, tls.as_ref(), peer, &shared)).await;
     let (mut tx, mut rx, admitted, hh) = match greeting {
         Ok(Ok(g)) => g,
         Ok(Err(refusal)) => {
@@ -451,20 +493,37 @@ async fn connection(
 }
 
 type Halves = (
-    channel::Sender<tokio::io::WriteHalf<TcpStream>>,
-    channel::Receiver<tokio::io::ReadHalf<TcpStream>>,
+    channel::BoxSender,
+    channel::BoxReceiver,
     auth::Admitted,
     Vec<u8>,
 );
 
-/// The handshake, the ServerHello, the agent's Hello checked.
-async fn greet(stream: TcpStream, shared: &Shared) -> Result<Halves, Refusal> {
+/// The handshake (Noise, or mutual TLS with `tls`), the ServerHello, the agent's Hello
+/// checked.
+async fn greet(
+    stream: TcpStream,
+    tls: Option<&crate::channel::tls::ServerTls>,
+    peer: SocketAddr,
+    shared: &Shared,
+) -> Result<Halves, Refusal> {
     let malformed = |e: channel::ChannelError| {
         let r = Refusal::Malformed(e.to_string());
         shared.auth.counters.refused(&r);
         r
     };
-    let session = channel::accept(stream).await.map_err(malformed)?;
+    let session = match tls {
+        None => channel::accept(stream).await.map_err(malformed)?.boxed(),
+        Some(tls) => {
+            let (session, fingerprint) = channel::tls::accept(stream, tls).await.map_err(|e| {
+                let r = Refusal::Tls(e.to_string());
+                shared.auth.counters.refused(&r);
+                r
+            })?;
+            tracing::info!(%peer, client_cert_sha256 = %fingerprint, "TLS session");
+            session.boxed()
+        }
+    };
     let hh = session.handshake_hash.clone();
     let (mut tx, mut rx) = session.split();
     let ca = &shared.auth.ca;

@@ -8,7 +8,9 @@ use serde::Deserialize;
 #[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields, default)]
 pub struct ControllerConfig {
-    /// The controller's agent listener: `tcp://host:port` or `host:port`. Empty: no agent.
+    /// The controller's agent listener: `tcp://host:port` or `host:port` (Noise), or
+    /// `tls://host:port` (mutual TLS: `tls_ca`, `tls_cert` and `tls_key` then). Empty: no
+    /// agent.
     pub uri: String,
     /// The domain anchor's public key, pinned: `ed25519:<64 hex digits>` (printed by
     /// `namewayctl serve`), 64 hex digits, or the hex of its SubjectPublicKeyInfo.
@@ -34,6 +36,15 @@ pub struct ControllerConfig {
     /// neighbours without a secure link (an NFD through `nameway-nfd-agent`), reported up
     /// while a face with that remote URI exists.
     pub neighbours: Vec<super::declared::DeclaredNeighbour>,
+    /// With `tls://`: the CA certificates (PEM) the controller's certificate must chain to.
+    pub tls_ca: PathBuf,
+    /// With `tls://`: this router's client certificate chain (PEM).
+    pub tls_cert: PathBuf,
+    /// With `tls://`: the client certificate's private key (PEM).
+    pub tls_key: PathBuf,
+    /// With `tls://`: the name the controller's certificate must hold (default: the host
+    /// of `uri`).
+    pub tls_server_name: String,
 }
 
 impl Default for ControllerConfig {
@@ -50,6 +61,10 @@ impl Default for ControllerConfig {
             hello_dead_intervals: 3,
             hello_recover: 2,
             neighbours: Vec::new(),
+            tls_ca: PathBuf::new(),
+            tls_cert: PathBuf::new(),
+            tls_key: PathBuf::new(),
+            tls_server_name: String::new(),
         }
     }
 }
@@ -65,14 +80,79 @@ impl ControllerConfig {
     /// # Errors
     /// A one-line reason.
     pub fn address(&self) -> Result<String, String> {
-        let a = self.uri.strip_prefix("tcp://").unwrap_or(&self.uri);
+        let a = self
+            .uri
+            .strip_prefix("tls://")
+            .or_else(|| self.uri.strip_prefix("tcp://"))
+            .unwrap_or(&self.uri);
         if a.is_empty() || !a.contains(':') || a.contains('/') {
             return Err(format!(
-                "controller.uri {:?} must be tcp://host:port",
+                "controller.uri {:?} must be tcp://host:port or tls://host:port",
                 self.uri
             ));
         }
         Ok(a.to_owned())
+    }
+
+    /// Whether the channel is mutual TLS (`tls://`).
+    pub fn is_tls(&self) -> bool {
+        self.uri.starts_with("tls://")
+    }
+
+    /// The mutual-TLS settings with `tls://` (the PEM files read now), None with Noise.
+    ///
+    /// # Errors
+    /// A one-line reason: a missing setting, a file that cannot be used.
+    pub fn tls(&self) -> Result<Option<nameway_ctl::channel::tls::ClientTls>, String> {
+        self.check_tls_keys()?;
+        if !self.is_tls() {
+            return Ok(None);
+        }
+        let address = self.address()?;
+        let name = if self.tls_server_name.is_empty() {
+            // host:port, [v6]:port
+            let host = address.rsplit_once(':').map_or(&*address, |(h, _)| h);
+            host.trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned()
+        } else {
+            self.tls_server_name.clone()
+        };
+        nameway_ctl::channel::tls::ClientTls::from_pem(
+            &self.tls_ca,
+            &self.tls_cert,
+            &self.tls_key,
+            &name,
+        )
+        .map(Some)
+        .map_err(|e| format!("controller.tls_*: {e}"))
+    }
+
+    /// The `tls_*` keys are all set with `tls://`, none without.
+    fn check_tls_keys(&self) -> Result<(), String> {
+        let files = [
+            ("controller.tls_ca", &self.tls_ca),
+            ("controller.tls_cert", &self.tls_cert),
+            ("controller.tls_key", &self.tls_key),
+        ];
+        for (key, path) in files {
+            match (self.is_tls(), path.as_os_str().is_empty()) {
+                (true, true) => {
+                    return Err(format!("{key} must be set with a tls:// controller.uri"))
+                }
+                (false, false) => {
+                    return Err(format!(
+                        "{key} is for a tls:// controller.uri (this one is {:?})",
+                        self.uri
+                    ))
+                }
+                _ => {}
+            }
+        }
+        if !self.is_tls() && !self.tls_server_name.is_empty() {
+            return Err("controller.tls_server_name is for a tls:// controller.uri".into());
+        }
+        Ok(())
     }
 
     /// Checks the section; one-line errors.
@@ -84,6 +164,7 @@ impl ControllerConfig {
             return Ok(());
         }
         self.address()?;
+        self.check_tls_keys()?;
         nameway_ctl::channel::parse_pin(&self.key).map_err(|e| format!("controller.key: {e}"))?;
         match self.name.parse::<nameway_wire::Name>() {
             Ok(n) if !n.is_empty() => {}
@@ -133,7 +214,16 @@ mod tests {
     fn a_good_section_passes_and_each_bad_key_is_named() {
         assert_eq!(on().validate(), Ok(()));
         assert_eq!(ControllerConfig::default().validate(), Ok(()));
-        let cases: [(Change, &str); 8] = [
+        let cases: [(Change, &str); 11] = [
+            (
+                |c| c.uri = "tls://127.0.0.1:7400".into(),
+                "controller.tls_ca",
+            ),
+            (|c| c.tls_cert = "/x.pem".into(), "controller.tls_cert"),
+            (
+                |c| c.tls_server_name = "ctl".into(),
+                "controller.tls_server_name",
+            ),
             (|c| c.hello_interval_ms = 10, "controller.hello_interval_ms"),
             (
                 |c| c.hello_dead_intervals = 1,

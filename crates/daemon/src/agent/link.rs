@@ -1,4 +1,5 @@
-//! The agent's connection to the controller (a tokio task): dial, the Noise session, the
+//! The agent's connection to the controller (a tokio task): dial, the Noise (or mutual TLS)
+//! session, the
 //! controller's proof checked against the pinned anchor, the Hello (token or certificate),
 //! then reports out and configuration objects in: each offered object is fetched with the
 //! transport library over the channel (`agent/fetcher.rs`), verified against the anchor,
@@ -82,6 +83,8 @@ pub enum Update {
 /// What the task needs.
 pub(crate) struct LinkSetup {
     pub(crate) address: String,
+    /// Mutual TLS instead of Noise (`tls://`).
+    pub(crate) tls: Option<channel::tls::ClientTls>,
     pub(crate) pinned: [u8; 32],
     pub(crate) router: Name,
     pub(crate) token: String,
@@ -129,6 +132,7 @@ impl SessionEnd {
     fn failure(&self) -> Option<SessionFailure> {
         Some(match self {
             Self::Connect(_) => SessionFailure::Connect,
+            Self::Channel(channel::ChannelError::Tls(_)) => SessionFailure::Tls,
             Self::Channel(_) => SessionFailure::Channel,
             Self::Anchor(_) => SessionFailure::Anchor,
             Self::Refused(_) => SessionFailure::Refused,
@@ -232,12 +236,26 @@ impl Task {
             .map_err(|_| SessionEnd::Connect("timed out".into()))?
             .map_err(|e| SessionEnd::Connect(e.to_string()))?;
         let _ = stream.set_nodelay(true);
-        let session = tokio::time::timeout(CONNECT_TIMEOUT, channel::connect(stream))
+        let handshake = async {
+            Ok::<_, channel::ChannelError>(match &self.s.tls {
+                None => channel::connect(stream).await?.boxed(),
+                Some(tls) => channel::tls::connect(stream, tls).await?.boxed(),
+            })
+        };
+        let session = tokio::time::timeout(CONNECT_TIMEOUT, handshake)
             .await
             .map_err(|_| SessionEnd::Connect("handshake timed out".into()))??;
         let hh = session.handshake_hash.clone();
         let (mut tx, mut rx) = session.split();
-        let anchor = match rx.recv().await? {
+        // In TLS 1.3 the controller checks this router's certificate after the client's
+        // side of the handshake is done: a refusal shows as the first read failing.
+        let first = rx.recv().await.map_err(|e| match (&self.s.tls, e) {
+            (Some(_), channel::ChannelError::Io(e)) => channel::ChannelError::Tls(format!(
+                "{e} (did the controller refuse controller.tls_cert?)"
+            )),
+            (_, e) => e,
+        })?;
+        let anchor = match first {
             Message::ServerHello {
                 anchor_cert,
                 signature,
@@ -316,7 +334,7 @@ impl Task {
 
     async fn serve(
         &mut self,
-        tx: &mut channel::Sender<tokio::io::WriteHalf<TcpStream>>,
+        tx: &mut channel::BoxSender,
         in_rx: &mut mpsc::UnboundedReceiver<Result<Message, channel::ChannelError>>,
         anchor: &Certificate,
         hh: &[u8],

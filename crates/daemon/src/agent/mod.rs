@@ -228,6 +228,7 @@ impl Agent {
         let (to_driver, updates) = mpsc::unbounded_channel();
         let setup = link::LinkSetup {
             address: c.address().map_err(|e| anyhow::anyhow!(e))?,
+            tls: c.tls().map_err(|e| anyhow::anyhow!(e))?,
             pinned,
             router,
             token: c.token.clone(),

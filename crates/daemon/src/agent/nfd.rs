@@ -75,6 +75,7 @@ pub async fn run(config: NfdAgentConfig) -> anyhow::Result<()> {
     link::spawn(
         link::LinkSetup {
             address: c.address().map_err(|e| anyhow::anyhow!(e))?,
+            tls: c.tls().map_err(|e| anyhow::anyhow!(e))?,
             pinned,
             router,
             token: c.token.clone(),

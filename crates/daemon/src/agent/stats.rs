@@ -20,17 +20,21 @@ pub enum SessionFailure {
     Local,
     /// The controller broke the protocol or closed the session.
     Protocol,
+    /// The mutual-TLS handshake failed: the controller's certificate is not from
+    /// `tls_ca` or not for its name, or the controller refused this router's.
+    Tls,
 }
 
 impl SessionFailure {
     /// Every reason, in label order.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::Connect,
         Self::Channel,
         Self::Anchor,
         Self::Refused,
         Self::Local,
         Self::Protocol,
+        Self::Tls,
     ];
 
     /// The metric label.
@@ -42,6 +46,7 @@ impl SessionFailure {
             Self::Refused => "refused",
             Self::Local => "local",
             Self::Protocol => "protocol",
+            Self::Tls => "tls",
         }
     }
 }
@@ -124,7 +129,7 @@ pub struct AgentCounters {
     /// Sessions established.
     pub sessions: AtomicU64,
     /// Sessions that ended or failed, by [`SessionFailure`].
-    pub failures: [AtomicU64; 6],
+    pub failures: [AtomicU64; 7],
     /// Objects verified and handed to the driver.
     pub objects: AtomicU64,
     /// Objects refused, by [`ObjectRefusal`].

@@ -20,7 +20,8 @@ struct Args {
     /// The forwarder's management socket.
     #[arg(long, default_value = "unix:///run/nfd/nfd.sock")]
     nfd: String,
-    /// The controller's agent listener: tcp://host:port.
+    /// The controller's agent listener: tcp://host:port (Noise) or tls://host:port (mutual
+    /// TLS: --tls-ca, --tls-cert and --tls-key then).
     #[arg(long)]
     controller: String,
     /// The domain anchor's public key, pinned (`ed25519:<hex>`, printed by namewayctl serve).
@@ -45,6 +46,19 @@ struct Args {
     /// How often the forwarder is read and the FIB compared, in milliseconds.
     #[arg(long, default_value_t = 1000)]
     report_interval_ms: u64,
+    /// With tls://: the CA certificates (PEM) the controller's certificate must chain to.
+    #[arg(long, default_value = "")]
+    tls_ca: PathBuf,
+    /// With tls://: this router's client certificate chain (PEM).
+    #[arg(long, default_value = "")]
+    tls_cert: PathBuf,
+    /// With tls://: the client certificate's private key (PEM).
+    #[arg(long, default_value = "")]
+    tls_key: PathBuf,
+    /// With tls://: the name the controller's certificate must hold (default: the host of
+    /// --controller).
+    #[arg(long, default_value = "")]
+    tls_server_name: String,
 }
 
 fn main() -> ExitCode {
@@ -66,6 +80,10 @@ fn main() -> ExitCode {
             state_dir: args.state_dir,
             link_cost: args.link_cost,
             report_interval_ms: args.report_interval_ms,
+            tls_ca: args.tls_ca,
+            tls_cert: args.tls_cert,
+            tls_key: args.tls_key,
+            tls_server_name: args.tls_server_name,
             // NFD answers no hellos: links are the declared ones.
             ..ControllerConfig::default()
         },

@@ -68,6 +68,8 @@ pub struct Controller {
     pub child: Child,
     pub dir: tempfile::TempDir,
     pub listen: String,
+    /// The mutual-TLS listener, when `serve` was given `--tls-listen`.
+    pub tls: Option<String>,
     pub http: String,
     pub pin: String,
     /// The CA's SQLite file (`--ca`, or the `--db` file when there is no `--ca`): where
@@ -137,7 +139,16 @@ impl Controller {
                 .to_owned()
         };
         let listen = next("listening ");
-        let http = format!("http://{}", next("http "));
+        let mut http = next("");
+        let tls = http.strip_prefix("tls ").map(str::to_owned);
+        if tls.is_some() {
+            http = next("");
+        }
+        let http = format!(
+            "http://{}",
+            http.strip_prefix("http ")
+                .unwrap_or_else(|| panic!("{http:?} does not start with \"http \""))
+        );
         let pin = next("anchor ");
         let after = |flag: &str| {
             db_args
@@ -156,6 +167,7 @@ impl Controller {
             child,
             dir,
             listen,
+            tls,
             http,
             pin,
             ca,
