@@ -244,6 +244,7 @@ pub(super) fn neighbour_views(faces: &FaceSystem) -> Vec<NeighbourView> {
                     ("replay", c.replay),
                     ("unknown-key", c.unknown_key),
                     ("untrusted-peer", c.untrusted_peer),
+                    ("unconfirmed", c.unconfirmed),
                     ("no-session", c.no_session),
                     ("clear-refused", c.clear_refused),
                     ("malformed", c.malformed),

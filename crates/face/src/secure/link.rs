@@ -22,6 +22,9 @@ use super::{PublicKey, SecureMode, SecurityContext};
 const RETX_MS: u64 = 1000;
 /// How long an untrusted peer is left alone before trying again (the trust list may change).
 const REFUSED_BACKOFF_MS: u64 = 10_000;
+/// Finish messages an initiator sends without a Confirm before it gives the handshake up
+/// (the responder refused its identity, or every Confirm was lost).
+const FINISH_TRIES: u32 = 8;
 /// Responder handshakes waiting for their Finish, at most.
 const MAX_PENDING: usize = 4;
 /// A responder state without its Finish is forgotten after this long.
@@ -114,6 +117,7 @@ pub(crate) struct LinkCounters {
     unknown_group_key: AtomicU64,
     group_required: AtomicU64,
     untrusted_peer: AtomicU64,
+    unconfirmed: AtomicU64,
     handshakes_started: AtomicU64,
     handshakes_completed: AtomicU64,
     handshakes_invalid: AtomicU64,
@@ -149,6 +153,9 @@ pub struct SecureCounters {
     pub group_required: u64,
     /// Handshakes refused because the peer's identity is not trusted.
     pub untrusted_peer: u64,
+    /// Handshakes this side started and gave up after its Finish was never confirmed (the
+    /// neighbour refused this side's identity, or every Confirm was lost).
+    pub unconfirmed: u64,
     /// Handshakes this side started.
     pub handshakes_started: u64,
     /// Handshakes completed (either role).
@@ -174,6 +181,7 @@ impl LinkCounters {
             unknown_group_key: g(&self.unknown_group_key),
             group_required: g(&self.group_required),
             untrusted_peer: g(&self.untrusted_peer),
+            unconfirmed: g(&self.unconfirmed),
             handshakes_started: g(&self.handshakes_started),
             handshakes_completed: g(&self.handshakes_completed),
             handshakes_invalid: g(&self.handshakes_invalid),
@@ -209,6 +217,7 @@ impl SecureCounters {
         self.unknown_group_key += other.unknown_group_key;
         self.group_required += other.group_required;
         self.untrusted_peer += other.untrusted_peer;
+        self.unconfirmed += other.unconfirmed;
         self.handshakes_started += other.handshakes_started;
         self.handshakes_completed += other.handshakes_completed;
         self.handshakes_invalid += other.handshakes_invalid;
@@ -246,6 +255,8 @@ struct Initiating {
     /// The message to retransmit until the next step.
     msg: Bytes,
     next_ms: u64,
+    /// Finish messages sent so far (in [`Phase::AwaitConfirm`]).
+    finishes: u32,
 }
 
 struct Pending {
@@ -441,11 +452,19 @@ impl SecureLink {
         hs.pending
             .retain(|p| now_ms.saturating_sub(p.created_ms) < PENDING_LIFETIME_MS);
         if let Some(i) = hs.initiating.as_mut() {
-            if now_ms >= i.next_ms {
-                i.next_ms = now_ms + RETX_MS;
-                return Some(i.msg.clone());
+            if now_ms < i.next_ms {
+                return None;
             }
-            return None;
+            if matches!(i.phase, Phase::AwaitConfirm(_)) {
+                if i.finishes >= FINISH_TRIES {
+                    let id = i.id;
+                    self.unconfirmed(&mut hs, now_ms, id);
+                    return None;
+                }
+                i.finishes += 1;
+            }
+            i.next_ms = now_ms + RETX_MS;
+            return Some(i.msg.clone());
         }
         if now_ms < hs.refused_until_ms {
             return None;
@@ -499,6 +518,7 @@ impl SecureLink {
             phase: Phase::AwaitResponse(Some(Box::new(init))),
             msg: msg.clone(),
             next_ms: now_ms + RETX_MS,
+            finishes: 0,
         });
         hs.last_start_ms = Some(now_ms);
         if hs.state != Some(LinkState::Established) {
@@ -525,6 +545,7 @@ impl SecureLink {
                     if let Phase::AwaitConfirm(expected) = &i.phase {
                         if i.id == msg.id && ct_eq(expected, msg.body) {
                             hs.initiating = None;
+                            hs.state = Some(LinkState::Established);
                         }
                     }
                 }
@@ -599,7 +620,15 @@ impl SecureLink {
                 i.phase = Phase::AwaitConfirm(confirm);
                 i.msg = finish.clone();
                 i.next_ms = now_ms + RETX_MS;
+                i.finishes = 1;
+                let had_session = hs.state == Some(LinkState::Established);
                 self.install(hs, now_ms, keys, true, mode, msg.id);
+                // The keys are in use at once (Noise lets the initiator send after its
+                // Finish), but a first session counts as established only once the responder
+                // confirms it: it may yet refuse this side's identity.
+                if !had_session {
+                    hs.state = Some(LinkState::Handshaking);
+                }
                 Some(finish)
             }
             Err(e) => {
@@ -634,6 +663,24 @@ impl SecureLink {
                 None
             }
         }
+    }
+
+    /// Gives up handshake `id`, whose Finish was never confirmed: its keys are removed, and
+    /// the link counts as refused until the back-off ends (then a new handshake starts).
+    fn unconfirmed(&self, hs: &mut HsState, now_ms: u64, id: u32) {
+        let tag = (id & 0xffff) as u16;
+        hs.initiating = None;
+        lock(&self.rx).retain(|s| s.tag != tag);
+        {
+            let mut tx = lock(&self.tx);
+            if tx.as_ref().is_some_and(|t| t.tag == tag) {
+                *tx = None;
+            }
+        }
+        hs.state = Some(LinkState::Refused);
+        hs.refused_until_ms = now_ms + REFUSED_BACKOFF_MS;
+        bump(&self.counters.unconfirmed);
+        tracing::warn!(peer = ?hs.peer, "secure neighbour never confirmed our handshake (does it trust this forwarder's identity?); trying again later");
     }
 
     fn refuse(&self, hs: &mut HsState, now_ms: u64, e: HandshakeError) {
@@ -1080,6 +1127,7 @@ impl SecureLink {
             if let Some(i) = &hs.initiating {
                 if matches!(i.phase, Phase::AwaitConfirm(_)) && (i.id & 0xffff) as u16 == tag {
                     hs.initiating = None;
+                    hs.state = Some(LinkState::Established);
                 }
             }
         }

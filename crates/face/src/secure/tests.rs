@@ -331,6 +331,35 @@ fn untrusted_peers_are_refused_on_both_sides() {
     // What the initiator then sends is dropped as unknown key, never delivered.
     let sealed = a.seal(1, data("/secret/x", b"MARKER")).unwrap();
     assert_eq!(b.open(1, sealed).unwrap_err().0, SecureDrop::UnknownKey);
+    // The initiator does not call that a session: no Confirm came.
+    assert_eq!(a.info().state, LinkState::Handshaking);
+    assert!(!a.has_session());
+    // It sends its Finish again, eight times in all, then gives up: refused, counted, its
+    // keys gone; after the back-off it starts again.
+    let mut finishes = 1;
+    let mut t = 0;
+    while a.info().state == LinkState::Handshaking {
+        t += 1000;
+        match a.poll(t) {
+            Some(again) => {
+                assert_eq!(again, fin);
+                assert!(b.on_handshake(t, &hs_value(&again)).is_none());
+                finishes += 1;
+            }
+            None => break,
+        }
+    }
+    assert_eq!(finishes, 8);
+    assert_eq!(a.info().state, LinkState::Refused);
+    assert_eq!(a.info().counters.unconfirmed, 1);
+    assert!(!a.has_session());
+    assert_eq!(
+        a.seal(t, data("/secret/x", b"MARKER")).unwrap_err(),
+        SecureDrop::NoSession
+    );
+    assert!(a.poll(t + 1000).is_none(), "no retry before the back-off");
+    let init = a.poll(t + 10_000).expect("a new Init after the back-off");
+    assert_ne!(init, fin);
     // The initiator does not trust the responder.
     let a = SecureLink::new(
         ctx(&ida, &[&idc], level, settings.clone()),
