@@ -464,3 +464,30 @@ fn a_namewayd_and_an_nfd_agents_forwarder_use_a_plain_link_declared_on_both_side
     );
     assert_eq!(get(&b, "/example/mixed/a", dir.path()), from_a);
 }
+
+/// `nameway-nfd-agent` on `tls://` takes the TLS files as flags, and says in one line which
+/// one is missing or unusable before it dials anything.
+#[test]
+fn the_nfd_agents_tls_flags_are_checked_with_one_line_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_nameway-nfd-agent"))
+            .args(["--nfd", "unix:///nonexistent.sock", "--controller"])
+            .arg("tls://127.0.0.1:9")
+            .args(["--key", &format!("ed25519:{}", "ab".repeat(32))])
+            .args(["--name", "/example/n1", "--state-dir"])
+            .arg(dir.path().join("state"))
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let e = agent(&[]);
+    assert!(e.contains("controller.tls_ca must be set"), "{e}");
+    let missing = dir.path().join("ca.pem");
+    let m = missing.to_str().unwrap();
+    let e = agent(&["--tls-ca", m, "--tls-cert", m, "--tls-key", m]);
+    assert!(e.contains("controller.tls_*: ") && e.contains(m), "{e}");
+    assert!(!e.contains("panicked") && !e.contains("backtrace"), "{e}");
+}

@@ -47,18 +47,18 @@ struct Args {
     #[arg(long, default_value_t = 1000)]
     report_interval_ms: u64,
     /// With tls://: the CA certificates (PEM) the controller's certificate must chain to.
-    #[arg(long, default_value = "")]
-    tls_ca: PathBuf,
+    #[arg(long)]
+    tls_ca: Option<PathBuf>,
     /// With tls://: this router's client certificate chain (PEM).
-    #[arg(long, default_value = "")]
-    tls_cert: PathBuf,
+    #[arg(long)]
+    tls_cert: Option<PathBuf>,
     /// With tls://: the client certificate's private key (PEM).
-    #[arg(long, default_value = "")]
-    tls_key: PathBuf,
+    #[arg(long)]
+    tls_key: Option<PathBuf>,
     /// With tls://: the name the controller's certificate must hold (default: the host of
     /// --controller).
-    #[arg(long, default_value = "")]
-    tls_server_name: String,
+    #[arg(long)]
+    tls_server_name: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -80,10 +80,10 @@ fn main() -> ExitCode {
             state_dir: args.state_dir,
             link_cost: args.link_cost,
             report_interval_ms: args.report_interval_ms,
-            tls_ca: args.tls_ca,
-            tls_cert: args.tls_cert,
-            tls_key: args.tls_key,
-            tls_server_name: args.tls_server_name,
+            tls_ca: args.tls_ca.unwrap_or_default(),
+            tls_cert: args.tls_cert.unwrap_or_default(),
+            tls_key: args.tls_key.unwrap_or_default(),
+            tls_server_name: args.tls_server_name.unwrap_or_default(),
             // NFD answers no hellos: links are the declared ones.
             ..ControllerConfig::default()
         },
