@@ -250,3 +250,51 @@ fn a_server_that_does_not_answer_in_time_does_not_hold_the_interest_back() {
     n.fw.handle_packet(Time::from_millis(70), p, data(&"/p/slow".parse().unwrap()));
     assert_eq!(n.sent(), vec![(c, "D /p/slow".to_string())]);
 }
+
+/// With no route, a look-up the server answers late is waited for (a miss would only be
+/// Nacked NoRoute): a consumer fetching what only the cache holds gets it from a slow store;
+/// and once the Interest has expired the look-up is forgotten.
+#[test]
+fn with_no_route_a_late_answer_is_waited_for_not_nacked() {
+    let mut n = Net::new(CsFilter::new(1000, 0.01));
+    let c = n.consumer;
+    n.fw.cs_filter_insert(&"/q/cached".parse().unwrap());
+    n.interest(0, c, "/q/cached", false);
+    let lookup = n.requests();
+    let CsRequest::Lookup { token, .. } = lookup[0] else {
+        panic!("{lookup:?}")
+    };
+    for ms in [50, 100, 150, 200] {
+        n.fw.handle_timeout(Time::from_millis(ms));
+        assert!(n.sent().is_empty(), "nothing sent at {ms} ms (no Nack)");
+    }
+    n.fw.handle_cs_answer(
+        Time::from_millis(230),
+        token,
+        Some(data(&"/q/cached".parse().unwrap())),
+    );
+    assert_eq!(n.sent(), vec![(c, "D /q/cached".to_string())]);
+    assert_eq!(n.fw.external_cs_counters(), Some((1, 0, 0)));
+    // A look-up never answered ends with its Interest (lifetime 1000 ms): no Nack, no
+    // look-up left behind.
+    n.fw.cs_filter_insert(&"/q/never".parse().unwrap());
+    n.interest(300, c, "/q/never", false);
+    assert_eq!(n.requests().len(), 1);
+    let mut t = 300;
+    while let Some(next) = n.fw.poll_timeout() {
+        if next > Time::from_millis(3000) {
+            break;
+        }
+        t = t.max(next.as_nanos() / 1_000_000);
+        n.fw.handle_timeout(next);
+        assert!(
+            n.sent().iter().all(|(_, what)| !what.contains("Nack")),
+            "at {t} ms"
+        );
+    }
+    assert!(t >= 1300, "woken until the Interest expired: {t} ms");
+    assert!(n
+        .fw
+        .poll_timeout()
+        .is_none_or(|next| next > Time::from_millis(3000)));
+}

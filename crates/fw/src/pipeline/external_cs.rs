@@ -164,13 +164,53 @@ impl Forwarder {
             }
             ext.deadlines.pop_front();
             // Answered already: nothing to do.
-            let Some(p) = ext.pending.remove(&token) else {
+            let Some(&p) = ext.pending.get(&token) else {
                 continue;
             };
+            let gone = self.pit.get(p.entry).is_none();
+            if !gone && !self.has_upstream(&p) {
+                // A miss would only be Nacked NoRoute: wait for the store's answer while the
+                // Interest lives (a consumer fetching what only the cache holds, from a store
+                // slowed by its disk or a busy machine).
+                if let Some(ext) = self.external_cs.as_mut() {
+                    ext.deadlines
+                        .push_back((now.saturating_add(LOOKUP_DEADLINE), token));
+                }
+                continue;
+            }
+            let Some(ext) = self.external_cs.as_mut() else {
+                return;
+            };
+            ext.pending.remove(&token);
             ext.by_entry.remove(&p.entry);
+            if gone {
+                continue;
+            }
             ext.late += 1;
             self.after_cs_miss(now, p);
         }
+    }
+
+    /// Whether the Interest of `p` has somewhere to go but the store: the next hop it came
+    /// with, or a FIB route (looked up without counting it: the strategy counts its own).
+    fn has_upstream(&self, p: &Pending) -> bool {
+        if p.next_hop.is_some() {
+            return true;
+        }
+        let Some(entry) = self.pit.get(p.entry) else {
+            return false;
+        };
+        let regions = self.resolution.as_ref().map_or(&[][..], |r| &r.regions[..]);
+        let mut uncounted = crate::counters::FibCounters::default();
+        !crate::pipeline::interest::lookup_fib(
+            &self.fib,
+            &mut uncounted,
+            &self.hasher,
+            entry.interest(),
+            None,
+            regions,
+        )
+        .is_empty()
     }
 
     /// The next request for the content-store server.
