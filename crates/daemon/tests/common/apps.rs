@@ -76,10 +76,11 @@ impl App {
         app
     }
 
-    /// Runs a one-shot mode (consume, fetch-object) and returns its JSON result.
+    /// Runs a one-shot mode (consume, fetch-object) and returns its JSON result. The bound
+    /// guards against a hang only (a 200 MiB fetch on a loaded 2-core machine took over 60 s).
     pub fn run(python: &Path, transport: &str, args: &[&str]) -> serde_json::Value {
         let mut app = App::spawn(python, transport, args);
-        let v = app.next(60);
+        let v = app.next(300);
         let _ = app.child.wait();
         v
     }
