@@ -272,11 +272,8 @@ impl<R> std::fmt::Debug for Receiver<R> {
 }
 
 impl<R: AsyncRead + Unpin> Receiver<R> {
-    async fn frame(&mut self) -> Result<Vec<u8>, ChannelError> {
+    async fn frame(&mut self, keys: &StatelessTransportState) -> Result<Vec<u8>, ChannelError> {
         let frame = read_frame(&mut self.r).await?;
-        let Some(keys) = &self.keys else {
-            return Ok(frame);
-        };
         let mut buf = vec![0u8; frame.len()];
         let n = keys
             .read_message(self.nonce, &frame, &mut buf)
@@ -291,10 +288,10 @@ impl<R: AsyncRead + Unpin> Receiver<R> {
     /// # Errors
     /// [`ChannelError`]: a closed stream, a frame that does not decrypt, a message too large.
     pub async fn recv_bytes(&mut self) -> Result<Bytes, ChannelError> {
-        if self.keys.is_none() {
+        let Some(keys) = self.keys.clone() else {
             return self.recv_plain().await;
-        }
-        let mut plain = self.frame().await?;
+        };
+        let mut plain = self.frame(&keys).await?;
         let len = plain
             .get(..4)
             .and_then(|b| <[u8; 4]>::try_from(b).ok())
@@ -306,7 +303,7 @@ impl<R: AsyncRead + Unpin> Receiver<R> {
         }
         let mut body = plain.split_off(4);
         while body.len() < len {
-            body.extend_from_slice(&self.frame().await?);
+            body.extend_from_slice(&self.frame(&keys).await?);
         }
         if body.len() != len {
             return Err(ChannelError::Noise("message longer than announced".into()));
