@@ -749,12 +749,17 @@ impl Driver {
                 .as_ref()
                 .filter(|s| s.has_pending())
                 .map(|_| Instant::now() + crate::driver_shards::PENDING_RETRY);
+            // No room toward another shard for a burst: the faces wait, and the loop looks
+            // again soon (the other shards drain their rings meanwhile).
+            let read = self.fw.can_read(self.rx_burst);
+            let retry = (!read).then(|| Instant::now() + crate::driver_shards::HANDOFF_RETRY);
             let deadline = [
                 fw_deadline,
                 self.mgmt.next_expiry(),
                 routing_deadline,
                 agent_deadline,
                 pending_deadline,
+                retry,
             ]
             .into_iter()
             .flatten()
@@ -763,7 +768,7 @@ impl Driver {
             tokio::select! {
                 biased;
                 () = &mut shutdown => break,
-                ev = self.events.recv() => {
+                ev = self.events.recv(), if read => {
                     let Some(ev) = ev else { break };
                     self.on_event(ev);
                     for _ in 1..self.rx_burst {

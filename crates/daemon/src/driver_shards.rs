@@ -42,6 +42,15 @@ pub const PENDING_RETRY: Duration = Duration::from_millis(1);
 /// Hand-offs forwarded per ring per turn.
 const HANDOFF_BUDGET: usize = 4096;
 
+/// Whether every ring from `shard` has room for what reading a burst may hand off.
+fn room_for_burst(shard: &Shard, burst: usize) -> bool {
+    shard.handoff_room() >= 2 * burst
+}
+
+/// How soon a shard that stopped reading its faces (a ring toward another shard had no room
+/// for a burst) looks again.
+pub const HANDOFF_RETRY: Duration = Duration::from_millis(1);
+
 /// The forwarding core of the driver: one forwarder, or shard 0 of several.
 ///
 /// Dereferences to the forwarder so management code works unchanged; packets go through
@@ -74,6 +83,19 @@ impl DerefMut for Core {
 }
 
 impl Core {
+    /// Whether a burst of `burst` packets read from faces now can be handed to the shards
+    /// that own them without a drop: each packet goes to a ring at most once per other shard,
+    /// so every ring needs room for the burst, and as much again for what the turn itself
+    /// hands off (Nacks of Interests that could not be queued). Otherwise the faces are not
+    /// read until the other shards have drained their rings: the sockets hold the rest
+    /// (backpressure for stream faces), as a single-threaded forwarder that is busy does.
+    pub fn can_read(&self, burst: usize) -> bool {
+        match self {
+            Self::Single(_) => true,
+            Self::Sharded(s) => room_for_burst(s, burst),
+        }
+    }
+
     /// Handles a packet read by one of this shard's faces (or injected by management): here,
     /// or handed to the shard that owns its name.
     pub fn packet(&mut self, now: Time, face: FaceId, wire: Bytes) {
@@ -631,6 +653,8 @@ impl Worker {
 async fn run_shard(mut w: Worker) {
     let mut burst = Vec::with_capacity(w.rx_burst);
     while !w.board.stop.load(Ordering::Acquire) {
+        // No room in a ring toward another shard: the faces wait (see `Core::can_read`).
+        let read = room_for_burst(&w.shard, w.rx_burst);
         let deadline = w
             .shard
             .poll_timeout()
@@ -640,19 +664,20 @@ async fn run_shard(mut w: Worker) {
                 (!w.parked.is_empty() || !w.fences.is_empty())
                     .then(|| Instant::now() + Duration::from_millis(10)),
             )
+            .chain((!read).then(|| Instant::now() + HANDOFF_RETRY))
             .min()
             .unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
         let notify = w.notify.clone();
         tokio::select! {
             biased;
-            ev = w.events.recv() => match ev {
+            ev = w.events.recv(), if read => match ev {
                 Some(ev) => burst.push(ev),
                 None => break,
             },
             () = notify.notified() => {}
             () = tokio::time::sleep_until(deadline.into()) => {}
         }
-        while burst.len() < w.rx_burst {
+        while read && burst.len() < w.rx_burst {
             match w.events.try_recv() {
                 Ok(ev) => burst.push(ev),
                 Err(_) => break,
