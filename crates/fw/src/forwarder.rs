@@ -136,6 +136,10 @@ pub struct Forwarder {
     /// Set while handling packets another shard read: their face's rate limit was applied
     /// there ([`Forwarder::admit_handoff`]), not again here.
     pub(crate) handing_off: bool,
+    /// The prefix hashes of the name of the packet being handled, when the shard's dispatcher
+    /// computed them ([`Forwarder::handle_packet_hashed`]); taken by the pipeline that needs
+    /// them, cleared after the packet.
+    pub(crate) dispatched: Option<PrefixHashes>,
     /// Reused buffer for next hops reordered shard-local first
     /// ([`crate::shard::local_hops`]).
     pub(crate) local_hops: SmallVec<[NextHop; 4]>,
@@ -183,6 +187,7 @@ impl Forwarder {
             peers: None,
             cs_share: (0, 1, config.cs_capacity),
             handing_off: false,
+            dispatched: None,
             local_hops: SmallVec::new(),
             hasher,
             config,
@@ -360,6 +365,34 @@ impl Forwarder {
     }
 
     // ---- the handle/poll surface ----
+
+    /// [`Forwarder::handle_packet`] for a bare Interest or Data whose name's prefix hashes
+    /// were computed already, by this forwarder's hasher (a shard's dispatcher: the name is
+    /// not hashed twice).
+    pub(crate) fn handle_packet_hashed(
+        &mut self,
+        now: Time,
+        face: FaceId,
+        wire: Bytes,
+        hashes: PrefixHashes,
+    ) {
+        self.dispatched = Some(hashes);
+        self.handle_packet(now, face, wire);
+        self.dispatched = None;
+    }
+
+    /// The prefix hashes of `name`, the name of the packet being handled: the dispatcher's
+    /// when it gave them, else computed here.
+    #[inline]
+    pub(crate) fn packet_hashes(&mut self, name: &nameway_wire::Name) -> PrefixHashes {
+        match self.dispatched.take() {
+            Some(h) => {
+                debug_assert_eq!(h, self.hasher.prefix_hashes(name), "{name}");
+                h
+            }
+            None => self.hasher.prefix_hashes(name),
+        }
+    }
 
     /// Handles one packet received on `face`: the bytes as the face delivers them after
     /// link-layer reassembly (a bare Interest or Data, or an LpPacket with a whole fragment or

@@ -36,7 +36,7 @@ impl Forwarder {
             self.record_drop(ingress, DropReason::LocalhostViolation);
             return;
         }
-        let hashes = self.hasher.prefix_hashes(data.name());
+        let hashes = self.packet_hashes(data.name());
         let admission = if self.cs_admit && !lp.no_cache {
             self.cs_policy.admission(data.name(), &hashes)
         } else {

@@ -80,7 +80,7 @@ impl Forwarder {
             interest.set_nonce(self.rng.next_u32());
         }
         let nonce = interest.nonce().unwrap_or(0);
-        let hashes = self.hasher.prefix_hashes(interest.name());
+        let hashes = self.packet_hashes(interest.name());
         if self.cs_serve {
             // The look-up comes after the loop checks and the PIT: start its misses now.
             match &self.external_cs {

@@ -143,7 +143,8 @@ impl Shard {
     /// its name, else queued for the owner (published at the batch size or by
     /// [`Shard::flush`]).
     pub fn handle_packet(&mut self, now: Time, face: FaceId, wire: Bytes) {
-        let mask = match self.dispatcher.route(now, &wire) {
+        let (route, hashes) = self.dispatcher.route_hashed(now, &wire);
+        let mask = match route {
             Route::Local => 1 << self.index,
             Route::Shards(mask) => mask,
             Route::Drain { at, then } if at == self.index => 1 << self.drain(now, &wire, then),
@@ -166,7 +167,12 @@ impl Shard {
         }
         if mask & (1 << self.index) != 0 {
             self.counters.n_local += 1;
-            self.fw.handle_packet(now, face, wire);
+            // The forwarder takes the dispatcher's hashes of the name instead of hashing it
+            // again (the same hasher: `build`).
+            match hashes {
+                Some(h) => self.fw.handle_packet_hashed(now, face, wire, h),
+                None => self.fw.handle_packet(now, face, wire),
+            }
         }
     }
 

@@ -164,6 +164,11 @@ impl DispatchTable {
         Ok(())
     }
 
+    /// The name hasher (the shards' forwarders use the same one: [`super::build`]).
+    pub fn hasher(&self) -> NameHasher {
+        self.hasher
+    }
+
     /// The default `K`.
     pub fn default_k(&self) -> usize {
         self.default_k
@@ -286,10 +291,17 @@ impl Dispatcher {
 
     /// The shards `wire` (a packet as a face delivers it) belongs to at `now`.
     pub fn route(&self, now: Time, wire: &Bytes) -> Route {
+        self.route_hashed(now, wire).0
+    }
+
+    /// [`Dispatcher::route`], with the prefix hashes of the name of a bare Interest or Data
+    /// (what the owning shard's forwarder would compute again: [`super::Shard`] hands them to
+    /// it when it owns the packet).
+    pub fn route_hashed(&self, now: Time, wire: &Bytes) -> (Route, Option<PrefixHashes>) {
         match wire.first().map(|&t| u32::from(t)) {
             Some(types::INTEREST) => self.route_interest(now, wire, true),
             Some(types::DATA) => self.route_data(now, wire),
-            _ => self.route_lp(now, wire),
+            _ => (self.route_lp(now, wire), None),
         }
     }
 
@@ -305,19 +317,24 @@ impl Dispatcher {
         };
         match fragment.first().map(|&t| u32::from(t)) {
             // A Nack goes where its Interest went; it notes nothing in the span filter.
-            Some(types::INTEREST) => self.route_interest(now, &fragment, lp.nack.is_none()),
-            Some(types::DATA) if lp.nack.is_none() => self.route_data(now, &fragment),
+            Some(types::INTEREST) => self.route_interest(now, &fragment, lp.nack.is_none()).0,
+            Some(types::DATA) if lp.nack.is_none() => self.route_data(now, &fragment).0,
             _ => Route::Local,
         }
     }
 
-    fn route_interest(&self, now: Time, wire: &Bytes, note_span: bool) -> Route {
+    fn route_interest(
+        &self,
+        now: Time,
+        wire: &Bytes,
+        note_span: bool,
+    ) -> (Route, Option<PrefixHashes>) {
         let Some(key) = interest_key(wire) else {
-            return Route::Local;
+            return (Route::Local, None);
         };
         let name = &key.name;
         if is_management(name) {
-            return Route::Shards(1);
+            return (Route::Shards(1), None);
         }
         let hashes = self.table.hasher.prefix_hashes(name);
         let len = match name.last() {
@@ -327,7 +344,7 @@ impl Dispatcher {
         let mut k = self.table.k_for(name, len, &hashes);
         let m = k.min(len);
         let Some(mut h) = hashes.get(m) else {
-            return Route::Local;
+            return (Route::Local, None);
         };
         let (mut drain, mut copy) = (None, 0);
         if let Some(r) = self.splits.resolve(&hashes, len, m, h, k, now) {
@@ -342,27 +359,28 @@ impl Dispatcher {
             self.span.note(h, now.add_millis(key.lifetime_ms));
         }
         let shard = self.shard_of_hash(h);
-        match drain {
+        let route = match drain {
             Some(at) if at != shard && note_span => Route::Drain { at, then: shard },
             // A Nack goes where its Interest may be pending: after a split, to both shards
             // while the old one may still hold entries (the other drops it as unsolicited).
             _ if !note_span => Route::Shards((1 << shard) | copy),
             _ => Route::Shards(1 << shard),
-        }
+        };
+        (route, Some(hashes))
     }
 
-    fn route_data(&self, now: Time, wire: &Bytes) -> Route {
+    fn route_data(&self, now: Time, wire: &Bytes) -> (Route, Option<PrefixHashes>) {
         let Some(name) = data_name(wire) else {
-            return Route::Local;
+            return (Route::Local, None);
         };
         if is_management(&name) {
-            return Route::Shards(1);
+            return (Route::Shards(1), None);
         }
         let hashes = self.table.hasher.prefix_hashes(&name);
         let k = self.table.k_for(&name, name.len(), &hashes);
         let m = k.min(name.len());
         let Some(mut h) = hashes.get(m) else {
-            return Route::Local;
+            return (Route::Local, None);
         };
         let mut copy = 0;
         if let Some(r) = self.splits.resolve(&hashes, name.len(), m, h, k, now) {
@@ -379,7 +397,7 @@ impl Dispatcher {
                 }
             }
         }
-        Route::Shards(mask)
+        (Route::Shards(mask), Some(hashes))
     }
 
     /// The key an Interest is dispatched by: the prefix whose hash chooses its shard (its

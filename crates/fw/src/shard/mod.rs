@@ -75,6 +75,7 @@ use crate::forwarder::{Config, Forwarder};
 
 /// `n` shards dispatching by `table`, with hand-off rings of `ring_capacity` slots, and the
 /// [`Control`] that sends them management changes. Each shard's forwarder gets `config` with
+/// the table's name hasher,
 /// the PIT, content store and dead-nonce list capacities divided by `n` (the same memory in
 /// total, the content store's exactly: [`crate::cs_share`]; fair PIT admission then holds
 /// within each shard) and its own seed.
@@ -87,6 +88,12 @@ pub fn build(
     n: usize,
     ring_capacity: usize,
 ) -> Result<(Vec<Shard>, Control), DispatchError> {
+    // The forwarders hash names as the dispatcher does, so a shard hands them the hashes the
+    // dispatcher computed (`Forwarder::handle_packet_hashed`).
+    let config = Config {
+        hasher: Some(table.hasher()),
+        ..config
+    };
     let dispatcher = Arc::new(Dispatcher::new(table, n)?);
     let mut outlets: Vec<Vec<Option<ring::Outlet>>> =
         (0..n).map(|_| (0..n).map(|_| None).collect()).collect();
