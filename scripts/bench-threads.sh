@@ -15,7 +15,7 @@
 #   NAMEWAY_NO_BUILD=1 use target/release as it is
 #   NAMEWAY_BASELINE=/path/to/namewayd also run that binary (threads 1 and 2) in each round,
 #     right after this tree's, and report its medians and ratio too (a change against its
-#     parent under the same load)
+#     parent under the same load); NAMEWAY_BASELINE_2P=1 runs it with placement by traffic too
 set -euo pipefail
 exchanges="${1:-200000}"
 runs="${2:-3}"
@@ -59,8 +59,8 @@ for r in $(seq "$runs"); do
     for b in $bins; do
         if [ "$b" = baseline ]; then export NAMEWAY_BIN="$NAMEWAY_BASELINE"; else unset NAMEWAY_BIN; fi
         ts="1 2 2p"
-        # The baseline may predate `placement`.
-        [ "$b" = this ] || ts="1 2"
+        # The baseline may predate `placement` (NAMEWAY_BASELINE_2P=1: it does not).
+        [ "$b" = this ] || [ -n "${NAMEWAY_BASELINE_2P:-}" ] || ts="1 2"
         for t in $ts; do
             line="$(one "$t")"
             echo "$line" >> "$dir/$b-t$t"
