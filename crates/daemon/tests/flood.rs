@@ -73,11 +73,14 @@ fn drops(status: &Value, reason: &str) -> Vec<u64> {
         .collect()
 }
 
+/// Interests each flooder sends.
+const FLOOD: u32 = 30_000;
+
 /// 30,000 distinct Interests (lifetime 60 s) from one UDP socket, paced so the kernel's
 /// socket buffer does not drop them; the socket is kept open so its face stays up.
 fn udp_flood(port: u16, prefix: &str) -> std::net::UdpSocket {
     let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    for i in 0..30_000u32 {
+    for i in 0..FLOOD {
         let mut interest = Interest::new(format!("{prefix}/{i}").parse().unwrap());
         interest.nonce = Some(i.wrapping_mul(2_654_435_761));
         interest.lifetime_ms = Some(60_000);
@@ -99,7 +102,7 @@ fn flood_taken(port: u16, floods: usize) -> Value {
             .as_array()
             .unwrap()
             .iter()
-            .filter(|f| f["n_in_interests"].as_u64().unwrap_or(0) >= 30_000)
+            .filter(|f| f["n_in_interests"].as_u64().unwrap_or(0) >= u64::from(FLOOD))
             .count();
         if done == floods {
             return status;
@@ -144,13 +147,19 @@ fn run_flood(floods: usize, over_udp: bool) {
                 &py,
                 &t,
                 &[
-                    "flood", "--prefix", &prefix, "--count", "30000", "--hold", "60",
+                    "flood",
+                    "--prefix",
+                    &prefix,
+                    "--count",
+                    &FLOOD.to_string(),
+                    "--hold",
+                    "60",
                 ],
             ));
         }
     }
     for f in &app_flooders {
-        assert_eq!(f.next(60)["sent"], 30000);
+        assert_eq!(f.next(60)["sent"], FLOOD);
     }
     // During the flood: management answers, and another app gets all 100 segments.
     assert!(

@@ -75,10 +75,9 @@ use crate::forwarder::{Config, Forwarder};
 
 /// `n` shards dispatching by `table`, with hand-off rings of `ring_capacity` slots, and the
 /// [`Control`] that sends them management changes. Each shard's forwarder gets `config` with
-/// the table's name hasher,
-/// the PIT, content store and dead-nonce list capacities divided by `n` (the same memory in
-/// total, the content store's exactly: [`crate::cs_share`]; fair PIT admission then holds
-/// within each shard) and its own seed.
+/// the table's name hasher, the PIT, content store and dead-nonce list capacities divided by
+/// `n` (the same memory in total, the content store's exactly: [`crate::cs_share`]; fair PIT
+/// admission then holds within each shard) and its own seed.
 ///
 /// # Errors
 /// [`DispatchError::ShardCount`] when `n` is 0 or above [`MAX_SHARDS`].
