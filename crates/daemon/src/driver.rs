@@ -473,7 +473,12 @@ impl Driver {
     }
 
     fn now(&self) -> Time {
-        Time::from_nanos(self.start.elapsed().as_nanos() as u64)
+        self.time_at(Instant::now())
+    }
+
+    /// The forwarder's time at `at`.
+    fn time_at(&self, at: Instant) -> Time {
+        Time::from_nanos(at.saturating_duration_since(self.start).as_nanos() as u64)
     }
 
     fn instant_of(&self, t: Time) -> Instant {
@@ -507,14 +512,13 @@ impl Driver {
         tracing::debug!(face = id.0, remote = %info.remote, "face up");
     }
 
-    fn on_event(&mut self, event: FaceEvent) {
+    fn on_event(&mut self, event: FaceEvent, now: Time) {
         match event {
             FaceEvent::Packet { face, wire } => {
                 if !self.mgmt.captures.is_empty() {
                     let dir = crate::capture::Direction::In;
                     self.mgmt.captures.record(&self.faces, face.0, dir, &wire);
                 }
-                let now = self.now();
                 self.fw.packet(now, FaceId(face.0), wire);
             }
             FaceEvent::Up { info, .. } => {
@@ -739,6 +743,9 @@ impl Driver {
         // cancelled every turn.
         let timer = tokio::time::sleep_until((Instant::now() + IDLE_WAIT).into());
         tokio::pin!(timer);
+        // Likewise one registration for the other shards' wake-ups, renewed when it fires.
+        let handoff_wake = self.handoff_wake.clone();
+        let mut woken = handoff_wake.as_ref().map(|n| Box::pin(n.notified()));
         loop {
             let fw_deadline = self.fw.poll_timeout().map(|t| self.instant_of(t));
             let routing_deadline = self.routing.as_ref().and_then(|r| r.next_deadline());
@@ -770,10 +777,12 @@ impl Driver {
                 () = &mut shutdown => break,
                 ev = self.events.recv(), if read => {
                     let Some(ev) = ev else { break };
-                    self.on_event(ev);
+                    // One reading of the clock for the burst, not one per packet.
+                    let now = self.now();
+                    self.on_event(ev, now);
                     for _ in 1..self.rx_burst {
                         match self.events.try_recv() {
-                            Ok(ev) => self.on_event(ev),
+                            Ok(ev) => self.on_event(ev, now),
                             Err(_) => break,
                         }
                     }
@@ -793,7 +802,11 @@ impl Driver {
                     }
                 }
                 Some(request) = next_request(&mut self.snapshots) => self.answer_snapshot(request),
-                () = next_wake(&self.handoff_wake) => {}
+                () = next_wake(&mut woken) => {
+                    if let (Some(w), Some(n)) = (woken.as_mut(), handoff_wake.as_ref()) {
+                        w.set(n.notified());
+                    }
+                }
                 Some(config) = next_request(&mut self.reloads) => self.reload(config).await,
                 Some(answer) = next_unbounded(&mut self.cs_answers) => {
                     let now = self.now();
@@ -814,12 +827,13 @@ impl Driver {
                 }
                 () = &mut timer => {}
             }
-            let now = self.now();
-            if fw_deadline.is_some_and(|d| d <= Instant::now()) {
+            let wall = Instant::now();
+            let now = self.time_at(wall);
+            if fw_deadline.is_some_and(|d| d <= wall) {
                 self.fw.handle_timeout(now);
             }
-            if self.mgmt.next_expiry().is_some_and(|d| d <= Instant::now()) {
-                self.mgmt.expire_routes(&mut self.fw, Instant::now());
+            if self.mgmt.next_expiry().is_some_and(|d| d <= wall) {
+                self.mgmt.expire_routes(&mut self.fw, wall);
             }
             self.pump_cs();
             if self.shards.is_some() {
@@ -903,7 +917,7 @@ fn congestion_nack(interest: Bytes) -> Option<Bytes> {
 }
 
 /// How long the loop sleeps when nothing has a deadline.
-const IDLE_WAIT: Duration = Duration::from_secs(3600);
+pub(crate) const IDLE_WAIT: Duration = Duration::from_secs(3600);
 
 /// Sets the loop's timer for `deadline` (the earliest of its deadlines, if any). The timer is
 /// moved only when the deadline comes before it or it has fired: a later deadline leaves it
@@ -911,7 +925,7 @@ const IDLE_WAIT: Duration = Duration::from_secs(3600);
 /// deadline (the oldest pending Interest's expiry) moves a little later with nearly every
 /// packet; moving the timer each time took the timer wheel's lock and re-linked its entry
 /// once per turn, while this moves it about once per Interest lifetime.
-fn next_timer(timer: std::pin::Pin<&mut tokio::time::Sleep>, deadline: Option<Instant>) {
+pub(crate) fn next_timer(timer: std::pin::Pin<&mut tokio::time::Sleep>, deadline: Option<Instant>) {
     let at = timer.deadline();
     let wanted = match deadline {
         Some(d) => tokio::time::Instant::from_std(d),
@@ -925,9 +939,9 @@ fn next_timer(timer: std::pin::Pin<&mut tokio::time::Sleep>, deadline: Option<In
 }
 
 /// Wakes when another shard handed packets, or never with one thread.
-async fn next_wake(notify: &Option<Arc<tokio::sync::Notify>>) {
-    match notify {
-        Some(n) => n.notified().await,
+async fn next_wake(woken: &mut Option<std::pin::Pin<Box<tokio::sync::futures::Notified<'_>>>>) {
+    match woken {
+        Some(w) => w.as_mut().await,
         None => std::future::pending().await,
     }
 }

@@ -652,6 +652,13 @@ impl Worker {
 /// The loop of shard 1.. : events, hand-offs, control, timers, output.
 async fn run_shard(mut w: Worker) {
     let mut burst = Vec::with_capacity(w.rx_burst);
+    // One timer and one wake-up registration for the loop's life (as shard 0's driver,
+    // `driver::next_timer`): a new `sleep_until` and `notified()` each turn took the timer
+    // wheel's lock and the wake list's lock twice per turn.
+    let timer = tokio::time::sleep_until((Instant::now() + crate::driver::IDLE_WAIT).into());
+    tokio::pin!(timer);
+    let notify = w.notify.clone();
+    let mut woken = Box::pin(notify.notified());
     while !w.board.stop.load(Ordering::Acquire) {
         // No room in a ring toward another shard: the faces wait (see `Core::can_read`).
         let read = room_for_burst(&w.shard, w.rx_burst);
@@ -665,17 +672,16 @@ async fn run_shard(mut w: Worker) {
                     .then(|| Instant::now() + Duration::from_millis(10)),
             )
             .chain((!read).then(|| Instant::now() + HANDOFF_RETRY))
-            .min()
-            .unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
-        let notify = w.notify.clone();
+            .min();
+        crate::driver::next_timer(timer.as_mut(), deadline);
         tokio::select! {
             biased;
             ev = w.events.recv(), if read => match ev {
                 Some(ev) => burst.push(ev),
                 None => break,
             },
-            () = notify.notified() => {}
-            () = tokio::time::sleep_until(deadline.into()) => {}
+            () = &mut woken => woken.set(notify.notified()),
+            () = &mut timer => {}
         }
         while read && burst.len() < w.rx_burst {
             match w.events.try_recv() {

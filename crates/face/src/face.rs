@@ -6,8 +6,9 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
-use tokio::sync::{mpsc, watch, Notify};
+use tokio::sync::{mpsc, Notify};
 
+use crate::close::CloseSignal;
 use crate::queue::{PushError, SendQueue};
 
 use crate::counters::{bump, AtomicCounters};
@@ -44,7 +45,7 @@ pub(crate) struct FaceHandle {
     pub(crate) counters: AtomicCounters,
     /// The security state toward the peer (UDP faces of a forwarder with `[security]`).
     pub(crate) secure: Option<Arc<SecureLink>>,
-    close: watch::Sender<Option<DownReason>>,
+    close: CloseSignal,
     /// The send queue (empty, it holds no memory beyond itself).
     queue: SendQueue,
     /// Bytes in the send queue now.
@@ -95,7 +96,7 @@ impl FaceHandle {
             connected: AtomicBool::new(true),
             counters: AtomicCounters::default(),
             secure: params.secure,
-            close: watch::channel(None).0,
+            close: CloseSignal::default(),
             queue: SendQueue::new(max_packets),
             queued: AtomicUsize::new(0),
             queue_limit: queue_limit.max(1),
@@ -144,27 +145,27 @@ impl FaceHandle {
     /// Asks the face's tasks to close it; the first reason given wins. Returns whether this
     /// call was the first.
     pub(crate) fn close(&self, reason: DownReason) -> bool {
-        self.close.send_if_modified(|r| {
-            if r.is_some() {
-                return false;
-            }
-            *r = Some(reason);
-            true
-        })
+        self.close.close(reason)
     }
 
     pub(crate) fn close_reason(&self) -> Option<DownReason> {
-        self.close.borrow().clone()
+        self.close.reason()
     }
 
-    pub(crate) fn subscribe(&self) -> watch::Receiver<Option<DownReason>> {
-        self.close.subscribe()
+    /// Whether the face is closing or closed.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.close.is_closed()
+    }
+
+    /// Waits until the face is asked to close; its reason.
+    pub(crate) async fn closed(&self) -> DownReason {
+        self.close.closed().await
     }
 
     /// Queues `wire` for the writer without waiting; a full queue drops and counts. Full is
     /// the byte bound for a non-local face, four times it for a local one.
     pub(crate) fn send(&self, wire: Bytes) -> Result<Queued, SendError> {
-        if self.close.borrow().is_some() {
+        if self.close.is_closed() {
             return Err(SendError::Closed);
         }
         let len = wire.len();
@@ -251,14 +252,11 @@ impl FaceHandle {
     }
 
     /// Waits until the face is resumed, [`PAUSE_MAX`] passes, or it closes (the reason).
-    pub(crate) async fn wait_resumed(
-        &self,
-        face_closed: &mut watch::Receiver<Option<DownReason>>,
-    ) -> Result<(), DownReason> {
+    pub(crate) async fn wait_resumed(&self) -> Result<(), DownReason> {
         tokio::select! {
             () = self.resume.notified() => {}
             () = tokio::time::sleep(PAUSE_MAX) => {}
-            reason = closed(face_closed) => return Err(reason),
+            reason = self.closed() => return Err(reason),
         }
         self.paused.store(false, Ordering::Relaxed);
         Ok(())
@@ -342,14 +340,6 @@ impl Drop for TxQueue {
     }
 }
 
-/// Waits until a close reason is set and returns it.
-pub(crate) async fn closed(rx: &mut watch::Receiver<Option<DownReason>>) -> DownReason {
-    match rx.wait_for(Option::is_some).await {
-        Ok(r) => r.clone().unwrap_or(DownReason::Shutdown),
-        Err(_) => DownReason::Shutdown, // the sender lives as long as the face: not reached
-    }
-}
-
 /// A cheap, cloneable handle to send on one face without looking it up each time (the
 /// forwarder driver's hot path).
 #[derive(Clone, Debug)]
@@ -378,6 +368,6 @@ impl FaceSender {
 
     /// Whether the face is closing or closed (sends will fail).
     pub fn is_closed(&self) -> bool {
-        self.face.close_reason().is_some()
+        self.face.is_closed()
     }
 }

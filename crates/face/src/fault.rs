@@ -17,7 +17,7 @@ use nameway_wire::random::SplitMix64;
 use tokio::sync::mpsc;
 
 use crate::counters::bump;
-use crate::face::{closed, FaceHandle, TxQueue};
+use crate::face::{FaceHandle, TxQueue};
 
 /// What to do to a face's outgoing packets.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -134,12 +134,11 @@ pub(crate) async fn pump(
     face: Arc<FaceHandle>,
 ) {
     let mut line: VecDeque<(tokio::time::Instant, Bytes)> = VecDeque::new();
-    let mut close = face.subscribe();
     loop {
         let next = line.front().map(|(at, _)| *at);
         tokio::select! {
             biased;
-            _ = closed(&mut close) => return,
+            _ = face.closed() => return,
             () = sleep_until(next) => {
                 let now = tokio::time::Instant::now();
                 while line.front().is_some_and(|(at, _)| *at <= now) {

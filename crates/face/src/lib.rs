@@ -23,6 +23,7 @@
 //! reads only).
 
 mod accept;
+mod close;
 pub mod config;
 pub mod counters;
 pub mod error;

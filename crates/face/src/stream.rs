@@ -13,11 +13,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc::error::TrySendError;
-use tokio::sync::watch;
 
+use crate::close::CloseSignal;
 use crate::counters::{add, bump};
 use crate::event::{DownReason, FaceEvent};
-use crate::face::{closed, FaceHandle, TxQueue};
+use crate::face::{FaceHandle, TxQueue};
 use crate::framing::{FramingError, StreamFramer};
 use crate::link::{LinkRx, LinkTx, RxDrop, RxOutcome};
 use crate::system::Shared;
@@ -25,7 +25,7 @@ use crate::system::Shared;
 /// Packets taken from the send queue per write.
 const WRITE_BATCH: usize = 64;
 
-type CloseTx = Arc<watch::Sender<Option<DownReason>>>;
+type CloseTx = Arc<CloseSignal>;
 
 /// The read half of a stream socket: readiness without a buffer, then a read that does not
 /// wait. An idle connection then holds no read buffer (the framer's is given back while the
@@ -111,7 +111,7 @@ where
     R: StreamRead,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let conn: CloseTx = Arc::new(watch::channel(None).0);
+    let conn: CloseTx = Arc::new(CloseSignal::default());
     let mut write_task = tokio::spawn(write_loop(
         writer,
         queue,
@@ -135,21 +135,13 @@ where
 
 /// Sets the connection's end reason if it is not set yet.
 fn end(conn: &CloseTx, reason: DownReason) {
-    conn.send_if_modified(|r| {
-        if r.is_some() {
-            return false;
-        }
-        *r = Some(reason);
-        true
-    });
+    conn.close(reason);
 }
 
 async fn read_loop<R>(reader: R, shared: &Shared, face: &FaceHandle, conn: &CloseTx) -> DownReason
 where
     R: StreamRead,
 {
-    let mut face_closed = face.subscribe();
-    let mut conn_closed = conn.subscribe();
     let mut framer = StreamFramer::default();
     let reassembly = shared
         .config
@@ -160,7 +152,7 @@ where
         // Backpressure: a face this one feeds is congested; the application finds its socket
         // full and waits.
         if face.is_paused() {
-            if let Err(reason) = Box::pin(face.wait_resumed(&mut face_closed)).await {
+            if let Err(reason) = Box::pin(face.wait_resumed()).await {
                 return reason;
             }
         }
@@ -181,8 +173,8 @@ where
             }
             let ready = tokio::select! {
                 biased;
-                reason = closed(&mut face_closed) => return reason,
-                reason = closed(&mut conn_closed) => return reason,
+                reason = face.closed() => return reason,
+                reason = conn.closed() => return reason,
                 ready = reader.readable() => ready,
             };
             if let Err(e) = ready {
@@ -194,16 +186,14 @@ where
             Ok(_) => {}
             Err(e) => return DownReason::Io(e.kind()),
         }
-        if let Err(reason) =
-            drain_frames(&mut framer, &mut link, shared, face, &mut face_closed).await
-        {
+        if let Err(reason) = drain_frames(&mut framer, &mut link, shared, face).await {
             return reason;
         }
         // A read that did not wait takes from the task's budget as an awaited one would, so a
         // peer that never stops sending cannot keep the other faces and the driver waiting.
         tokio::task::consume_budget().await;
         // A face closed meanwhile (e.g. destroyed while the peer keeps sending) stops here.
-        if let Some(reason) = face.close_reason().or_else(|| conn_closed.borrow().clone()) {
+        if let Some(reason) = face.close_reason().or_else(|| conn.reason()) {
             return reason;
         }
     }
@@ -243,7 +233,6 @@ async fn drain_frames(
     link: &mut LinkRx,
     shared: &Shared,
     face: &FaceHandle,
-    face_closed: &mut watch::Receiver<Option<DownReason>>,
 ) -> Result<(), DownReason> {
     let now = shared.now_ms();
     loop {
@@ -294,7 +283,7 @@ async fn drain_frames(
         match outcome {
             RxOutcome::Deliver(wire) => {
                 bump(&face.counters.in_network);
-                deliver(shared, face, wire, face_closed).await?;
+                deliver(shared, face, wire).await?;
             }
             RxOutcome::Idle => bump(&face.counters.in_idle),
             // A handshake on a face without a secure link (Unix, local TCP) is not understood.
@@ -312,7 +301,6 @@ pub(crate) async fn deliver(
     shared: &Shared,
     face: &FaceHandle,
     wire: Bytes,
-    face_closed: &mut watch::Receiver<Option<DownReason>>,
 ) -> Result<(), DownReason> {
     let event = FaceEvent::Packet {
         face: face.id,
@@ -325,7 +313,7 @@ pub(crate) async fn deliver(
             Box::pin(async {
                 tokio::select! {
                     _ = events.send(event) => Ok(()),
-                    reason = closed(face_closed) => Err(reason),
+                    reason = face.closed() => Err(reason),
                 }
             })
             .await
@@ -343,8 +331,6 @@ async fn write_loop<W>(
 where
     W: AsyncWrite + Unpin,
 {
-    let mut face_closed = face.subscribe();
-    let mut conn_closed = conn.subscribe();
     let mut link = LinkTx::new(None, 0);
     // Grown only as far as the face's batches have gone (a quiet face's stay small).
     let mut batch: Vec<Bytes> = Vec::new();
@@ -364,8 +350,8 @@ where
         }
         tokio::select! {
             biased;
-            _ = closed(&mut conn_closed) => return queue,
-            _ = closed(&mut face_closed) => break,
+            _ = conn.closed() => return queue,
+            _ = face.closed() => break,
             _ = async { if let Some(t) = tick.as_mut() { t.tick().await; } }, if tick.is_some() => {
                 if let Some(msg) = secure.as_ref().and_then(|s| s.poll(shared.now_ms())) {
                     batch.push(msg);
@@ -385,7 +371,7 @@ where
         }
         let result = tokio::select! {
             result = write_batch(&mut writer, &mut batch, &mut out, &mut link, &face, &shared) => result,
-            _ = closed(&mut conn_closed) => return queue,
+            _ = conn.closed() => return queue,
         };
         if let Err(e) = result {
             bump(&face.counters.drop_send_error);
@@ -404,7 +390,7 @@ where
                     let _ = writer.shutdown().await;
                 }
             } => {}
-            _ = closed(&mut conn_closed) => {}
+            _ = conn.closed() => {}
         }
     })
     .await;

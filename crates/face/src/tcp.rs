@@ -21,7 +21,7 @@ use crate::config::FaceOptions;
 use crate::counters::bump;
 use crate::error::FaceError;
 use crate::event::DownReason;
-use crate::face::{closed, FaceHandle, FaceParams, TxQueue};
+use crate::face::{FaceHandle, FaceParams, TxQueue};
 use crate::id::{FaceId, FaceKind, FaceScope, Persistency};
 use crate::placement::{self, Accepted};
 use crate::secure::{SecureLink, SecureMode};
@@ -251,14 +251,13 @@ async fn reconnect(
     addr: SocketAddr,
     queue: &mut TxQueue,
 ) -> Result<TcpStream, DownReason> {
-    let mut close = face.subscribe();
     let mut backoff = shared.config.reconnect_initial;
     loop {
         let deadline = Instant::now() + backoff;
         loop {
             tokio::select! {
                 biased;
-                reason = closed(&mut close) => return Err(reason),
+                reason = face.closed() => return Err(reason),
                 () = tokio::time::sleep_until(deadline) => break,
                 pkt = queue.recv() => match pkt {
                     Some(_) => bump(&face.counters.drop_link_down),
@@ -268,7 +267,7 @@ async fn reconnect(
         }
         tokio::select! {
             biased;
-            reason = closed(&mut close) => return Err(reason),
+            reason = face.closed() => return Err(reason),
             result = connect_once(shared, addr) => match result {
                 Ok(stream) => return Ok(stream),
                 Err(e) => tracing::debug!(face = %face.id, error = %e, "reconnect failed"),

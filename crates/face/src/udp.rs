@@ -30,7 +30,7 @@ use crate::config::FaceOptions;
 use crate::counters::{add, bump, AtomicCounters};
 use crate::error::FaceError;
 use crate::event::{DownReason, FaceEvent};
-use crate::face::{closed, FaceHandle, FaceParams, TxQueue};
+use crate::face::{FaceHandle, FaceParams, TxQueue};
 use crate::id::{FaceId, FaceKind, FaceScope, Persistency};
 use crate::link::{random_u64, LinkRx, LinkTx, RxDrop, RxOutcome};
 use crate::placement;
@@ -506,7 +506,6 @@ async fn face_writer(
         }
     }
     let mut link = LinkTx::new(face.mtu, random_u64());
-    let mut close = face.subscribe();
     let mut batch: Vec<Bytes> = Vec::with_capacity(WRITE_BATCH);
     let mut scratch = Vec::new();
     // Handshake (re)transmissions of a secure face.
@@ -522,7 +521,7 @@ async fn face_writer(
                     send_batch(&shared, &channel, dest, &mut batch, &mut link, &face, &mut scratch).await;
                 }
             }
-            reason = closed(&mut close) => {
+            reason = face.closed() => {
                 while let Ok(pkt) = queue.try_recv() {
                     batch.push(pkt);
                 }

@@ -17,16 +17,16 @@ use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
 use tokio_rustls::TlsAcceptor;
 use tokio_tungstenite::tungstenite::error::CapacityError;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
 use crate::accept::AcceptFailures;
+use crate::close::CloseSignal;
 use crate::counters::bump;
 use crate::event::DownReason;
-use crate::face::{closed, FaceHandle, FaceParams, TxQueue};
+use crate::face::{FaceHandle, FaceParams, TxQueue};
 use crate::framing::{FramingError, StreamFramer};
 use crate::id::{FaceId, FaceKind, FaceScope, Persistency};
 use crate::link::{LinkRx, LinkTx, RxDrop, RxOutcome};
@@ -163,14 +163,14 @@ where
     };
     shared.announce_up(&face).await;
     let (sink, source) = ws.split();
-    let conn = Arc::new(watch::channel(None::<DownReason>).0);
+    let conn = Arc::new(CloseSignal::default());
     let writer = tokio::spawn(write_loop(sink, queue, face.clone(), conn.clone()));
     let reason = read_loop(source, &shared, &face, &conn).await;
     if face.close_reason().is_some() {
         // The face is closing: give the writer time to flush.
         let _ = tokio::time::timeout(shared.config.shutdown_timeout, writer).await;
     } else {
-        conn.send_replace(Some(reason.clone()));
+        conn.close(reason.clone());
         let _ = writer.await;
     }
     shared.face_closed(&face, reason).await;
@@ -191,25 +191,23 @@ async fn read_loop<St>(
     mut source: St,
     shared: &Shared,
     face: &FaceHandle,
-    conn: &Arc<watch::Sender<Option<DownReason>>>,
+    conn: &Arc<CloseSignal>,
 ) -> DownReason
 where
     St: futures_util::Stream<Item = Result<Message, WsError>> + Unpin,
 {
-    let mut face_closed = face.subscribe();
-    let mut conn_closed = conn.subscribe();
     let mut link = LinkRx::new(None);
     loop {
         // Backpressure: a face this one feeds is congested.
         if face.is_paused() {
-            if let Err(reason) = face.wait_resumed(&mut face_closed).await {
+            if let Err(reason) = face.wait_resumed().await {
                 return reason;
             }
         }
         let next = tokio::select! {
             biased;
-            reason = closed(&mut face_closed) => return reason,
-            reason = closed(&mut conn_closed) => return reason,
+            reason = face.closed() => return reason,
+            reason = conn.closed() => return reason,
             next = source.next() => next,
         };
         let msg = match next {
@@ -247,7 +245,7 @@ where
         match link.on_receive(shared.now_ms(), pkt) {
             RxOutcome::Deliver(wire) => {
                 bump(&face.counters.in_network);
-                if let Err(reason) = deliver(shared, face, wire, &mut face_closed).await {
+                if let Err(reason) = deliver(shared, face, wire).await {
                     return reason;
                 }
             }
@@ -266,18 +264,16 @@ async fn write_loop<Si>(
     mut sink: Si,
     mut queue: TxQueue,
     face: Arc<FaceHandle>,
-    conn: Arc<watch::Sender<Option<DownReason>>>,
+    conn: Arc<CloseSignal>,
 ) where
     Si: futures_util::Sink<Message, Error = WsError> + Unpin,
 {
-    let mut face_closed = face.subscribe();
-    let mut conn_closed = conn.subscribe();
     let mut link = LinkTx::new(None, 0);
     loop {
         let pkt = tokio::select! {
             biased;
-            _ = closed(&mut conn_closed) => return,
-            _ = closed(&mut face_closed) => break,
+            _ = conn.closed() => return,
+            _ = face.closed() => break,
             pkt = queue.recv() => pkt,
         };
         let Some(pkt) = pkt else { break };
@@ -289,13 +285,7 @@ async fn write_loop<Si>(
         }
         if send_all(&mut sink, batch, &mut link, &face).await.is_err() {
             bump(&face.counters.drop_send_error);
-            conn.send_if_modified(|r| {
-                let unset = r.is_none();
-                if unset {
-                    *r = Some(DownReason::Io(std::io::ErrorKind::BrokenPipe));
-                }
-                unset
-            });
+            conn.close(DownReason::Io(std::io::ErrorKind::BrokenPipe));
             return;
         }
     }
