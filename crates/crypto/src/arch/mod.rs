@@ -65,8 +65,8 @@ pub(crate) fn forro14_xor_keystream(
     scalar::xor_keystream(state, counter, buf);
 }
 
-/// With AVX-512: keystream block `counter` into `head` and blocks `counter + 1, ...` XORed
-/// into `buf`, the first pass yielding both. Returns `false` (and does nothing) where the
+/// With AVX-512 or AVX2: keystream block `counter` into `head` and blocks `counter + 1, ...`
+/// XORed into `buf`, the first pass yielding both. Returns `false` (and does nothing) where the
 /// CPU or `backend` has no such kernel.
 pub(crate) fn forro14_head_and_xor_keystream(
     backend: Forro14Backend,
@@ -80,6 +80,13 @@ pub(crate) fn forro14_head_and_xor_keystream(
         // SAFETY: the CPU supports AVX-512F and AVX-512VL, the features the kernel enables
         // (checked on the line above).
         unsafe { forro14_avx512::head_and_xor_keystream(state, counter, head, buf) };
+        return true;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if backend == Forro14Backend::Avx2 && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2, the only feature the kernel enables (checked on the
+        // line above).
+        unsafe { forro14_avx2::head_and_xor_keystream(state, counter, head, buf) };
         return true;
     }
     let _ = (backend, state, counter, head, buf);

@@ -14,7 +14,7 @@
 //! [`CryptoError::MessageTooLong`] before anything is written.
 //!
 //! Several backends compute the same keystream: [`Forro14Backend::Scalar`]
-//! (portable), [`Forro14Backend::Avx2`] (8 blocks per vector, four batches
+//! (portable), [`Forro14Backend::Avx2`] (8 blocks per vector, up to four batches
 //! interleaved) and [`Forro14Backend::Avx512`] (16 blocks per vector, two
 //! batches interleaved). [`Forro14Backend::detect`] picks the fastest one the
 //! CPU supports; [`Forro14::with_backend`] forces one.
