@@ -318,9 +318,11 @@ fn a_cache_larger_than_memory_serves_from_disk_within_its_memory_bound() {
             &size,
             "--segment",
             "8000",
-            // Fresh for the whole test: the fetcher's first Interest has MustBeFresh.
+            // Fresh for the whole test: the fetcher's first Interest has MustBeFresh, and the
+            // second fetch, with the producer gone, may only start seconds after the first
+            // ended on a loaded machine (1 s here failed a CI run with Nack NoRoute).
             "--freshness",
-            "1000",
+            "600000",
         ],
     );
     let ready = producer.next(120);
