@@ -129,13 +129,8 @@ where
             return (reason, result.ok());
         }
     }
-    end(&conn, reason.clone());
+    conn.close(reason.clone());
     (reason, write_task.await.ok())
-}
-
-/// Sets the connection's end reason if it is not set yet.
-fn end(conn: &CloseTx, reason: DownReason) {
-    conn.close(reason);
 }
 
 async fn read_loop<R>(reader: R, shared: &Shared, face: &FaceHandle, conn: &CloseTx) -> DownReason
@@ -375,7 +370,7 @@ where
         };
         if let Err(e) = result {
             bump(&face.counters.drop_send_error);
-            end(&conn, DownReason::Io(e.kind()));
+            conn.close(DownReason::Io(e.kind()));
             return queue;
         }
     }
