@@ -5,12 +5,10 @@
 //! message costs a few hundred nanoseconds of set-up (nonce, associated data,
 //! tag), so it only pays off for long messages: from [`LARGE`] bytes on,
 //! `chacha20-poly1305` and `xchacha20-poly1305` seal and open through
-//! OpenSSL's ChaCha20-Poly1305, and `xforro14-poly1305` computes its
-//! Poly1305 tag through OpenSSL's (EVP_MAC "POLY1305"); shorter messages stay
-//! on ring and the `poly1305` crate, which are faster there
-//! (`docs/ciphers.md`), except that `xforro14-poly1305` hands a short
-//! message's whole MAC input (up to 512 bytes, laid out on the stack) to
-//! OpenSSL's Poly1305 in one call, cheaper than the crate's set-up. Outputs
+//! OpenSSL's ChaCha20-Poly1305; shorter messages stay
+//! on ring, which is faster there (`docs/ciphers.md`). `xforro14-poly1305`
+//! uses OpenSSL's Poly1305 from 640 bytes on a CPU without AVX-512 IFMA
+//! (below that, and on IFMA CPUs, this crate's own Poly1305 is faster). Outputs
 //! are byte-identical either way (tests check it), so two forwarders
 //! interoperate whether or not either has OpenSSL.
 //!
