@@ -79,16 +79,18 @@ pub(super) fn xor_keystream(state: &[u32; 16], counter: u64, buf: &mut [u8]) {
     let bulk = buf.len().saturating_sub(2 * BATCH) / (4 * BATCH) * (4 * BATCH);
     let (bulk, mut rest) = buf.split_at_mut(bulk);
     for pass in bulk.chunks_exact_mut(4 * BATCH) {
-        let ks = blocks_x4(state, ctr);
-        for (ks, out) in ks.iter().zip(pass.chunks_exact_mut(BATCH)) {
-            xor_blocks(ks, out);
-        }
+        xor_pass_x4(state, ctr, pass);
         ctr = ctr.wrapping_add(4 * LANES as u64);
     }
     while !rest.is_empty() {
         let width = pass_width(rest.len().div_ceil(BATCH));
         let (now, later) = rest.split_at_mut(rest.len().min(width * BATCH));
-        xor_pass(state, ctr, width, now);
+        match width {
+            0 | 1 => xor_pass_x1(state, ctr, now),
+            2 => xor_pass_x2(state, ctr, now),
+            3 => xor_pass_x3(state, ctr, now),
+            _ => xor_pass_x4(state, ctr, now),
+        }
         ctr = ctr.wrapping_add((width * LANES) as u64);
         rest = later;
     }
@@ -108,28 +110,6 @@ const fn pass_width(batches: usize) -> usize {
     }
 }
 
-/// One pass of `width` batches (1 to 4, counters from `ctr`) XORed into `out`, which is at
-/// most `width` batches long.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn xor_pass(state: &[u32; 16], ctr: u64, width: usize, out: &mut [u8]) {
-    match width {
-        0 | 1 => xor_blocks(&blocks_x1(state, ctr), out),
-        2 => xor_batches(&<[Rows; 2]>::from(blocks_x2(state, ctr)), out),
-        3 => xor_batches(&blocks_x3(state, ctr), out),
-        _ => xor_batches(&blocks_x4(state, ctr), out),
-    }
-}
-
-/// XORs consecutive batches of keystream into `out` (a short `out` uses a prefix).
-#[inline]
-#[target_feature(enable = "avx2")]
-fn xor_batches(batches: &[Rows], out: &mut [u8]) {
-    for (ks, out) in batches.iter().zip(out.chunks_mut(BATCH)) {
-        xor_blocks(ks, out);
-    }
-}
-
 /// Keystream block `counter` into `head` and blocks `counter + 1, ...` XORed into `buf`: the
 /// first pass (as wide as [`pass_width`] makes it for the head and `buf` together) yields
 /// both, so an AEAD's one-time-key block costs no chain of its own.
@@ -143,118 +123,103 @@ pub(super) fn head_and_xor_keystream(
     let width = pass_width((BLOCK_LEN + buf.len()).div_ceil(BATCH));
     let first = buf.len().min(width * BATCH - BLOCK_LEN);
     let (now, later) = buf.split_at_mut(first);
-    // Batch 0 without its first block, then the whole batches after it.
-    let (in_first, rest) = now.split_at_mut((BATCH - BLOCK_LEN).min(now.len()));
     match width {
-        0 | 1 => head_of(&blocks_x1(state, counter), head, in_first),
-        2 => {
-            let (x, y) = blocks_x2(state, counter);
-            head_of(&x, head, in_first);
-            xor_blocks(&y, rest);
-        }
-        3 => {
-            let [x, rows @ ..] = blocks_x3(state, counter);
-            head_of(&x, head, in_first);
-            xor_batches(&rows, rest);
-        }
-        _ => {
-            let [x, rows @ ..] = blocks_x4(state, counter);
-            head_of(&x, head, in_first);
-            xor_batches(&rows, rest);
-        }
+        0 | 1 => head_pass_x1(state, counter, head, now),
+        2 => head_pass_x2(state, counter, head, now),
+        3 => head_pass_x3(state, counter, head, now),
+        _ => head_pass_x4(state, counter, head, now),
     }
     if !later.is_empty() {
         xor_keystream(state, counter.wrapping_add((width * LANES) as u64), later);
     }
 }
 
-/// Block 0 of `batch0` into `head`, its blocks 1..8 XORed into `out`.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn head_of(batch0: &Rows, head: &mut [u8; BLOCK_LEN], out: &mut [u8]) {
-    store_first_block(batch0, head);
-    xor_blocks(batch0.get(2..).unwrap_or_default(), out);
+/// Finishes batch `$k` of a pass (`$x`, its rows after the rounds, counters from `$ctr`) into
+/// keystream blocks: the feed-forward of the batch's initial rows, then the transpose.
+macro_rules! finish {
+    ($state:expr, $ctr:expr, $k:expr, $x:expr) => {{
+        let x: &Rows = $x;
+        let mut y = initial_rows($state, $ctr.wrapping_add(($k * LANES) as u64));
+        for (y, x) in y.iter_mut().zip(x) {
+            *y = _mm256_add_epi32(*x, *y);
+        }
+        transpose(&y)
+    }};
 }
 
-/// Keystream blocks `ctr .. ctr + 8` and `ctr + 8 .. ctr + 16`, computed as
-/// two interleaved batches.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn blocks_x2(state: &[u32; 16], ctr: u64) -> (Rows, Rows) {
-    let s0 = initial_rows(state, ctr);
-    let s1 = initial_rows(state, ctr.wrapping_add(LANES as u64));
-    let mut x = s0;
-    let mut y = s1;
-    for _ in 0..DOUBLE_ROUNDS {
-        forro_double_round!(qr; x, y);
-    }
-    for i in 0..16 {
-        x[i] = _mm256_add_epi32(x[i], s0[i]);
-        y[i] = _mm256_add_epi32(y[i], s1[i]);
-    }
-    (transpose(&x), transpose(&y))
+/// The state rows of one pass after the rounds: one batch per identifier (counters from
+/// `$ctr`, eight per batch), computed side by side.
+macro_rules! rounds {
+    ($state:expr, $ctr:expr; $($x:ident),+) => {{
+        let mut k = 0u64;
+        $(
+            let mut $x = initial_rows($state, $ctr.wrapping_add(k * LANES as u64));
+            k += 1;
+        )+
+        let _ = k;
+        for _ in 0..DOUBLE_ROUNDS {
+            forro_double_round!(qr; $($x),+);
+        }
+        [$($x),+]
+    }};
 }
 
-/// Keystream blocks `ctr .. ctr + 32`, computed as four interleaved batches: one batch's
-/// quarter-round is a chain of 14 cycles (2-cycle rotations) and the core issues about four
-/// of its vector operations per cycle, so four chains side by side fill it where two left it
-/// half idle.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn blocks_x4(state: &[u32; 16], ctr: u64) -> [Rows; 4] {
-    let s = [
-        initial_rows(state, ctr),
-        initial_rows(state, ctr.wrapping_add(LANES as u64)),
-        initial_rows(state, ctr.wrapping_add(2 * LANES as u64)),
-        initial_rows(state, ctr.wrapping_add(3 * LANES as u64)),
-    ];
-    let [mut x, mut y, mut z, mut w] = s;
-    for _ in 0..DOUBLE_ROUNDS {
-        forro_double_round!(qr; x, y, z, w);
-    }
-    for i in 0..16 {
-        x[i] = _mm256_add_epi32(x[i], s[0][i]);
-        y[i] = _mm256_add_epi32(y[i], s[1][i]);
-        z[i] = _mm256_add_epi32(z[i], s[2][i]);
-        w[i] = _mm256_add_epi32(w[i], s[3][i]);
-    }
-    [transpose(&x), transpose(&y), transpose(&z), transpose(&w)]
+/// The pass functions of one width (one batch per identifier): `$xor` XORs the pass's
+/// keystream into `out` (at most the pass's length; a short `out` uses a prefix), `$head`
+/// puts the pass's first block into `head` and XORs the rest into `out`. Macros rather than
+/// functions, so each pass finishes its batches straight into the output: with the rounds
+/// and the finishing in separate functions, neither inlined, and the rows took round trips
+/// through memory, which cost 15-25 % (stores are what this kernel runs out of).
+macro_rules! pass_fns {
+    ($xor:ident, $head:ident; $($x:ident),+) => {
+        #[target_feature(enable = "avx2")]
+        fn $xor(state: &[u32; 16], ctr: u64, out: &mut [u8]) {
+            let rows = rounds!(state, ctr; $($x),+);
+            for (k, (x, out)) in rows.iter().zip(out.chunks_mut(BATCH)).enumerate() {
+                xor_batch(&finish!(state, ctr, k, x), out);
+            }
+        }
+
+        #[target_feature(enable = "avx2")]
+        fn $head(state: &[u32; 16], ctr: u64, head: &mut [u8; BLOCK_LEN], out: &mut [u8]) {
+            let rows = rounds!(state, ctr; $($x),+);
+            let (in_first, rest) = out.split_at_mut((BATCH - BLOCK_LEN).min(out.len()));
+            let mut rest = rest.chunks_mut(BATCH);
+            for (k, x) in rows.iter().enumerate() {
+                let blocks = finish!(state, ctr, k, x);
+                if k == 0 {
+                    store_first_block(&blocks, head);
+                    xor_blocks(blocks.get(2..).unwrap_or_default(), in_first);
+                } else if let Some(out) = rest.next() {
+                    xor_batch(&blocks, out);
+                }
+            }
+        }
+    };
 }
 
-/// Keystream blocks `ctr .. ctr + 24`, computed as three interleaved batches.
-#[inline]
-#[target_feature(enable = "avx2")]
-fn blocks_x3(state: &[u32; 16], ctr: u64) -> [Rows; 3] {
-    let s = [
-        initial_rows(state, ctr),
-        initial_rows(state, ctr.wrapping_add(LANES as u64)),
-        initial_rows(state, ctr.wrapping_add(2 * LANES as u64)),
-    ];
-    let [mut x, mut y, mut z] = s;
-    for _ in 0..DOUBLE_ROUNDS {
-        forro_double_round!(qr; x, y, z);
-    }
-    for i in 0..16 {
-        x[i] = _mm256_add_epi32(x[i], s[0][i]);
-        y[i] = _mm256_add_epi32(y[i], s[1][i]);
-        z[i] = _mm256_add_epi32(z[i], s[2][i]);
-    }
-    [transpose(&x), transpose(&y), transpose(&z)]
-}
+pass_fns!(xor_pass_x1, head_pass_x1; x);
+pass_fns!(xor_pass_x2, head_pass_x2; x, y);
+pass_fns!(xor_pass_x3, head_pass_x3; x, y, z);
+pass_fns!(xor_pass_x4, head_pass_x4; x, y, z, w);
 
-/// Keystream blocks `ctr .. ctr + 8` (one batch, for short tails).
+/// XORs one batch of keystream blocks into `out` (a whole batch inline, a shorter `out`
+/// through [`xor_blocks`]).
 #[inline]
 #[target_feature(enable = "avx2")]
-fn blocks_x1(state: &[u32; 16], ctr: u64) -> Rows {
-    let s0 = initial_rows(state, ctr);
-    let mut x = s0;
-    for _ in 0..DOUBLE_ROUNDS {
-        forro_double_round!(qr; x);
+fn xor_batch(blocks: &Rows, out: &mut [u8]) {
+    if out.len() != BATCH {
+        return xor_blocks(blocks, out);
     }
-    for i in 0..16 {
-        x[i] = _mm256_add_epi32(x[i], s0[i]);
+    let p = out.as_mut_ptr().cast::<__m256i>();
+    for (i, ks) in blocks.iter().enumerate() {
+        // SAFETY: `out` is BATCH = 16 * 32 writable bytes, so `p + i` for i < 16 is in it;
+        // unaligned loads and stores.
+        unsafe {
+            let q = p.add(i);
+            _mm256_storeu_si256(q, _mm256_xor_si256(_mm256_loadu_si256(q), *ks));
+        }
     }
-    transpose(&x)
 }
 
 /// Every word broadcast to all lanes, except words 4 and 5, which hold the
