@@ -99,9 +99,10 @@ pub(super) fn xor_keystream(state: &[u32; 16], counter: u64, buf: &mut [u8]) {
 /// How many batches the next pass makes when `batches` are still to make. A pass costs
 /// about one quarter-round chain (14 rounds of serial quarter-rounds) however many batches
 /// run side by side, up to four, where the core's vector units are full (measured on a
-/// Zen 3: 289, 354, 454 and 549 ns for one to four batches). So every message takes as few
-/// passes as it can, none wider than four, and a rest of five batches is three and two
-/// rather than four and one.
+/// Zen 3: 281, 354, 414 and 494 ns for one to four batches; five took 759 ns, their spills
+/// outrunning the stores the core can do). So every message takes as few passes as it can,
+/// none wider than four, and a rest of five batches is three and two rather than four and
+/// one.
 const fn pass_width(batches: usize) -> usize {
     match batches {
         0..=4 => batches,
