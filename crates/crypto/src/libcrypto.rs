@@ -7,8 +7,8 @@
 //! `chacha20-poly1305` and `xchacha20-poly1305` seal and open through
 //! OpenSSL's ChaCha20-Poly1305; shorter messages stay
 //! on ring, which is faster there (`docs/ciphers.md`). `xforro14-poly1305`
-//! uses OpenSSL's Poly1305 from 640 bytes on a CPU without AVX-512 IFMA
-//! (below that, and on IFMA CPUs, this crate's own Poly1305 is faster). Outputs
+//! uses OpenSSL's Poly1305 from 4 KiB on a CPU without AVX-512 IFMA (below
+//! that, and on IFMA CPUs, this crate's own Poly1305 is faster). Outputs
 //! are byte-identical either way (tests check it), so two forwarders
 //! interoperate whether or not either has OpenSSL.
 //!
