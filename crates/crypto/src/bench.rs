@@ -221,13 +221,14 @@ pub fn render_table(rows: &[Row]) -> String {
     );
     let _ = writeln!(
         out,
-        "messages of {} B or more (chacha20-poly1305, xchacha20-poly1305; xforro14-poly1305's \
-         Poly1305): {}",
+        "messages of {} B or more (chacha20-poly1305, xchacha20-poly1305): {}; \
+         xforro14-poly1305's Poly1305: {}",
         crate::libcrypto::LARGE,
         match crate::libcrypto::load() {
             Ok(lib) => format!("through {}", lib.version()),
             Err(why) => format!("Rust path only ({why})"),
-        }
+        },
+        crate::forro14::xforro::tag_paths(crate::libcrypto::load().is_ok()),
     );
     let _ = writeln!(
         out,

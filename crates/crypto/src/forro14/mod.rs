@@ -26,7 +26,7 @@ use zeroize::{Zeroize, ZeroizeOnDrop};
 use crate::error::CryptoError;
 
 pub(crate) mod scalar;
-mod xforro;
+pub(crate) mod xforro;
 
 pub use xforro::{hforro14, XForro14, XForro14Poly1305};
 

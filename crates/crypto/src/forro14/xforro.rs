@@ -399,6 +399,25 @@ fn openssl_tag_min() -> usize {
     }
 }
 
+/// Which Poly1305 computes XForro14-Poly1305's tags on this CPU, by length, for reports
+/// (`openssl`: whether OpenSSL is loaded). Mirrors [`Run::tag`].
+pub(crate) fn tag_paths(openssl: bool) -> String {
+    if crate::arch::poly1305_ifma_available() {
+        return "ours, AVX-512 IFMA from 256 B".to_owned();
+    }
+    let ours = match crate::arch::poly1305_vector_min() {
+        Some(min) => format!("ours, AVX2 from {min} B"),
+        None => "ours, scalar".to_owned(),
+    };
+    if openssl {
+        format!("{ours}, OpenSSL's from {} B", openssl_tag_min())
+    } else if crate::arch::poly1305_vector_available() {
+        ours
+    } else {
+        format!("{ours}, the poly1305 crate over {} B", mac::SCALAR_MAX)
+    }
+}
+
 /// The tag by OpenSSL's Poly1305 (`None` if OpenSSL's context is busy or fails).
 fn openssl_tag(
     mac: &EvpPoly1305,
