@@ -167,6 +167,18 @@ pub(crate) fn mul_r(h: [u64; 3], r: [u64; 2]) -> [u64; 3] {
     [o0, o1, o2]
 }
 
+/// r^1 .. r^N in radix 2^64 for the clamped `r`, each partially reduced by [`mul_r`] (below
+/// 2^131): the multipliers the vector kernels build their lanes from.
+pub(crate) fn powers<const N: usize>(r: [u64; 2]) -> [[u64; 3]; N] {
+    let mut out = [[0u64; 3]; N];
+    let mut p = [r[0], r[1], 0];
+    for slot in &mut out {
+        *slot = p;
+        p = mul_r(p, r);
+    }
+    out
+}
+
 /// Little-endian word at `at` of `b` (zero if out of range).
 #[inline(always)]
 fn le64(b: &[u8], at: usize) -> u64 {

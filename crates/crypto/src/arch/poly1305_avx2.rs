@@ -21,7 +21,7 @@ use core::arch::x86_64::{
     _mm256_unpacklo_epi64,
 };
 
-use crate::mac::mul_r;
+use crate::mac::powers;
 
 /// Blocks per group (one per lane) and bytes per group.
 const LANES: usize = 4;
@@ -50,13 +50,8 @@ pub(super) fn blocks(h: &mut [u64; 3], r: [u64; 2], data: &[u8]) -> usize {
     if groups == 0 {
         return 0;
     }
-    // r^1 .. r^8 in radix 2^64 (each below 2^131: `mul_r` reduces partially).
-    let mut powers = [[0u64; 3]; 2 * LANES];
-    let mut p = [r[0], r[1], 0];
-    for slot in &mut powers {
-        *slot = p;
-        p = mul_r(p, r);
-    }
+    // r^1 .. r^8 in radix 2^64 (each below 2^131).
+    let powers: [[u64; 3]; 2 * LANES] = powers(r);
     let power = |e: usize| powers.get(e.wrapping_sub(1)).copied().unwrap_or_default();
     // Lane L: r^(4 - b) and r^(8 - b) for its block b; r^8 in every lane.
     let low = multiplier(limbs(&|lane| power(LANES - BLOCK_OF_LANE[lane])));
@@ -217,7 +212,7 @@ fn sum_lanes(acc: Limbs) -> [u64; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mac::add_block;
+    use crate::mac::{add_block, mul_r};
 
     /// The scalar chain over whole 16-byte blocks, the reference for the kernel.
     fn scalar(mut h: [u64; 3], r: [u64; 2], data: &[u8]) -> [u64; 3] {

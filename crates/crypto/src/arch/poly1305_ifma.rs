@@ -15,7 +15,7 @@ use core::arch::x86_64::{
     _mm512_srli_epi64,
 };
 
-use crate::mac::mul_r;
+use crate::mac::powers;
 
 /// Blocks per group (one per lane) and bytes per group.
 const LANES: usize = 8;
@@ -52,13 +52,8 @@ pub(super) fn blocks(h: &mut [u64; 3], r: [u64; 2], data: &[u8]) -> usize {
     if groups == 0 {
         return 0;
     }
-    // r^1 .. r^8 in radix 2^64 (each below 2^131: `mul_r` reduces partially).
-    let mut powers = [[0u64; 3]; LANES];
-    let mut p = [r[0], r[1], 0];
-    for slot in &mut powers {
-        *slot = p;
-        p = mul_r(p, r);
-    }
+    // r^1 .. r^8 in radix 2^64 (each below 2^131).
+    let powers: [[u64; 3]; LANES] = powers(r);
     // Lane j: r^(8 - j), and r^8 in every lane.
     let low = multiplier(limbs(&|lane| powers[LANES - 1 - lane]));
     let r8 = multiplier(limbs(&|_| powers[LANES - 1]));
