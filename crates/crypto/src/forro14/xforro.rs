@@ -339,18 +339,9 @@ impl<const HEAD: usize> Run<HEAD> {
     }
 
     /// Poly1305 over `aad || pad16 || ct || pad16 || le64(|aad|) || le64(|ct|)`, by the
-    /// fastest Poly1305 at hand for its length: this crate's with AVX-512 IFMA at any length;
-    /// else, with OpenSSL loaded, this crate's (AVX2 or scalar) below [`openssl_tag_min`]
-    /// bytes and OpenSSL's from there; without OpenSSL this crate's, except that without a
-    /// vector kernel messages over [`mac::SCALAR_MAX`] go to the `poly1305` crate.
+    /// fastest Poly1305 at hand for its length ([`tag_plan`]).
     fn tag(&self, mac: Option<&EvpPoly1305>, aad: &[u8], ct: &[u8]) -> [u8; 16] {
-        let len = aad.len() + ct.len();
-        let ours = crate::arch::poly1305_ifma_available()
-            || if mac.is_some() {
-                len < openssl_tag_min()
-            } else {
-                crate::arch::poly1305_vector_available() || len <= mac::SCALAR_MAX
-            };
+        let ours = tag_plan(mac.is_some()).ours(aad.len() + ct.len());
         self.tag_by(ours, mac, aad, ct)
     }
 
@@ -399,23 +390,68 @@ fn openssl_tag_min() -> usize {
     }
 }
 
-/// Which Poly1305 computes XForro14-Poly1305's tags on this CPU, by length, for reports
-/// (`openssl`: whether OpenSSL is loaded). Mirrors [`Run::tag`].
-pub(crate) fn tag_paths(openssl: bool) -> String {
-    if crate::arch::poly1305_ifma_available() {
-        return "ours, AVX-512 IFMA from 256 B".to_owned();
+/// Which Poly1305 computes XForro14-Poly1305's tags on this CPU, by the length of associated
+/// data and ciphertext: this crate's unless one of the bounds says otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct TagPlan {
+    /// OpenSSL's Poly1305 from this many bytes on.
+    openssl_from: Option<usize>,
+    /// The `poly1305` crate above this many bytes.
+    crate_above: Option<usize>,
+}
+
+impl TagPlan {
+    /// Whether this crate's Poly1305 tags a message of `len` bytes.
+    fn ours(self, len: usize) -> bool {
+        self.openssl_from.is_none_or(|min| len < min)
+            && self.crate_above.is_none_or(|max| len <= max)
     }
-    let ours = match crate::arch::poly1305_vector_min() {
-        Some(min) => format!("ours, AVX2 from {min} B"),
-        None => "ours, scalar".to_owned(),
+}
+
+/// The plan on this CPU (`openssl`: whether OpenSSL is loaded): this crate's kernel at any
+/// length with AVX-512 IFMA; else, with OpenSSL, this crate's (AVX2 or scalar) below
+/// [`openssl_tag_min`] bytes and OpenSSL's from there; without OpenSSL this crate's, except
+/// that without a vector kernel messages over [`mac::SCALAR_MAX`] go to the `poly1305` crate.
+fn tag_plan(openssl: bool) -> TagPlan {
+    let none = TagPlan {
+        openssl_from: None,
+        crate_above: None,
     };
-    if openssl {
-        format!("{ours}, OpenSSL's from {} B", openssl_tag_min())
+    if crate::arch::poly1305_ifma_available() {
+        none
+    } else if openssl {
+        TagPlan {
+            openssl_from: Some(openssl_tag_min()),
+            ..none
+        }
     } else if crate::arch::poly1305_vector_available() {
-        ours
+        none
     } else {
-        format!("{ours}, the poly1305 crate over {} B", mac::SCALAR_MAX)
+        TagPlan {
+            crate_above: Some(mac::SCALAR_MAX),
+            ..none
+        }
     }
+}
+
+/// [`tag_plan`] as text for reports (`openssl`: whether OpenSSL is loaded).
+pub(crate) fn tag_paths(openssl: bool) -> String {
+    let mut text = if crate::arch::poly1305_ifma_available() {
+        "ours, AVX-512 IFMA from 256 B".to_owned()
+    } else {
+        match crate::arch::poly1305_vector_min() {
+            Some(min) => format!("ours, AVX2 from {min} B"),
+            None => "ours, scalar".to_owned(),
+        }
+    };
+    let plan = tag_plan(openssl);
+    if let Some(min) = plan.openssl_from {
+        text.push_str(&format!(", OpenSSL's from {min} B"));
+    }
+    if let Some(max) = plan.crate_above {
+        text.push_str(&format!(", the poly1305 crate over {max} B"));
+    }
+    text
 }
 
 /// The tag by OpenSSL's Poly1305 (`None` if OpenSSL's context is busy or fails).
@@ -453,6 +489,38 @@ fn split_nonce(nonce: &[u8; 24]) -> ([u8; 16], [u8; 8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tag_plan_bounds_are_where_the_other_poly1305_takes_over() {
+        let openssl = TagPlan {
+            openssl_from: Some(4096),
+            crate_above: None,
+        };
+        assert!(openssl.ours(0) && openssl.ours(4095));
+        assert!(!openssl.ours(4096) && !openssl.ours(1 << 20));
+        let crate_above = TagPlan {
+            openssl_from: None,
+            crate_above: Some(2560),
+        };
+        assert!(crate_above.ours(2560) && !crate_above.ours(2561));
+        // What the bench header reports is the plan the tags follow.
+        for loaded in [false, true] {
+            let plan = tag_plan(loaded);
+            let text = tag_paths(loaded);
+            assert_eq!(
+                text.contains("OpenSSL"),
+                plan.openssl_from.is_some(),
+                "{text}"
+            );
+            assert_eq!(
+                text.contains("poly1305 crate"),
+                plan.crate_above.is_some(),
+                "{text}"
+            );
+            assert!(!loaded || plan.crate_above.is_none(), "{plan:?}");
+            assert!(loaded || plan.openssl_from.is_none(), "{plan:?}");
+        }
+    }
 
     /// Both Poly1305 paths give the same tag at every length class: this CPU takes one of
     /// them for long messages, so the other is checked here against it (and the tests in
