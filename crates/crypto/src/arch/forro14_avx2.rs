@@ -15,12 +15,16 @@ use core::arch::x86_64::{
     _mm256_unpacklo_epi32, _mm256_unpacklo_epi64, _mm256_xor_si256,
 };
 
-use crate::forro14::{BLOCK_LEN, DOUBLE_ROUNDS};
+use zeroize::Zeroize;
+
+use crate::forro14::{scalar, BLOCK_LEN, DOUBLE_ROUNDS};
 
 /// Blocks per vector.
 const LANES: usize = 8;
 /// Bytes per 8-block batch.
 const BATCH: usize = LANES * BLOCK_LEN;
+/// Blocks in two batches.
+const TWO_BATCHES: usize = 2 * LANES;
 
 /// Sixteen vectors: word-major rows before the transpose; after it, block
 /// `j` is vectors `2j` (bytes 0..32) and `2j + 1` (bytes 32..64).
@@ -48,10 +52,12 @@ fn rol8(x: __m256i) -> __m256i {
     _mm256_shuffle_epi8(x, m)
 }
 
-/// One quarter-round on each of the given batches, one batch after the other.
+/// One quarter-round on each of the given batches, one batch after the other, and on the
+/// scalar block after `|` if one is given.
 macro_rules! qr {
-    ($($x:ident),+ ; $a:literal, $b:literal, $c:literal, $d:literal, $e:literal) => {
+    ($($x:ident),+ $(| $s:ident)? ; $a:literal, $b:literal, $c:literal, $d:literal, $e:literal) => {
         $( qr1!($x; $a, $b, $c, $d, $e); )+
+        $( scalar::quarter_round(&mut $s, $a, $b, $c, $d, $e); )?
     };
 }
 
@@ -99,8 +105,8 @@ pub(super) fn xor_keystream(state: &[u32; 16], counter: u64, buf: &mut [u8]) {
 /// How many batches the next pass makes when `batches` are still to make. A pass costs
 /// about one quarter-round chain (14 rounds of serial quarter-rounds) however many batches
 /// run side by side, up to four, where the core's vector units are full (measured on a
-/// Zen 3: 281, 354, 414 and 494 ns for one to four batches; five took 759 ns, their spills
-/// outrunning the stores the core can do). So every message takes as few passes as it can,
+/// Zen 3: 281, 354, 414 and 494 ns for one to four batches; five took 759 ns, with
+/// 80 state words for 16 registers). So every message takes as few passes as it can,
 /// none wider than four, and a rest of five batches is three and two rather than four and
 /// one.
 const fn pass_width(batches: usize) -> usize {
@@ -121,6 +127,15 @@ pub(super) fn head_and_xor_keystream(
     head: &mut [u8; BLOCK_LEN],
     buf: &mut [u8],
 ) {
+    // A message of exactly one or two batches would take one more for the head; the scalar
+    // code makes the head inside their pass instead (measured on a Zen 3, 512 and 1,024
+    // bytes: 8-12 % less time). Not with three or four batches, whose pass already keeps
+    // the core's dispatch busy: there the scalar chain cost as much as the extra batch.
+    match buf.len().div_ceil(BLOCK_LEN) {
+        LANES => return scalar_head_pass_x1(state, counter, head, buf),
+        TWO_BATCHES => return scalar_head_pass_x2(state, counter, head, buf),
+        _ => {}
+    }
     let width = pass_width((BLOCK_LEN + buf.len()).div_ceil(BATCH));
     let first = buf.len().min(width * BATCH - BLOCK_LEN);
     let (now, later) = buf.split_at_mut(first);
@@ -149,9 +164,10 @@ macro_rules! finish {
 }
 
 /// The state rows of one pass after the rounds: one batch per identifier (counters from
-/// `$ctr`, eight per batch), computed side by side.
+/// `$ctr`, eight per batch), computed side by side; a scalar block given after `|` (a
+/// `[u32; 16]` state) gets its rounds in the same loop, quarter-round by quarter-round.
 macro_rules! rounds {
-    ($state:expr, $ctr:expr; $($x:ident),+) => {{
+    ($state:expr, $ctr:expr; $($x:ident),+ $(| $s:ident)?) => {{
         let mut k = 0u64;
         $(
             let mut $x = initial_rows($state, $ctr.wrapping_add(k * LANES as u64));
@@ -159,7 +175,7 @@ macro_rules! rounds {
         )+
         let _ = k;
         for _ in 0..DOUBLE_ROUNDS {
-            forro_double_round!(qr; $($x),+);
+            forro_double_round!(qr; $($x),+ $(| $s)?);
         }
         [$($x),+]
     }};
@@ -170,7 +186,12 @@ macro_rules! rounds {
 /// puts the pass's first block into `head` and XORs the rest into `out`. Macros rather than
 /// functions, so each pass finishes its batches straight into the output: with the rounds
 /// and the finishing in separate functions, neither inlined, and the rows took round trips
-/// through memory, which cost 15-25 % (stores are what this kernel runs out of).
+/// through memory, which cost 15-25 %.
+///
+/// Four batches are the vector units' limit, not the stores': a double round is 512 vector
+/// operations (128 cycles at four per cycle) and the compiler's code for it, which spills and
+/// stores 153 vectors, took 148-155 cycles on a Zen 3; a hand-allocated assembly version that
+/// stored 112 took the same time (tried in session 15, not kept).
 macro_rules! pass_fns {
     ($xor:ident, $head:ident; $($x:ident),+) => {
         #[target_feature(enable = "avx2")]
@@ -199,10 +220,38 @@ macro_rules! pass_fns {
     };
 }
 
+/// `$shead`: the head pass of [`pass_fns`] for a message that fills the pass's batches
+/// exactly, where the head would take a batch of its own. The head comes from the scalar
+/// code, whose serial chain runs on the integer units inside the rounds of the pass (a Forro
+/// block is one chain either way); the pass XORs blocks `ctr + 1, ...` into `out`.
+macro_rules! scalar_head_fn {
+    ($shead:ident; $($x:ident),+) => {
+        #[target_feature(enable = "avx2")]
+        fn $shead(state: &[u32; 16], ctr: u64, head: &mut [u8; BLOCK_LEN], out: &mut [u8]) {
+            let first = ctr.wrapping_add(1);
+            let mut start = *state;
+            scalar::set_counter(&mut start, ctr);
+            let mut block = start;
+            let rows = rounds!(state, first; $($x),+ | block);
+            for (w, s) in block.iter_mut().zip(&start) {
+                *w = w.wrapping_add(*s);
+            }
+            *head = scalar::serialize(&block);
+            block.zeroize();
+            start.zeroize();
+            for (k, (x, out)) in rows.iter().zip(out.chunks_mut(BATCH)).enumerate() {
+                xor_batch(&finish!(state, first, k, x), out);
+            }
+        }
+    };
+}
+
 pass_fns!(xor_pass_x1, head_pass_x1; x);
 pass_fns!(xor_pass_x2, head_pass_x2; x, y);
 pass_fns!(xor_pass_x3, head_pass_x3; x, y, z);
 pass_fns!(xor_pass_x4, head_pass_x4; x, y, z, w);
+scalar_head_fn!(scalar_head_pass_x1; x);
+scalar_head_fn!(scalar_head_pass_x2; x, y);
 
 /// XORs one batch of keystream blocks into `out` (a whole batch inline, a shorter `out`
 /// through [`xor_blocks`]).
@@ -315,6 +364,6 @@ pub(super) fn xor_blocks(blocks: &[__m256i], out: &mut [u8]) {
         for (b, k) in tail.iter_mut().zip(bytes) {
             *b ^= k;
         }
-        zeroize::Zeroize::zeroize(&mut bytes);
+        bytes.zeroize();
     }
 }

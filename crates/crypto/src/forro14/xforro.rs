@@ -308,13 +308,21 @@ struct Run<const HEAD: usize> {
 
 impl<const HEAD: usize> Run<HEAD> {
     /// Block 0 into `head[..64]` and, for a short message, its whole keystream after it,
-    /// from one kernel call.
+    /// from one kernel call (from 8 blocks on, one that may make block 0 apart from the
+    /// message's batches: [`Engine::head_and_xor_keystream`]).
     fn head_keystream(&mut self) {
         let ks = self
             .head
             .get_mut(..BLOCK_LEN + self.head_msg)
             .unwrap_or_default();
-        self.engine.xor_keystream(&self.state, 0, ks);
+        match ks.split_first_chunk_mut::<BLOCK_LEN>() {
+            // The staged keystream is all zeros until here: XORing it in writes it.
+            Some((block0, rest)) if rest.len() > HEAD_MSG_MAX => {
+                self.engine
+                    .head_and_xor_keystream(&self.state, 0, block0, rest);
+            }
+            _ => self.engine.xor_keystream(&self.state, 0, ks),
+        }
     }
 
     /// Block 0 into `head[..64]` and the message keystream (counter 1 onwards) XORed into
