@@ -129,7 +129,7 @@ pub(super) fn head_and_xor_keystream(
 ) {
     // A message of exactly one or two batches would take one more for the head; the scalar
     // code makes the head inside their pass instead (measured on a Zen 3, 512 and 1,024
-    // bytes: 8-12 % less time). Not with three or four batches, whose pass already keeps
+    // bytes: 6-12 % less time). Not with three or four batches, whose pass already keeps
     // the core's dispatch busy: there the scalar chain cost as much as the extra batch.
     match buf.len().div_ceil(BLOCK_LEN) {
         LANES => return scalar_head_pass_x1(state, counter, head, buf),
