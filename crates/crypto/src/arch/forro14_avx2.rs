@@ -163,6 +163,16 @@ macro_rules! finish {
     }};
 }
 
+/// Finishes a pass's batches (`$rows`, counters from `$ctr`) and XORs them into `$out` (at
+/// most the pass's length; a short `$out` uses a prefix).
+macro_rules! xor_rows {
+    ($state:expr, $ctr:expr, $rows:expr, $out:expr) => {
+        for (k, (x, out)) in $rows.iter().zip($out.chunks_mut(BATCH)).enumerate() {
+            xor_batch(&finish!($state, $ctr, k, x), out);
+        }
+    };
+}
+
 /// The state rows of one pass after the rounds: one batch per identifier (counters from
 /// `$ctr`, eight per batch), computed side by side; a scalar block given after `|` (a
 /// `[u32; 16]` state) gets its rounds in the same loop, quarter-round by quarter-round.
@@ -196,10 +206,7 @@ macro_rules! pass_fns {
     ($xor:ident, $head:ident; $($x:ident),+) => {
         #[target_feature(enable = "avx2")]
         fn $xor(state: &[u32; 16], ctr: u64, out: &mut [u8]) {
-            let rows = rounds!(state, ctr; $($x),+);
-            for (k, (x, out)) in rows.iter().zip(out.chunks_mut(BATCH)).enumerate() {
-                xor_batch(&finish!(state, ctr, k, x), out);
-            }
+            xor_rows!(state, ctr, &rounds!(state, ctr; $($x),+), out);
         }
 
         #[target_feature(enable = "avx2")]
@@ -239,9 +246,7 @@ macro_rules! scalar_head_fn {
             *head = scalar::serialize(&block);
             block.zeroize();
             start.zeroize();
-            for (k, (x, out)) in rows.iter().zip(out.chunks_mut(BATCH)).enumerate() {
-                xor_batch(&finish!(state, first, k, x), out);
-            }
+            xor_rows!(state, first, &rows, out);
         }
     };
 }

@@ -444,13 +444,14 @@ fn tag_plan(openssl: bool) -> TagPlan {
 
 /// [`tag_plan`] as text for reports (`openssl`: whether OpenSSL is loaded).
 pub(crate) fn tag_paths(openssl: bool) -> String {
-    let mut text = if crate::arch::poly1305_ifma_available() {
-        "ours, AVX-512 IFMA from 256 B".to_owned()
+    let kernel = if crate::arch::poly1305_ifma_available() {
+        "AVX-512 IFMA"
     } else {
-        match crate::arch::poly1305_vector_min() {
-            Some(min) => format!("ours, AVX2 from {min} B"),
-            None => "ours, scalar".to_owned(),
-        }
+        "AVX2"
+    };
+    let mut text = match crate::arch::poly1305_vector_min() {
+        Some(min) => format!("ours, {kernel} from {min} B"),
+        None => "ours, scalar".to_owned(),
     };
     let plan = tag_plan(openssl);
     if let Some(min) = plan.openssl_from {
