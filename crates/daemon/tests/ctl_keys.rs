@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::ctl::{bin, run, wait, Controller, Proc as Producer, SERIAL};
+use common::ctl::{bin, run, wait, wait_every, Controller, Proc as Producer, SERIAL};
 use common::{free_port, http_get, Daemon};
 use serde_json::Value;
 
@@ -174,8 +174,8 @@ impl Agent {
 #[test]
 fn agents_renew_short_lived_certificates_and_stay_joined_while_expired_and_denied_ones_cannot() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    // 6 s certificates: renewed 4 s after issue.
-    let ctl = Controller::start_with(&["--cert-lifetime", "6s"]);
+    // 9 s certificates: renewed 6 s after issue.
+    let ctl = Controller::start_with(&["--cert-lifetime", "9s"]);
     let dir = tempfile::tempdir().unwrap();
     let mut r1 = Agent::new(&ctl, dir.path(), 1);
     let mut r2 = Agent::new(&ctl, dir.path(), 2);
@@ -188,13 +188,13 @@ fn agents_renew_short_lived_certificates_and_stay_joined_while_expired_and_denie
     );
     let first = r1.cert().unwrap();
     let first_not_after = r1.not_after();
-    // r2 goes away with its 6 s certificate.
+    // r2 goes away with its 9 s certificate.
     r2.stop();
 
     // r1 renews before its certificate expires, more than once, without leaving.
     let started = Instant::now();
     let mut always_joined = true;
-    while started.elapsed() < Duration::from_secs(11) {
+    while started.elapsed() < Duration::from_secs(14) {
         always_joined &= ctl.connected("/example/r1");
         std::thread::sleep(Duration::from_millis(250));
     }
@@ -220,16 +220,32 @@ fn agents_renew_short_lived_certificates_and_stay_joined_while_expired_and_denie
         0
     );
 
-    // r1 restarted long after its first certificate expired comes back with the renewed one.
+    // r1 killed the moment it asks for its next renewal (before or just after it stored the
+    // answer: either way its state directory holds one whole certificate, the old one still
+    // valid or the renewed one), restarted long after its first certificate expired: it comes
+    // back.
+    let asked = |log: &str| log.matches("asking the controller to renew").count();
+    let before = asked(&r1.log());
+    assert!(
+        wait_every(Duration::from_secs(15), Duration::from_millis(2), || asked(
+            &r1.log()
+        )
+            > before),
+        "r1 did not ask for a renewal\n{}",
+        r1.log()
+    );
     let admitted = ctl.metric("namewayctl_agents_total{result=\"admitted\"}");
     r1.start();
+    nameway_transport::Certificate::load(&r1.state.join("router.cert"))
+        .expect("r1's certificate after a kill during its renewal");
     assert!(
         wait(Duration::from_secs(15), || ctl
             .metric("namewayctl_agents_total{result=\"admitted\"}")
             > admitted
             && ctl.connected("/example/r1")),
-        "r1 restarted was not admitted\n{}",
-        ctl.log()
+        "r1 restarted was not admitted\n{}\n{}",
+        ctl.log(),
+        r1.log()
     );
 
     // r2, back after its certificate expired, cannot join: its certificate is refused.

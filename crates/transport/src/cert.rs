@@ -185,7 +185,9 @@ impl Certificate {
         Self::decode(Bytes::from(wire))
     }
 
-    /// Writes the certificate's TLV in base64 with line breaks, as `ndnsec` does.
+    /// Writes the certificate's TLV in base64 with line breaks, as `ndnsec` does. The file is
+    /// replaced whole (a temporary file renamed over it): a process stopped during the write
+    /// leaves the old certificate intact, never a truncated one.
     ///
     /// # Errors
     /// The file cannot be written.
@@ -196,7 +198,7 @@ impl Certificate {
             out.push_str(&String::from_utf8_lossy(line));
             out.push('\n');
         }
-        std::fs::write(path, out).map_err(|source| {
+        crate::keys::replace_file(path, out.as_bytes(), false).map_err(|source| {
             CertError::File(KeyFileError::Io {
                 path: path.display().to_string(),
                 source,
@@ -494,6 +496,40 @@ mod tests {
         assert_eq!(Certificate::load(&raw).unwrap().name(), cert.name());
         std::fs::write(&raw, b"not a certificate").unwrap();
         assert!(Certificate::load(&raw).is_err());
+    }
+
+    #[test]
+    fn saving_over_a_certificate_replaces_the_file_whole_and_never_rewrites_it_in_place() {
+        // An agent killed while it stores a renewed certificate must find the old one whole
+        // on restart. A reader that opened the old file before the save still reads all of
+        // it: the new certificate went to another file, renamed over the old name, so no
+        // moment exists at which the name holds a truncated certificate.
+        use std::io::Read as _;
+        let dir = tempfile::tempdir().unwrap();
+        let key = SigningKey::generate(SignatureKind::Ed25519).unwrap();
+        let old = Certificate::issue(&key, &"/a/b".parse().unwrap(), None, 1).unwrap();
+        let new = Certificate::issue(&key, &"/a/b".parse().unwrap(), None, 2).unwrap();
+        let path = dir.path().join("router.cert");
+        old.save(&path).unwrap();
+        let before = std::fs::read(&path).unwrap();
+        let mut held = std::fs::File::open(&path).unwrap();
+        new.save(&path).unwrap();
+        let mut through_old_handle = Vec::new();
+        held.read_to_end(&mut through_old_handle).unwrap();
+        assert!(
+            through_old_handle == before,
+            "the old certificate was rewritten in place"
+        );
+        assert_eq!(Certificate::load(&path).unwrap().wire(), new.wire());
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("router.cert")]);
+        // A directory that does not exist: an error naming the path.
+        let missing = dir.path().join("no-such-dir").join("router.cert");
+        let e = new.save(&missing).unwrap_err();
+        assert!(e.to_string().contains("no-such-dir"), "{e}");
     }
 
     #[test]

@@ -312,7 +312,7 @@ impl SigningKey {
         let mut public = path.as_os_str().to_owned();
         public.push(".pub");
         let public = std::path::PathBuf::from(public);
-        std::fs::write(&public, pem("PUBLIC KEY", &der)).map_err(|e| io(&public, e))?;
+        replace_file(&public, &pem("PUBLIC KEY", &der), false).map_err(|e| io(&public, e))?;
         Ok(Some(public))
     }
 }
@@ -413,15 +413,50 @@ fn pem(label: &str, der: &[u8]) -> Vec<u8> {
 
 /// Creates `path` readable by its owner only, then writes `bytes`.
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    replace_file(path, bytes, true)
+}
+
+/// Writes `bytes` to `path` so that a process killed or a machine stopped at any moment
+/// leaves either the old file whole or the new one whole: a temporary file beside it,
+/// flushed to disk, renamed over it, the directory flushed (best effort). `private` files
+/// are created readable by their owner only.
+pub(crate) fn replace_file(path: &Path, bytes: &[u8], private: bool) -> std::io::Result<()> {
     use std::io::Write as _;
+    let file_name = path.file_name().ok_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path names no file")
+    })?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(file_name);
+    tmp_name.push(format!(".tmp-{}", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
     #[cfg(unix)]
-    {
+    if private {
         use std::os::unix::fs::OpenOptionsExt as _;
         options.mode(0o600);
     }
-    options.open(path)?.write_all(bytes)
+    #[cfg(not(unix))]
+    let _ = private;
+    let written = options.open(&tmp).and_then(|mut f| {
+        f.write_all(bytes)?;
+        f.sync_all()
+    });
+    if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    if let Some(dir) = path.parent() {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

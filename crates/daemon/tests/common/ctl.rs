@@ -52,13 +52,18 @@ pub fn run(bin_name: &str, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-pub fn wait(timeout: Duration, mut done: impl FnMut() -> bool) -> bool {
+pub fn wait(timeout: Duration, done: impl FnMut() -> bool) -> bool {
+    wait_every(timeout, Duration::from_millis(50), done)
+}
+
+/// [`wait`], checking every `step` (to act within milliseconds of an event).
+pub fn wait_every(timeout: Duration, step: Duration, mut done: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + timeout;
     while Instant::now() < deadline {
         if done() {
             return true;
         }
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(step);
     }
     done()
 }
