@@ -260,6 +260,21 @@ fn agents_renew_short_lived_certificates_and_stay_joined_while_expired_and_denie
     assert!(!ctl.connected("/example/r2"));
     assert!(r2.log().contains("certificate refused"), "{}", r2.log());
 
+    // r2 with a damaged certificate file: one clear error that says what to do, and the
+    // forwarder keeps running.
+    r2.stop();
+    std::fs::write(r2.state.join("router.cert"), "not base64 ***\n").unwrap();
+    r2.start();
+    assert!(
+        wait(Duration::from_secs(15), || r2.log().contains(
+            "remove it and enrol again with a new controller.token"
+        )),
+        "{}",
+        r2.log()
+    );
+    assert!(r2.log().contains("router.cert"), "{}", r2.log());
+    r2.nameway(&["status"]);
+
     // r1 denied: the session ends (the controller reads the deny list every 500 ms and ends a
     // denied router's session; a renewal that comes first is refused) and it cannot come back.
     run("namewayctl", &["deny", "/example/r1", "--db", &ctl.db()]);

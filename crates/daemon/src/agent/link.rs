@@ -310,7 +310,11 @@ impl Task {
             .s
             .state
             .certificate()
-            .map_err(|e| SessionEnd::Local(e.to_string()))?
+            .map_err(|e| {
+                SessionEnd::Local(format!(
+                    "the router certificate is unusable ({e}); remove it and enrol again with a new controller.token"
+                ))
+            })?
         {
             Some(c) => Credential::Certificate(c.wire().clone()),
             None if self.s.token.is_empty() => {
