@@ -86,16 +86,20 @@ run() {
         recorder=$!
     fi
     sleep 0.2
+    local t0 t1
+    t0="$(date +%s.%N)"
     NDN_CLIENT_TRANSPORT="unix://$sock" ndnget -p fixed -s 16 "$name" > "$dir/got" 2>"$dir/ndnget.err"
+    t1="$(date +%s.%N)"
     kill -INT "$perf_pid"; wait "$perf_pid" 2>/dev/null || true
     if [ -n "$recorder" ]; then kill -INT "$recorder"; wait "$recorder" 2>/dev/null || true; fi
     kill "$server" 2>/dev/null || true
     wait "$server" 2>/dev/null || true
     cmp -s "$dir/obj" "$dir/got" || { echo "bench-p1: $fw: ndnget's object differs" >&2; exit 1; }
     # perf -x, lines: value,unit,event,...
-    python3 - "$dir/perf.$tag" "$segments" "$fw" >> "$dir/res.$fw" <<'PY'
+    python3 - "$dir/perf.$tag" "$segments" "$fw" "$t0" "$t1" >> "$dir/res.$fw" <<'PY'
 import sys
 path, n, fw = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+rate = n / (float(sys.argv[5]) - float(sys.argv[4]))
 v = {}
 for line in open(path):
     f = line.strip().split(",")
@@ -105,7 +109,7 @@ sc = lambda s: sum(v.get(f"syscalls:sys_enter_{x}", 0) for x in s) / n
 print(f"{v['task-clock'] * 1000 / n:.3f} {v['context-switches'] / n:.3f} "
       f"{v['raw_syscalls:sys_enter'] / n:.3f} {sc(['epoll_wait', 'epoll_pwait']):.3f} "
       f"{sc(['recvfrom', 'recvmsg', 'read', 'readv']):.3f} "
-      f"{sc(['sendmsg', 'sendto', 'write', 'writev']):.3f} {sc(['futex']):.3f}")
+      f"{sc(['sendmsg', 'sendto', 'write', 'writev']):.3f} {sc(['futex']):.3f} {rate:.0f}")
 PY
 }
 
@@ -118,9 +122,9 @@ for i in $(seq "$runs"); do
 done
 
 printf '\nP1: %d segments of 100 B, ndnget -p fixed -s 16, %d runs each, per exchange:\n' "$segments" "$runs"
-printf '%-9s %11s %9s %9s %11s %9s %9s %9s\n' forwarder "CPU µs" "ctx sw" syscalls epoll_wait reads writes futex
+printf '%-9s %11s %9s %9s %11s %9s %9s %9s %9s\n' forwarder "CPU µs" "ctx sw" syscalls epoll_wait reads writes futex "exch/s"
 for fw in $forwarders; do
-    sed "s/^/$fw /" "$dir/res.$fw" | awk '{printf "%-9s %11.2f %9.3f %9.3f %11.3f %9.3f %9.3f %9.3f\n", $1,$2,$3,$4,$5,$6,$7,$8}'
+    sed "s/^/$fw /" "$dir/res.$fw" | awk '{printf "%-9s %11.2f %9.3f %9.3f %11.3f %9.3f %9.3f %9.3f %9d\n", $1,$2,$3,$4,$5,$6,$7,$8,$9}'
 done
 nfd_cpu="$(median $(cut -d' ' -f1 "$dir/res.nfd"))"
 nw_cpu="$(median $(cut -d' ' -f1 "$dir/res.namewayd"))"
@@ -131,6 +135,11 @@ if [ -n "${NAMEWAY_BIN_B:-}" ]; then
     printf 'medians: namewayd-b %.2f µs: NFD / namewayd-b = %.1fx, namewayd-b / namewayd = %.3f\n' \
         "$b_cpu" "$(python3 -c "print($nfd_cpu / $b_cpu)")" "$(python3 -c "print($b_cpu / $nw_cpu)")"
 fi
+printf 'medians of ndnget'"'"'s exchanges/s:'
+for fw in $forwarders; do
+    printf ' %s %.0f' "$fw" "$(median $(cut -d' ' -f8 "$dir/res.$fw"))"
+done
+printf '\n'
 
 # nameway bench: consumers and producer in one process (window 16, 100-B payloads, 4
 # components), over Unix, and with the consumers over UDP (the producer stays on Unix). NFD runs
