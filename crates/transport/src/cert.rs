@@ -526,6 +526,20 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("router.cert")]);
+        // Through a symbolic link: the link stays, the file it names gets the certificate.
+        #[cfg(unix)]
+        {
+            let elsewhere = dir.path().join("kept-elsewhere.cert");
+            old.save(&elsewhere).unwrap();
+            let link = dir.path().join("link.cert");
+            std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+            new.save(&link).unwrap();
+            assert!(std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink());
+            assert_eq!(Certificate::load(&elsewhere).unwrap().wire(), new.wire());
+        }
         // A directory that does not exist: an error naming the path.
         let missing = dir.path().join("no-such-dir").join("router.cert");
         let e = new.save(&missing).unwrap_err();

@@ -422,6 +422,14 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// are created readable by their owner only.
 pub(crate) fn replace_file(path: &Path, bytes: &[u8], private: bool) -> std::io::Result<()> {
     use std::io::Write as _;
+    // A symbolic link (a key kept elsewhere) stays a link: the file it names is replaced.
+    let resolved;
+    let path = if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        resolved = std::fs::canonicalize(path)?;
+        resolved.as_path()
+    } else {
+        path
+    };
     let file_name = path.file_name().ok_or_else(|| {
         std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path names no file")
     })?;
