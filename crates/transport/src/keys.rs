@@ -420,7 +420,10 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 /// leaves either the old file whole or the new one whole: a temporary file beside it,
 /// flushed to disk, renamed over it, the directory flushed (best effort). `private` files
 /// are created readable by their owner only.
-pub(crate) fn replace_file(path: &Path, bytes: &[u8], private: bool) -> std::io::Result<()> {
+///
+/// # Errors
+/// The temporary file cannot be written or renamed (it is removed then).
+pub fn replace_file(path: &Path, bytes: &[u8], private: bool) -> std::io::Result<()> {
     use std::io::Write as _;
     // A symbolic link (a key kept elsewhere) stays a link: the file it names is replaced.
     let resolved;

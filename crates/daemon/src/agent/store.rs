@@ -64,15 +64,14 @@ impl StateDir {
         self.path(file)
     }
 
-    /// Writes `file` whole: to a temporary file, then renamed over it.
+    /// Writes `file` whole: to a temporary file, then renamed over it
+    /// ([`nameway_transport::keys::replace_file`]).
     ///
     /// # Errors
     /// [`StateError::Io`].
     pub fn write_atomically(&self, file: &str, bytes: &[u8]) -> Result<(), StateError> {
         let path = self.path(file);
-        let tmp = self.path(&format!("{file}.tmp"));
-        std::fs::write(&tmp, bytes)
-            .and_then(|()| std::fs::rename(&tmp, &path))
+        nameway_transport::keys::replace_file(&path, bytes, false)
             .map_err(|source| StateError::Io { path, source })
     }
 
@@ -143,8 +142,6 @@ impl StateDir {
     /// # Errors
     /// [`StateError::Io`].
     pub fn save_fib(&self, version: u64, fib: &Fib) -> Result<(), StateError> {
-        let path = self.path("fib.json");
-        let tmp = self.path("fib.json.tmp");
         let file = FibFile {
             version,
             entries: fib
@@ -157,13 +154,11 @@ impl StateDir {
                 })
                 .collect(),
         };
-        let io = |source| StateError::Io {
-            path: path.clone(),
-            source,
-        };
-        let text = serde_json::to_vec(&file).map_err(|e| io(std::io::Error::other(e)))?;
-        std::fs::write(&tmp, text).map_err(io)?;
-        std::fs::rename(&tmp, &path).map_err(io)
+        let text = serde_json::to_vec(&file).map_err(|e| StateError::Io {
+            path: self.path("fib.json"),
+            source: std::io::Error::other(e),
+        })?;
+        self.write_atomically("fib.json", &text)
     }
 
     /// The FIB applied last, if any: version and entries.
