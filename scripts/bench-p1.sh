@@ -18,6 +18,10 @@
 #   NAMEWAY_BIN_B=path A/B: a second namewayd binary ("namewayd-b") runs beside the first
 #                      ($NAMEWAY_BIN, default target/release/namewayd), the three forwarders
 #                      taking turns in every round; the report gives both against NFD and B / A
+#   NAMEWAY_B_CONFIG=toml  more configuration for namewayd-b, appended to its file (the binary
+#                      may then be the same as A's), e.g. $'[forwarder]\ncoalesce = "auto"'
+#                      (not [log], [faces] or [http]: the script sets them); B's coalescing
+#                      counters (/metrics) are printed after each load
 set -euo pipefail
 segments="${1:-100000}"
 runs="${2:-3}"
@@ -50,8 +54,10 @@ if [ -n "${NAMEWAY_BIN_B:-}" ]; then
     b_dir="$dir/b"
     mkdir -p "$b_dir"
     b_udp_port=$((udp_port + 1))
-    printf '[log]\nlevel = "warn"\n[faces]\nunix = "%s"\ntcp = []\nudp = ["127.0.0.1:%d"]\n' \
-        "$b_dir/nfd.sock" "$b_udp_port" > "$b_dir/d.toml"
+    b_http_port=$((udp_port + 2))
+    printf '[log]\nlevel = "warn"\n[faces]\nunix = "%s"\ntcp = []\nudp = ["127.0.0.1:%d"]\n[http]\nlisten = "127.0.0.1:%d"\n' \
+        "$b_dir/nfd.sock" "$b_udp_port" "$b_http_port" > "$b_dir/d.toml"
+    [ -z "${NAMEWAY_B_CONFIG:-}" ] || printf '%s\n' "$NAMEWAY_B_CONFIG" >> "$b_dir/d.toml"
     "$NAMEWAY_BIN_B" -c "$b_dir/d.toml" 2>"$b_dir/log" &
     nwb_pid=$!
     bench_pids="$bench_pids $nwb_pid"
@@ -140,6 +146,21 @@ for fw in $forwarders; do
     printf ' %s %.0f' "$fw" "$(median $(cut -d' ' -f8 "$dir/res.$fw"))"
 done
 printf '\n'
+# b_coalescing: namewayd-b's coalescing counters so far (none when it does not coalesce).
+b_coalescing() {
+    [ -n "${NAMEWAY_BIN_B:-}" ] || return 0
+    python3 - "$b_http_port" <<'PY'
+import sys, urllib.request
+try:
+    text = urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/metrics", timeout=5).read().decode()
+except OSError as e:
+    print(f"namewayd-b: no /metrics ({e})")
+    sys.exit(0)
+lines = [l for l in text.splitlines() if l.startswith("nameway_coalesce")]
+print("namewayd-b coalescing: " + ("; ".join(lines) if lines else "off"))
+PY
+}
+b_coalescing
 
 # nameway bench: consumers and producer in one process (window 16, 100-B payloads, 4
 # components), over Unix, and with the consumers over UDP (the producer stays on Unix). NFD runs
@@ -173,6 +194,7 @@ for transport in unix udp; do
         printf '%-5s namewayd-b %.2f µs: NFD / namewayd-b = %.1fx, namewayd-b / namewayd = %.3f\n' \
             "$transport" "$wb" "$(python3 -c "print($n / $wb)")" "$(python3 -c "print($wb / $w)")"
 done
+b_coalescing
 
 if [ -n "${PROFILE:-}" ] && [ -f "$dir/perf.data" ]; then
     out="${PROFILE_OUT:-$PWD/p1-profile.txt}"

@@ -152,6 +152,13 @@ pub struct ForwarderConfig {
     /// (`nameway_fw::shard::split`). Off: the key is only logged with the
     /// `[[forwarder.dispatch]]` entry that would spread it.
     pub auto_split: bool,
+    /// Wake-up coalescing: before a forwarding thread parks after a turn that handled
+    /// packets, it waits `coalesce_wait_us` so that packets arriving meanwhile are read in one
+    /// turn (`"on"`), only while that measurably costs less CPU per packet (`"auto"`), or
+    /// never (`"off"`, the default). See [`crate::coalesce`]. Only with `io_threads = 0`.
+    pub coalesce: crate::coalesce::Coalesce,
+    /// The wait of `coalesce`, in microseconds (1 to [`crate::coalesce::MAX_WAIT_US`]).
+    pub coalesce_wait_us: u64,
 }
 
 /// `[forwarder] placement`: how accepted connections are spread over the shards.
@@ -181,6 +188,11 @@ pub struct DispatchRule {
 pub const THREADS_ENV: &str = "NAMEWAY_THREADS";
 
 impl ForwarderConfig {
+    /// The wait of `coalesce`.
+    pub fn coalesce_wait(&self) -> std::time::Duration {
+        std::time::Duration::from_micros(self.coalesce_wait_us)
+    }
+
     /// The forwarding threads in force: `threads`, else 1. [`Config::resolve_threads`] fills
     /// `threads` from [`THREADS_ENV`] when the file does not set it.
     pub fn threads(&self) -> usize {
@@ -532,6 +544,8 @@ impl Default for ForwarderConfig {
             dispatch: Vec::new(),
             placement: Placement::RoundRobin,
             auto_split: true,
+            coalesce: crate::coalesce::Coalesce::Off,
+            coalesce_wait_us: 100,
         }
     }
 }
@@ -668,6 +682,18 @@ impl Config {
             ));
         }
         self.validate_threads()?;
+        let wait = self.forwarder.coalesce_wait_us;
+        if !(1..=crate::coalesce::MAX_WAIT_US).contains(&wait) {
+            return Err(format!(
+                "forwarder.coalesce_wait_us must be between 1 and {} (microseconds)",
+                crate::coalesce::MAX_WAIT_US
+            ));
+        }
+        if self.forwarder.coalesce != crate::coalesce::Coalesce::Off
+            && self.forwarder.io_threads > 0
+        {
+            return Err("forwarder.coalesce needs forwarder.io_threads = 0 (the forwarder and its faces on one thread)".into());
+        }
         if self.faces.udp_mtu < 576 {
             return Err("faces.udp_mtu must be at least 576".into());
         }
@@ -825,6 +851,39 @@ mod tests {
         assert!(err.contains("[security] identity"), "{err}");
         let ok = "[security]\nidentity = \"/tmp/x\"\n[[face]]\nuri = \"udp4://127.0.0.1:1\"\nsecure = true\nlink_wide = true\n";
         assert!(Config::from_toml(ok).unwrap().validate().is_ok());
+    }
+
+    #[test]
+    fn coalescing_is_read_and_checked() {
+        use crate::coalesce::Coalesce;
+        let c =
+            Config::from_toml("[forwarder]\ncoalesce = \"auto\"\ncoalesce_wait_us = 50\n").unwrap();
+        assert!(c.validate().is_ok());
+        assert_eq!(c.forwarder.coalesce, Coalesce::Auto);
+        assert_eq!(
+            c.forwarder.coalesce_wait(),
+            std::time::Duration::from_micros(50)
+        );
+        assert_eq!(Config::default().forwarder.coalesce, Coalesce::Off);
+        for (toml, says) in [
+            (
+                "[forwarder]\ncoalesce_wait_us = 0\n",
+                "forwarder.coalesce_wait_us",
+            ),
+            (
+                "[forwarder]\ncoalesce_wait_us = 10001\n",
+                "forwarder.coalesce_wait_us",
+            ),
+            (
+                "[forwarder]\ncoalesce = \"on\"\nio_threads = 2\n",
+                "io_threads = 0",
+            ),
+        ] {
+            let err = Config::from_toml(toml).unwrap().validate().unwrap_err();
+            assert!(err.contains(says), "{toml}: {err}");
+        }
+        let err = Config::from_toml("[forwarder]\ncoalesce = \"sometimes\"\n").unwrap_err();
+        assert!(err.to_string().contains("sometimes"), "{err}");
     }
 
     #[test]

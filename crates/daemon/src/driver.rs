@@ -235,7 +235,7 @@ impl Driver {
                     faces.clone(),
                     mgmt.captures.clone(),
                     start,
-                    config.forwarder.rx_burst.max(1),
+                    &config.forwarder,
                 )
                 .context("cannot start the shards' threads")?,
             ),
@@ -727,6 +727,9 @@ impl Driver {
         if let (Core::Sharded(s), Some(shards)) = (&self.fw, &self.shards) {
             snapshot.shards = shards.stats(s);
         }
+        let f = &self.config.forwarder;
+        snapshot.coalesce = (f.coalesce != crate::coalesce::Coalesce::Off)
+            .then(|| crate::coalesce::COUNTERS.stats(f.coalesce, f.coalesce_wait()));
         let _ = request.send(Arc::new(snapshot));
     }
 
@@ -780,12 +783,15 @@ impl Driver {
                     // One reading of the clock for the burst, not one per packet.
                     let now = self.now();
                     self.on_event(ev, now);
-                    for _ in 1..self.rx_burst {
+                    let mut n = 1;
+                    while n < self.rx_burst {
                         match self.events.try_recv() {
                             Ok(ev) => self.on_event(ev, now),
                             Err(_) => break,
                         }
+                        n += 1;
                     }
+                    crate::coalesce::note_packets(n);
                 }
                 Some(c) = self.created_rx.recv() => {
                     if let Ok(info) = &c.result {

@@ -415,8 +415,10 @@ pub fn start(
     faces: Arc<FaceSystem>,
     captures: Arc<crate::capture::Captures>,
     start: Instant,
-    rx_burst: usize,
+    forwarder: &crate::config::ForwarderConfig,
 ) -> std::io::Result<Shards> {
+    let rx_burst = forwarder.rx_burst.max(1);
+    let coalesce = (forwarder.coalesce, forwarder.coalesce_wait());
     let n = shards.len() + 1;
     let board = Arc::new(Board::new(n));
     let mut threads = Vec::new();
@@ -442,10 +444,9 @@ pub fn start(
         // drives the runtime). A runtime is only ever dropped on its own thread.
         let (handle_tx, handle_rx) = std::sync::mpsc::sync_channel(1);
         threads.push(std::thread::Builder::new().name(name).spawn(move || {
-            match tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            {
+            let mut builder = tokio::runtime::Builder::new_current_thread();
+            crate::coalesce::install(&mut builder, coalesce.0, coalesce.1);
+            match builder.enable_all().build() {
                 Ok(rt) => {
                     let _ = handle_tx.send(Some(rt.handle().clone()));
                     rt.block_on(run_shard(worker));
@@ -689,6 +690,7 @@ async fn run_shard(mut w: Worker) {
                 Err(_) => break,
             }
         }
+        crate::coalesce::note_packets(burst.len());
         w.turn(&mut burst);
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod agent;
 pub mod capture;
+pub mod coalesce;
 pub mod config;
 pub mod cs_server;
 pub mod driver;

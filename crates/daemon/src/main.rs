@@ -88,9 +88,12 @@ fn run(args: Args) -> anyhow::Result<()> {
     // io_threads = 0: faces and the forwarder share one thread (no cross-thread wake-up per
     // packet); N > 0: N I/O worker threads, the forwarder on the main thread.
     let rt = match config.forwarder.io_threads {
-        0 => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build(),
+        0 => {
+            let mut b = tokio::runtime::Builder::new_current_thread();
+            let f = &config.forwarder;
+            namewayd::coalesce::install(&mut b, f.coalesce, f.coalesce_wait());
+            b.enable_all().build()
+        }
         n => tokio::runtime::Builder::new_multi_thread()
             .worker_threads(n)
             .enable_all()

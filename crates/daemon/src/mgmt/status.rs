@@ -157,6 +157,8 @@ pub struct Snapshot {
     pub controller: Option<crate::agent::stats::AgentStats>,
     /// Per-shard dispatch counters, when `[forwarder] threads` is above 1.
     pub shards: Vec<crate::driver_shards::ShardStats>,
+    /// Wake-up coalescing, when `[forwarder] coalesce` is not `"off"`.
+    pub coalesce: Option<crate::coalesce::CoalesceStats>,
 }
 
 /// One FIB entry.
@@ -252,6 +254,9 @@ impl Snapshot {
             routing.metrics(&[], &mut out);
         }
         if let Some(c) = &self.controller {
+            c.metrics(&[], &mut out);
+        }
+        if let Some(c) = &self.coalesce {
             c.metrics(&[], &mut out);
         }
         out
@@ -411,6 +416,7 @@ impl Management {
             routing: None,
             controller: self.agent.as_ref().map(|a| a.stats()),
             shards: Vec::new(),
+            coalesce: None,
         }
     }
 }
