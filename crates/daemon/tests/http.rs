@@ -475,7 +475,8 @@ fn every_declared_counter_is_on_every_surface() {
     let disk = store.path().join("cs.redb");
     let key = store.path().join("routing.key");
     let d = Daemon::start(&format!(
-        "[http]\nlisten = \"127.0.0.1:{port}\"\n[cs]\ndisk_path = {disk:?}\n\
+        "[http]\nlisten = \"127.0.0.1:{port}\"\n[forwarder]\ncoalesce = \"auto\"\n\
+         [cs]\ndisk_path = {disk:?}\n\
          [routing]\nmode = \"secure\"\nidentity = {key:?}\nrib_service = true\n\
          [[routing.rib]]\nprefix = \"/example/32=RIB\"\n"
     ));
@@ -570,6 +571,12 @@ fn every_declared_counter_is_on_every_surface() {
                 "nameway_routing_rejected_total{where=\"announce\",reason=\"name_key_mismatch\"} 0"
             ),
             "{metrics}"
+        );
+        on_every_surface(
+            "coalesce",
+            namewayd::coalesce::CoalesceStats::FIELDS,
+            &[("/api/status", &status["coalesce"])],
+            &metrics,
         );
         on_every_surface(
             "process",
