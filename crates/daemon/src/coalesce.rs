@@ -158,6 +158,8 @@ pub struct Tuner {
     start: Option<(Instant, Duration)>,
     /// CPU nanoseconds per packet of the last two epochs run the chosen way.
     recent: [Option<f64>; 2],
+    /// The last probe's comparison, until taken: CPU ns per packet coalescing and not.
+    compared: Option<(f64, f64)>,
 }
 
 /// What the tuner did at an epoch end (for the counters and the log).
@@ -192,7 +194,14 @@ impl Tuner {
             packets: 0,
             start: None,
             recent: [None; 2],
+            compared: None,
         }
+    }
+
+    /// The comparison of the probe that just ended, if one did since the last call: CPU
+    /// nanoseconds per packet with coalescing and without.
+    pub fn take_comparison(&mut self) -> Option<(f64, f64)> {
+        self.compared.take()
     }
 
     /// Whether the thread coalesces now.
@@ -316,6 +325,7 @@ impl Tuner {
                 } else {
                     (baseline, probe)
                 };
+                self.compared = Some((on_cost, off_cost));
                 let choose_on = on_cost < MARGIN * off_cost;
                 let confirmed = choose_on != ran_on;
                 let streak = if confirmed {
@@ -399,9 +409,13 @@ fn before_park(mode: Coalesce, wait: Duration, counters: &Counters) {
         }
         if let EpochEnd::Switched { .. } = end {
             counters.switches.fetch_add(1, Ordering::Relaxed);
+        }
+        if let Some((on_ns, off_ns)) = tuner.take_comparison() {
             tracing::debug!(
-                on = tuner.coalescing(),
-                "coalescing switched after measuring"
+                on_ns_per_packet = on_ns as u64,
+                off_ns_per_packet = off_ns as u64,
+                coalescing = tuner.coalescing(),
+                "coalescing measured both ways"
             );
         }
         match (was, tuner.coalescing()) {
@@ -479,8 +493,12 @@ mod tests {
         // Coalescing costs 14 µs per packet, not coalescing 22: on after the first probe.
         assert_eq!(run(&mut tuner, &mut t, 2, 14_000, 22_000), 0);
         assert!(tuner.coalescing(), "probes after two plain epochs");
+        assert_eq!(tuner.take_comparison(), None);
         run(&mut tuner, &mut t, 2, 14_000, 22_000);
         assert!(tuner.coalescing(), "the probe won and stays");
+        // What the debug log reports: the two costs it compared, once.
+        assert_eq!(tuner.take_comparison(), Some((14_000.0, 22_000.0)));
+        assert_eq!(tuner.take_comparison(), None);
         // From then on it runs coalescing but for the probes: at most 2 epochs in 18 off.
         let on = run(&mut tuner, &mut t, 200, 14_000, 22_000);
         assert!(on >= 180, "coalesced {on} of 200 epochs");
