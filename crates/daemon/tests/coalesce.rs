@@ -141,8 +141,9 @@ fn with_coalescing_on_every_interest_is_answered_and_the_waits_are_counted() {
     let d = start(http, "coalesce = \"on\"\ncoalesce_wait_us = 200");
     let _p = producer(Conn::open(&d), "/co");
     fetch(&d, "on", 3000, 16);
-    // The thread may still be in its last wait after the consumer had its last Data.
-    std::thread::sleep(Duration::from_millis(100));
+    // The thread may still be in its last wait after the consumer had its last Data, and
+    // the consumer's close (an event too) is still to be handled.
+    std::thread::sleep(Duration::from_millis(300));
     let m = metrics(http);
     assert!(m.contains("nameway_coalesce_info{mode=\"on\"} 1"), "{m}");
     assert_eq!(sample(&m, "nameway_coalesce_wait_microseconds "), 200);
