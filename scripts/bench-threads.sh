@@ -39,7 +39,7 @@ threads = ${1%p}
 $placement"
     target/release/nameway --transport "unix://$dir/nfd.sock" bench --consumers "$consumers" \
         --producers "$producers" \
-        --interests "$exchanges" --window 16 --components 4 --payload 100 --runs 1 \
+        --interests "$exchanges" --window "${NAMEWAY_WINDOW:-16}" --components 4 --payload 100 --runs 1 \
         --daemon-pid "$pid" --json 2>/dev/null \
         | python3 -c 'import json,sys; r=json.load(sys.stdin)["results"][0]; print(r["daemon_cpu_us_per_exchange"], r["median_exchanges_per_s"])'
     stop_namewayd

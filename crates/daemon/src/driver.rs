@@ -892,17 +892,19 @@ impl Driver {
 /// instead of waiting out the lifetime.
 pub(crate) fn queue_transmit(faces: &FaceSystem, t: nameway_fw::Transmit) -> Option<Bytes> {
     let face = nameway_face::FaceId(t.face.0);
-    let interest = (t.kind == nameway_fw::PacketKind::Interest).then(|| t.wire.clone());
-    match faces.send(face, t.wire) {
+    let interest = t.kind == nameway_fw::PacketKind::Interest;
+    match faces.try_send(face, t.wire) {
         Ok(nameway_face::Queued::Within) => None,
         Ok(nameway_face::Queued::Congested) => {
-            if interest.is_some() && t.cause != FaceId::NONE {
+            if interest && t.cause != FaceId::NONE {
                 faces.slow_down(nameway_face::FaceId(t.cause.0), face);
             }
             None
         }
-        Err(nameway_face::SendError::QueueFull) => interest.and_then(congestion_nack),
-        Err(e) => {
+        Err((nameway_face::SendError::QueueFull, wire)) => {
+            interest.then_some(wire).and_then(congestion_nack)
+        }
+        Err((e, _)) => {
             tracing::trace!(face = t.face.0, error = %e, "send dropped");
             None
         }

@@ -165,8 +165,15 @@ impl FaceHandle {
     /// Queues `wire` for the writer without waiting; a full queue drops and counts. Full is
     /// the byte bound for a non-local face, four times it for a local one.
     pub(crate) fn send(&self, wire: Bytes) -> Result<Queued, SendError> {
+        self.try_send(wire).map_err(|(e, _)| e)
+    }
+
+    /// [`FaceHandle::send`], handing the packet back when it was not queued (a caller that
+    /// answers a refused Interest needs it; keeping a copy of every packet for that costs a
+    /// reference count, and an allocation when the packet's buffer was never shared).
+    pub(crate) fn try_send(&self, wire: Bytes) -> Result<Queued, (SendError, Bytes)> {
         if self.close.is_closed() {
-            return Err(SendError::Closed);
+            return Err((SendError::Closed, wire));
         }
         let len = wire.len();
         let before = self.queued.load(Ordering::Relaxed);
@@ -176,7 +183,7 @@ impl FaceHandle {
         };
         if before.saturating_add(len) > hard {
             bump(&self.counters.drop_queue_full);
-            return Err(SendError::QueueFull);
+            return Err((SendError::QueueFull, wire));
         }
         match self.queue.push(wire) {
             Ok(()) => {
@@ -187,11 +194,11 @@ impl FaceHandle {
                     Queued::Within
                 })
             }
-            Err(PushError::Full) => {
+            Err((PushError::Full, wire)) => {
                 bump(&self.counters.drop_queue_full);
-                Err(SendError::QueueFull)
+                Err((SendError::QueueFull, wire))
             }
-            Err(PushError::Closed) => Err(SendError::Closed),
+            Err((PushError::Closed, wire)) => Err((SendError::Closed, wire)),
         }
     }
 

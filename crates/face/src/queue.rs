@@ -53,15 +53,15 @@ impl SendQueue {
         }
     }
 
-    /// Queues `pkt` unless the queue is full or its writer is gone.
-    pub(crate) fn push(&self, pkt: Bytes) -> Result<(), PushError> {
+    /// Queues `pkt` unless the queue is full or its writer is gone (then `pkt` comes back).
+    pub(crate) fn push(&self, pkt: Bytes) -> Result<(), (PushError, Bytes)> {
         {
             let mut state = lock(&self.state);
             if state.closed {
-                return Err(PushError::Closed);
+                return Err((PushError::Closed, pkt));
             }
             if state.packets.len() >= self.max_packets {
-                return Err(PushError::Full);
+                return Err((PushError::Full, pkt));
             }
             if state.packets.capacity() == 0 {
                 state.packets.reserve(FIRST_SLOTS.min(self.max_packets));
@@ -148,7 +148,7 @@ mod tests {
         for n in 0..3 {
             q.push(pkt(n)).unwrap();
         }
-        assert_eq!(q.push(pkt(9)), Err(PushError::Full));
+        assert_eq!(q.push(pkt(9)), Err((PushError::Full, pkt(9))));
         assert_eq!(q.len(), 3);
         for n in 0..3 {
             assert_eq!(q.try_pop(), Some(pkt(n)));
@@ -162,7 +162,7 @@ mod tests {
         let q = SendQueue::new(10);
         q.push(pkt(1)).unwrap();
         assert_eq!(q.close(), 3);
-        assert_eq!(q.push(pkt(2)), Err(PushError::Closed));
+        assert_eq!(q.push(pkt(2)), Err((PushError::Closed, pkt(2))));
         assert_eq!(q.try_pop(), None);
     }
 

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::hash::BuildHasherDefault;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -25,6 +26,9 @@ use crate::unix::UnixSocketFile;
 use crate::uri::FaceUri;
 use crate::{fault, tcp, udp, unix};
 
+/// The open faces by id.
+type FaceMap = HashMap<FaceId, Arc<FaceHandle>, BuildHasherDefault<nameway_wire::hash::IdHasher>>;
+
 /// Slots of a queue configured to hold `n` packets: at least one, and at most what a tokio
 /// channel holds (it panics beyond).
 fn slots(n: usize) -> usize {
@@ -41,7 +45,8 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub(crate) struct Shared {
     pub(crate) config: FaceSystemConfig,
     next_id: AtomicU64,
-    faces: Mutex<HashMap<FaceId, Arc<FaceHandle>>>,
+    /// Open faces by id (ids are handed out here, so hashed by a multiply, not SipHash).
+    faces: Mutex<FaceMap>,
     pub(crate) events: mpsc::Sender<FaceEvent>,
     /// Packet queues of the shards 1.. of a sharded forwarder (empty: every packet goes to
     /// `events`). A face's packets go to its home shard ([`home_shard`]).
@@ -312,7 +317,7 @@ impl FaceSystem {
         let shared = Arc::new(Shared {
             config,
             next_id: AtomicU64::new(FaceId::FIRST_DYNAMIC.0),
-            faces: Mutex::new(HashMap::new()),
+            faces: Mutex::new(FaceMap::default()),
             events,
             shard_events,
             shard_runtimes: OnceLock::new(),
@@ -572,16 +577,24 @@ impl FaceSystem {
     /// # Errors
     /// [`SendError`]; the packet is dropped.
     pub fn send(&self, face: FaceId, wire: Bytes) -> Result<Queued, SendError> {
+        self.try_send(face, wire).map_err(|(e, _)| e)
+    }
+
+    /// [`FaceSystem::send`], handing the packet back when it was not queued.
+    ///
+    /// # Errors
+    /// As [`FaceSystem::send`], with the packet.
+    pub fn try_send(&self, face: FaceId, wire: Bytes) -> Result<Queued, (SendError, Bytes)> {
         if face == FaceId::NULL {
             // Swallowed, and counted.
             self.null.sent(wire.len());
             crate::counters::bump(&self.null.out_network);
             return Ok(Queued::Within);
         }
-        self.shared
-            .face(face)
-            .ok_or(SendError::NoSuchFace)?
-            .send(wire)
+        match self.shared.face(face) {
+            Some(handle) => handle.try_send(wire),
+            None => Err((SendError::NoSuchFace, wire)),
+        }
     }
 
     /// Queues `wire` on `face` only while no more than `max_queued` bytes wait there: for

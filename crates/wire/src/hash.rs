@@ -139,6 +139,31 @@ impl PrefixHashes {
     }
 }
 
+/// A hasher for maps keyed by identifiers that this process hands out itself (face ids, entry
+/// ids): small and sequential, never chosen by a peer, so a multiply spreads them well enough
+/// and SipHash's protection against chosen keys buys nothing. Not for keys a peer can choose
+/// (names, addresses).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IdHasher(u64);
+
+impl core::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        // An odd multiplier permutes the low bits (a table's bucket) and mixes into the high
+        // ones (hashbrown's control byte).
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,5 +247,22 @@ mod tests {
         );
         let p = NameHasher::process();
         assert_eq!(p.hash_name(&name), NameHasher::process().hash_name(&name));
+    }
+
+    #[test]
+    fn id_hasher_spreads_sequential_ids() {
+        use core::hash::{BuildHasher, BuildHasherDefault};
+        let b = BuildHasherDefault::<IdHasher>::default();
+        let hashes: Vec<u64> = (256u64..256 + 1024).map(|id| b.hash_one(id)).collect();
+        // The low 10 bits (a 1024-bucket table's index) are all distinct...
+        let mut low: Vec<u64> = hashes.iter().map(|h| h & 1023).collect();
+        low.sort_unstable();
+        low.dedup();
+        assert_eq!(low.len(), 1024);
+        // ...and the top 7 bits (the control byte) take most of their 128 values.
+        let mut top: Vec<u64> = hashes.iter().map(|h| h >> 57).collect();
+        top.sort_unstable();
+        top.dedup();
+        assert!(top.len() > 100, "{}", top.len());
     }
 }

@@ -19,11 +19,11 @@
 //! capacity), so it stays within a constant factor of the capacity.
 
 use core::time::Duration;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use hashbrown::HashTable;
 
-use super::face_table::FaceId;
+use super::face_table::{FaceId, FaceIdMap};
 use crate::counters::DnlCounters;
 use crate::time::Time;
 
@@ -48,7 +48,7 @@ pub(crate) struct DeadNonceList {
     len: usize,
     /// Each face's records, `(expiry, digest)`, oldest first. A face leaves the map when its
     /// last record goes.
-    faces: HashMap<FaceId, VecDeque<(Time, u64)>>,
+    faces: FaceIdMap<VecDeque<(Time, u64)>>,
     /// `(expiry, face)` of every record in insertion order, for expiry; may also hold entries
     /// of records already evicted (see [`DeadNonceList::expire`]).
     order: VecDeque<(Time, FaceId)>,
@@ -67,7 +67,7 @@ impl DeadNonceList {
             lifetime,
             capacity,
             len: 0,
-            faces: HashMap::new(),
+            faces: FaceIdMap::default(),
             order: VecDeque::new(),
             set: HashTable::new(),
             heaviest: None,
@@ -124,7 +124,7 @@ impl DeadNonceList {
                 self.set.insert_unique(d, (d, 1), |&(x, _)| x);
             }
         }
-        if held > self.heaviest.map_or(0, |h| self.held(h)) {
+        if self.heaviest != Some(face) && held > self.heaviest.map_or(0, |h| self.held(h)) {
             self.heaviest = Some(face);
         }
         if self.order.len() > self.capacity.saturating_mul(2).max(64) {
@@ -224,8 +224,7 @@ impl DeadNonceList {
     /// Drops the `order` entries of records evicted early: each face's live records are its
     /// newest entries, as many as its queue holds.
     fn compact(&mut self) {
-        let mut live: HashMap<FaceId, usize> =
-            self.faces.iter().map(|(&f, q)| (f, q.len())).collect();
+        let mut live: FaceIdMap<usize> = self.faces.iter().map(|(&f, q)| (f, q.len())).collect();
         let mut kept = VecDeque::with_capacity(self.len);
         for &(t, face) in self.order.iter().rev() {
             if let Some(n) = live.get_mut(&face).filter(|n| **n > 0) {

@@ -19,6 +19,15 @@ impl FaceId {
     pub const FIRST_DYNAMIC: FaceId = FaceId(256);
 }
 
+/// A map keyed by face id. Face ids are handed out by the forwarder, never chosen by a peer, so
+/// the map uses [`nameway_wire::hash::IdHasher`] (a multiply) rather than SipHash, which was
+/// most of a dead-nonce-list insert's own work.
+pub(crate) type FaceIdMap<V> = std::collections::HashMap<
+    FaceId,
+    V,
+    core::hash::BuildHasherDefault<nameway_wire::hash::IdHasher>,
+>;
+
 impl fmt::Display for FaceId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)
