@@ -13,6 +13,7 @@
 #
 #   bash scripts/bench-threads.sh [EXCHANGES=200000] [RUNS=3] [CONSUMERS=4] [PRODUCERS=2]
 #   NAMEWAY_NO_BUILD=1 use target/release as it is
+#   NAMEWAY_WINDOW=N   the consumers' window (default 16)
 #   NAMEWAY_BASELINE=/path/to/namewayd also run that binary (threads 1 and 2) in each round,
 #     right after this tree's, and report its medians and ratio too (a change against its
 #     parent under the same load); NAMEWAY_BASELINE_2P=1 runs it with placement by traffic too
@@ -45,8 +46,8 @@ $placement"
     stop_namewayd
 }
 
-printf 'nameway bench over Unix, %d consumers, %d producer connections, window 16, 100-B payloads, %d exchanges per run\n' \
-    "$consumers" "$producers" "$exchanges"
+printf 'nameway bench over Unix, %d consumers, %d producer connections, window %d, 100-B payloads, %d exchanges per run\n' \
+    "$consumers" "$producers" "${NAMEWAY_WINDOW:-16}" "$exchanges"
 printf '%-8s %-8s %-4s %14s %14s\n' binary threads run "CPU µs/exch" "exchanges/s"
 bins="this"
 [ -z "${NAMEWAY_BASELINE:-}" ] || bins="this baseline"
