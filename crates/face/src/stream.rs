@@ -83,9 +83,21 @@ where
     R: FnMut(&mut bytes::BytesMut) -> io::Result<usize>,
 {
     let room = buf.capacity() - buf.len();
+    read_marking_drained(room, try_io, || read(buf))
+}
+
+/// The mechanism of [`read_draining`] for any read that takes at most `room` units (bytes, or
+/// a UDP batch's datagram slots): a read that returns fewer than `room` emptied the socket,
+/// so it returns `WouldBlock` to `try_io` (which clears the readiness it saw unless a newer
+/// event came) and its count to the caller.
+pub(crate) fn read_marking_drained<T, R>(room: usize, try_io: T, mut read: R) -> io::Result<usize>
+where
+    T: FnOnce(&mut dyn FnMut() -> io::Result<usize>) -> io::Result<usize>,
+    R: FnMut() -> io::Result<usize>,
+{
     let mut drained = 0;
     let result = try_io(&mut || {
-        let n = read(buf)?;
+        let n = read()?;
         if n > 0 && n < room {
             drained = n;
             return Err(io::ErrorKind::WouldBlock.into());

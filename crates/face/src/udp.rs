@@ -203,26 +203,21 @@ impl UdpChannel {
     /// `recvmmsg` calls under `nameway bench` over UDP). A datagram arriving meanwhile raises
     /// a new event (the reactor's registration is edge-triggered), so none waits unseen.
     async fn recv(&self, buf: &mut [u8], meta: &mut [RecvMeta]) -> io::Result<usize> {
+        // Slots per batch: `buf`'s chunks of SLOT bytes, as many as quinn-udp reads at once.
+        let room = buf.len().div_ceil(SLOT).min(BATCH_SIZE);
         loop {
             self.socket.readable().await?;
-            let mut filled = 0;
-            let result = self.socket.try_io(Interest::READABLE, || {
-                let mut slices: SmallVec<[IoSliceMut<'_>; BATCH_SIZE]> =
-                    buf.chunks_mut(SLOT).map(IoSliceMut::new).collect();
-                let room = slices.len().min(BATCH_SIZE);
-                let n = self.state.recv((&self.socket).into(), &mut slices, meta)?;
-                if n > 0 && n < room {
-                    filled = n;
-                    return Err(io::ErrorKind::WouldBlock.into());
-                }
-                Ok(n)
-            });
+            let result = crate::stream::read_marking_drained(
+                room,
+                |f| self.socket.try_io(Interest::READABLE, f),
+                || {
+                    let mut slices: SmallVec<[IoSliceMut<'_>; BATCH_SIZE]> =
+                        buf.chunks_mut(SLOT).map(IoSliceMut::new).collect();
+                    self.state.recv((&self.socket).into(), &mut slices, meta)
+                },
+            );
             match result {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    if filled > 0 {
-                        return Ok(filled);
-                    }
-                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 other => return other,
             }
         }
